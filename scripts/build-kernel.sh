@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
+#
+# The result is cached outside the tree, keyed by the source package version
+# and the hash of kernel/smbd-test.config, and reused by later runs:
+#   $SMBD_CACHE/kernel-<version>-<hash>/build    the kernel build tree (KDIR)
+#   $SMBD_CACHE/kernel-<version>-<hash>/modroot  modules_install output
+# Prints the cache directory on stdout; progress goes to stderr.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+frag=$top/kernel/smbd-test.config
+cache=${SMBD_CACHE:-$HOME/.cache/smbd}
+tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
+[ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
+
+ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+hash=$( { cat "$frag"; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
+out=$cache/kernel-$ver-$hash
+mkdir -p "$cache"
+
+exec 9>"$cache/.lock"
+flock 9
+
+if [ -f "$out/.done" ]; then
+	echo "test kernel: reusing $out" >&2
+	echo "$out"
+	exit 0
+fi
+
+# KEY-BEGIN: changes between here and KEY-END rebuild the kernel.
+rm -rf "$out"
+mkdir -p "$out"
+echo "test kernel: extracting $tarball" >&2
+tar -xf "$tarball" -C "$out"
+mv "$out"/linux-source-6.12 "$out/src"
+mkdir -p "$out/build"
+start=$(date +%s)
+make -s -C "$out/src" O="$out/build" tinyconfig >/dev/null
+"$out/src/scripts/kconfig/merge_config.sh" -m -O "$out/build" "$out/build/.config" "$frag" >/dev/null
+make -s -C "$out/src" O="$out/build" olddefconfig >/dev/null
+
+# Every line of the fragment must have survived olddefconfig.
+bad=0
+while IFS= read -r l; do
+	case "$l" in
+	CONFIG_*=n) grep -q "^${l%%=*}=" "$out/build/.config" && { echo "config: $l lost" >&2; bad=1; } ;;
+	CONFIG_*) grep -qxF "$l" "$out/build/.config" || { echo "config: $l lost" >&2; bad=1; } ;;
+	esac
+done < "$frag"
+[ $bad = 0 ] || exit 1
+
+echo "test kernel: building in $out/build ($(nproc) jobs)" >&2
+make -s -C "$out/src" O="$out/build" -j"$(nproc)" bzImage modules >"$out/build.log" 2>&1 ||
+	{ tail -n 40 "$out/build.log" >&2; exit 1; }
+make -s -C "$out/src" O="$out/build" INSTALL_MOD_PATH="$out/modroot" \
+	INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install >/dev/null
+# KEY-END
+end=$(date +%s)
+echo "$((end - start))" > "$out/build-seconds"
+echo "test kernel: built in $((end - start)) s" >&2
+touch "$out/.done"
+echo "$out"

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: credit arithmetic, the pure part ([MS-SMBD] 3.1.5.1, 3.1.5.8,
+ * 3.1.5.9).
+ *
+ * A credit is leave to send one message, backed by one receive buffer
+ * posted at the peer. We keep two counts on the receive side: receives
+ * posted, and of those the ones already announced to the peer in
+ * CreditsGranted. A grant never exceeds what is posted, so the peer can
+ * never send into an empty receive queue (which, with rnr_retry 0, kills
+ * the queue pair); a peer that sends without a credit is caught here.
+ *
+ * The caller serialises every call on one connection (the connection's
+ * credit lock). These functions only count; posting receives and sending
+ * messages is the caller's.
+ */
+
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+
+#include "smbd_proto.h"
+
+/**
+ * smbd_cred_init() - credit state once negotiation has succeeded
+ * @c: the state
+ * @p: local parameters
+ * @n: values from negotiation
+ *
+ * [MS-SMBD] 3.1.5.6, 3.1.5.7: SendCredits starts at the CreditsGranted of
+ * the Negotiate Response on the initiator and at zero on the responder;
+ * ReceiveCreditTarget is the peer's CreditsRequested, which we cap at our
+ * ReceiveCreditMax. No receive is counted yet: the negotiate receive is
+ * not a credit.
+ *
+ * Context: any.
+ */
+void smbd_cred_init(struct smbd_credits *c, const struct smbd_params *p,
+		    const struct smbd_negotiated *n)
+{
+	c->send_credits = n->send_credits;
+	c->send_credit_target = p->send_credit_target;
+	c->recv_credit_max = p->recv_credit_max;
+	c->recv_credit_target = clamp_t(u16, n->peer_credits_requested, 1,
+					p->recv_credit_max);
+	c->recv_posted = 0;
+	c->recv_granted = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_init);
+
+/**
+ * smbd_cred_recv_wanted() - how many receives to post now
+ * @c: the state
+ * @send_queued: a message is waiting for a Send Credit
+ *
+ * [MS-SMBD] 3.1.5.9: fill up to ReceiveCreditTarget, never beyond
+ * ReceiveCreditMax. When nothing is posted, or when only the last Send
+ * Credit is left for a waiting message, post at least one more, so that
+ * message has a credit to grant (the last-credit rule of 3.1.5.1) — as
+ * long as ReceiveCreditMax allows and nothing posted is still ungranted.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: the number of receives to post; zero when none are wanted.
+ */
+u16 smbd_cred_recv_wanted(const struct smbd_credits *c, bool send_queued)
+{
+	u16 target = min(c->recv_credit_target, c->recv_credit_max);
+	bool need_one;
+
+	if (c->recv_posted < target)
+		return target - c->recv_posted;
+
+	need_one = !c->recv_posted ||
+		   (c->send_credits == 1 && send_queued &&
+		    !smbd_cred_ungranted(c));
+	if (need_one && c->recv_posted < c->recv_credit_max)
+		return 1;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_wanted);
+
+/**
+ * smbd_cred_recv_posted() - account receives really posted
+ * @c: the state
+ * @n: how many the provider accepted
+ *
+ * Only receives the provider accepted are counted, so only those can
+ * ever be granted ([MS-SMBD] 3.1.5.9: "for each success"). Counting more
+ * than ReceiveCreditMax is a bug in the caller and is clamped.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ */
+void smbd_cred_recv_posted(struct smbd_credits *c, u16 n)
+{
+	u32 posted = (u32)c->recv_posted + n;
+
+	if (WARN_ON_ONCE(posted > c->recv_credit_max))
+		posted = c->recv_credit_max;
+	c->recv_posted = posted;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_posted);
+
+/**
+ * smbd_cred_ungranted() - receives posted but not yet announced
+ * @c: the state
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: the credits the next message would grant.
+ */
+u16 smbd_cred_ungranted(const struct smbd_credits *c)
+{
+	return c->recv_posted - c->recv_granted;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_ungranted);
+
+/**
+ * smbd_cred_take_grant() - announce every receive posted and not yet granted
+ * @c: the state
+ *
+ * For the CreditsGranted of a message being built: the responder's
+ * Negotiate Response ([MS-SMBD] 3.1.5.6: CreditsGranted =
+ * ReceiveCredits), and every Data Transfer message through
+ * smbd_cred_send_begin().
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: the credits granted, never more than receives posted.
+ */
+u16 smbd_cred_take_grant(struct smbd_credits *c)
+{
+	u16 grant = smbd_cred_ungranted(c);
+
+	c->recv_granted += grant;
+	return grant;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_take_grant);
+
+/**
+ * smbd_cred_grant_due() - should a message go out just to grant credits
+ * @c: the state
+ *
+ * [MS-SMBD] 3.1.5.8 asks for a prompt grant when receives were reposted
+ * and nothing else is queued. Granting after every single receive would
+ * double the message count, so, like Windows and ksmbd, we grant in
+ * batches: an empty message is due once the peer holds no more than a
+ * quarter of its target and something is ungranted. A waiting upper-layer
+ * message carries the grant anyway. With a target of one credit this is
+ * "as soon as the peer holds none", which keeps single-credit operation
+ * going.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: true when the caller should send a credit-only message.
+ */
+bool smbd_cred_grant_due(const struct smbd_credits *c)
+{
+	return smbd_cred_ungranted(c) &&
+	       c->recv_granted <= c->recv_credit_target / 4;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_grant_due);
+
+/**
+ * smbd_cred_send_begin() - take a Send Credit for the next message
+ * @c: the state
+ * @granted: CreditsGranted for that message, set on %SMBD_CRED_SEND
+ *
+ * [MS-SMBD] 3.1.5.1: no message goes out without a Send Credit, and the
+ * last credit is spent only by a message that grants the peer at least
+ * one: otherwise both sides could end up with none and wait forever.
+ * Every message grants all receives posted and not yet announced.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: %SMBD_CRED_SEND with one credit consumed and the grant
+ * accounted; otherwise nothing changed.
+ */
+enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
+					    u16 *granted)
+{
+	if (!c->send_credits)
+		return SMBD_CRED_NO_CREDITS;
+	if (c->send_credits == 1 && !smbd_cred_ungranted(c))
+		return SMBD_CRED_LAST_CREDIT;
+
+	c->send_credits--;
+	*granted = smbd_cred_take_grant(c);
+	return SMBD_CRED_SEND;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_send_begin);
+
+/**
+ * smbd_cred_on_recv() - account a received Data Transfer message
+ * @c: the state
+ * @h: its header, already validated by smbd_rx_parse()
+ *
+ * [MS-SMBD] 3.1.5.8: the message used one of the peer's credits and one
+ * of our receives; its CreditsGranted adds to SendCredits; its
+ * CreditsRequested becomes ReceiveCreditTarget, which we cap at
+ * ReceiveCreditMax. A peer that sends while holding no credit has broken
+ * the protocol. SendCredits is capped at the 16-bit range: counting
+ * fewer credits than a runaway peer grants only makes us send less.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: %SMBD_RX_OK or %SMBD_RX_ERR_CREDIT_OVERRUN (nothing changed).
+ */
+enum smbd_rx_err smbd_cred_on_recv(struct smbd_credits *c,
+				   const struct smbd_data_hdr *h)
+{
+	if (!c->recv_granted)
+		return SMBD_RX_ERR_CREDIT_OVERRUN;
+
+	c->recv_granted--;
+	c->recv_posted--;
+	c->send_credits = min_t(u32, c->send_credits + h->credits_granted,
+				SMBD_MAX_CREDITS);
+	c->recv_credit_target = clamp_t(u16, h->credits_requested, 1,
+					c->recv_credit_max);
+	return SMBD_RX_OK;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_on_recv);

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: keep-alive and the idle connection timer, the pure part
+ * ([MS-SMBD] 3.1.2.2, 3.1.5.1, 3.1.5.5, 3.1.5.8, 3.1.6.2).
+ *
+ * The state machine decides; the caller owns the timer. Each entry point
+ * returns how to (re)arm the timer: a value in milliseconds, or zero for
+ * "leave it as it is".
+ *
+ *   any receive        -> state NONE, timer = KeepaliveInterval
+ *   timer, state NONE  -> state PENDING, send a message now
+ *   send while PENDING -> RESPONSE_REQUESTED set, state SENT,
+ *                         timer = keep-alive timeout
+ *   timer, not NONE    -> the peer is gone: terminate
+ *
+ * The literal text of 3.1.5.8 would make our reply to the peer's
+ * RESPONSE_REQUESTED ask for a reply in turn, and two peers following it
+ * would bounce messages forever. The peer's request is therefore kept in
+ * its own flag (@reply_due): it makes us send promptly but never sets the
+ * flag on what we send. Windows and ksmbd answer the same way.
+ */
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+
+#include "smbd_proto.h"
+
+/**
+ * smbd_ka_init() - keep-alive state of a new connection
+ * @ka: the state
+ * @interval_ms: KeepaliveInterval; 0 disables keep-alives
+ * @timeout_ms: how long a probe waits for the peer
+ *
+ * Context: any.
+ */
+void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms)
+{
+	ka->state = SMBD_KA_NONE;
+	ka->reply_due = false;
+	ka->interval_ms = interval_ms;
+	ka->timeout_ms = timeout_ms;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_init);
+
+/**
+ * smbd_ka_on_established() - negotiation succeeded
+ * @ka: the state
+ *
+ * [MS-SMBD] 3.1.5.6, 3.1.5.7: the idle connection timer starts at
+ * KeepaliveInterval when the connection is established.
+ *
+ * Context: any; caller holds the connection's keep-alive lock.
+ * Return: the timer value in ms, 0 when keep-alives are disabled.
+ */
+u32 smbd_ka_on_established(struct smbd_keepalive *ka)
+{
+	ka->state = SMBD_KA_NONE;
+	return ka->interval_ms;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_established);
+
+/**
+ * smbd_ka_on_recv() - any message was received
+ * @ka: the state
+ * @flags: the message's Flags
+ * @send_now: set when a message must go out promptly (the peer asked)
+ *
+ * [MS-SMBD] 3.1.5.5: every received message re-arms the idle timer and
+ * clears KeepaliveRequested. 3.1.5.8: RESPONSE_REQUESTED asks for a
+ * prompt message back.
+ *
+ * Context: any; caller holds the connection's keep-alive lock.
+ * Return: the timer value in ms, 0 when keep-alives are disabled.
+ */
+u32 smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, bool *send_now)
+{
+	ka->state = SMBD_KA_NONE;
+	if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
+		ka->reply_due = true;
+	*send_now = ka->reply_due;
+	return ka->interval_ms;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_recv);
+
+/**
+ * smbd_ka_on_timer() - the idle connection timer expired
+ * @ka: the state
+ *
+ * [MS-SMBD] 3.1.6.2: with no probe outstanding, start one; with one
+ * outstanding (pending for lack of a credit, or sent and unanswered), the
+ * peer is gone.
+ *
+ * Context: any; caller holds the connection's keep-alive lock.
+ * Return: what the connection must do.
+ */
+enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka)
+{
+	if (!ka->interval_ms)
+		return SMBD_KA_ACT_NONE;
+	if (ka->state != SMBD_KA_NONE)
+		return SMBD_KA_ACT_TERMINATE;
+	ka->state = SMBD_KA_PENDING;
+	return SMBD_KA_ACT_SEND;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_timer);
+
+/**
+ * smbd_ka_on_send() - a Data Transfer message is about to be posted
+ * @ka: the state
+ * @rearm_ms: set to the keep-alive timeout when this message is our
+ *	probe, else 0 (leave the timer alone)
+ *
+ * [MS-SMBD] 3.1.5.1: the first message sent while a probe is pending
+ * carries RESPONSE_REQUESTED and moves the state to SENT. Any message
+ * answers a request of the peer.
+ *
+ * Context: any; caller holds the connection's keep-alive lock.
+ * Return: the Flags for the message.
+ */
+u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms)
+{
+	ka->reply_due = false;
+	*rearm_ms = 0;
+	if (ka->state != SMBD_KA_PENDING)
+		return 0;
+	ka->state = SMBD_KA_SENT;
+	*rearm_ms = ka->timeout_ms;
+	return SMBD_FLAG_RESPONSE_REQUESTED;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_send);
