@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: negotiation ([MS-SMBD] 3.1.5.2, 3.1.5.3, 3.1.5.6, 3.1.5.7, 6.2).
+ *
+ * Every boundary of the responder's and the initiator's checks, the
+ * values each side derives, the failure response, and a round trip
+ * between the two sides over several parameter pairs.
+ */
+#include <kunit/test.h>
+#include <linux/string.h>
+#include <linux/unaligned.h>
+
+#include "smbd_proto.h"
+
+/* Local parameters used by the tables: the defaults of each role. */
+static void params(struct smbd_params *p, bool responder)
+{
+	smbd_params_init(p, responder);
+}
+
+static void smbd_neg_defaults(struct kunit *test)
+{
+	struct smbd_params p;
+
+	params(&p, false);
+	KUNIT_EXPECT_EQ(test, p.recv_credit_max, 255);
+	KUNIT_EXPECT_EQ(test, p.send_credit_target, 255);
+	KUNIT_EXPECT_EQ(test, p.max_send_size, 1364);
+	KUNIT_EXPECT_EQ(test, p.max_recv_size, 1364);
+	KUNIT_EXPECT_EQ(test, p.max_fragmented_recv_size, 1048576);
+	KUNIT_EXPECT_EQ(test, p.keepalive_interval_ms, 120000);
+	KUNIT_EXPECT_EQ(test, p.keepalive_timeout_ms, 5000);
+	/* [MS-SMBD] 3.1.4.1: 120 s on the initiator. */
+	KUNIT_EXPECT_EQ(test, p.negotiate_timeout_ms, 120000);
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+
+	/* [MS-SMBD] 3.1.7.2: 5 s on the responder. */
+	params(&p, true);
+	KUNIT_EXPECT_EQ(test, p.negotiate_timeout_ms, 5000);
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+}
+
+static void smbd_neg_params_check(struct kunit *test)
+{
+	struct smbd_params p;
+
+	params(&p, false);
+	p.max_recv_size = 127;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.max_recv_size = 128;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.max_send_size = 127;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.max_send_size = 128;
+	p.max_fragmented_recv_size = 131071;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.max_fragmented_recv_size = 131072;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.recv_credit_max = 0;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.recv_credit_max = 1;
+	p.send_credit_target = 0;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.send_credit_target = 1;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+}
+
+/* [MS-SMBD] 3.1.5.2: what the initiator sends. */
+static void smbd_neg_req_built(struct kunit *test)
+{
+	struct smbd_neg_req_pdu pdu;
+	struct smbd_params p;
+	struct smbd_neg_req r;
+
+	params(&p, false);
+	p.send_credit_target = 77;
+	p.max_send_size = 2000;
+	p.max_recv_size = 3000;
+	p.max_fragmented_recv_size = 500000;
+	memset(&pdu, 0xff, sizeof(pdu));
+	smbd_neg_req_build(&p, &pdu);
+	smbd_neg_req_decode(&pdu, &r);
+	KUNIT_EXPECT_EQ(test, r.min_version, 0x0100);
+	KUNIT_EXPECT_EQ(test, r.max_version, 0x0100);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(pdu.reserved), 0);
+	KUNIT_EXPECT_EQ(test, r.credits_requested, 77);
+	KUNIT_EXPECT_EQ(test, r.preferred_send_size, 2000);
+	KUNIT_EXPECT_EQ(test, r.max_receive_size, 3000);
+	KUNIT_EXPECT_EQ(test, r.max_fragmented_size, 500000);
+}
+
+/*
+ * The responder's table. Each case starts from the [MS-SMBD] 4.1 request
+ * and changes what it names; 0 in want_recv/want_send means "not
+ * checked" (a refused request).
+ */
+struct req_case {
+	const char *name;
+	u16 min_version, max_version, credits;
+	u32 pref_send, max_recv, max_frag;
+	u32 len;
+	enum smbd_neg_err want;
+	u32 want_recv, want_send;
+};
+
+#define REQ_OK(n, mn, mx, cr, ps, mr, mf, l, wr, ws) \
+	{ n, mn, mx, cr, ps, mr, mf, l, SMBD_NEG_OK, wr, ws }
+#define REQ_BAD(n, mn, mx, cr, ps, mr, mf, l, err) \
+	{ n, mn, mx, cr, ps, mr, mf, l, err, 0, 0 }
+#define V1 0x0100
+#define E_SHORT SMBD_NEG_ERR_SHORT
+#define E_VER SMBD_NEG_ERR_VERSION
+#define E_CRQ SMBD_NEG_ERR_CREDITS_REQUESTED
+#define E_CGR SMBD_NEG_ERR_CREDITS_GRANTED
+#define E_RECV SMBD_NEG_ERR_RECV_SIZE
+#define E_FRAG SMBD_NEG_ERR_FRAG_SIZE
+#define E_PREF SMBD_NEG_ERR_PREF_SEND_SIZE
+#define E_STAT SMBD_NEG_ERR_STATUS
+#define NS SMBD_STATUS_NOT_SUPPORTED
+
+static const struct req_case req_cases[] = {
+	REQ_OK("4.1 example", V1, V1, 10, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_BAD("19 bytes", V1, V1, 10, 1024, 1024, 131072, 19, E_SHORT),
+	REQ_BAD("0 bytes", V1, V1, 10, 1024, 1024, 131072, 0, E_SHORT),
+	REQ_OK("512 bytes, trailing junk", V1, V1, 10, 1024, 1024, 131072, 512, 1024, 1024),
+	REQ_OK("range 0x0000-0x0100", 0, V1, 10, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_OK("range 0x0100-0x0200", V1, 0x0200, 10, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_BAD("range 0x0101-0x0200", 0x0101, 0x0200, 10, 1024, 1024, 131072, 20, E_VER),
+	REQ_BAD("range 0x0000-0x00ff", 0, 0x00ff, 10, 1024, 1024, 131072, 20, E_VER),
+	REQ_BAD("inverted range", 0x0200, V1, 10, 1024, 1024, 131072, 20, E_VER),
+	REQ_BAD("version 0xffff", 0xffff, 0xffff, 10, 1024, 1024, 131072, 20, E_VER),
+	REQ_BAD("version before credits", 0, 0, 0, 1024, 0, 0, 20, E_VER),
+	REQ_BAD("short before version", 0, 0, 10, 1024, 1024, 131072, 19, E_SHORT),
+	REQ_BAD("credits 0", V1, V1, 0, 1024, 1024, 131072, 20, E_CRQ),
+	REQ_OK("credits 1", V1, V1, 1, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_OK("credits 0xffff", V1, V1, 0xffff, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_BAD("max receive 127", V1, V1, 10, 1024, 127, 131072, 20, E_RECV),
+	REQ_OK("max receive 128", V1, V1, 10, 1024, 128, 131072, 20, 1024, 128),
+	REQ_OK("max receive 0xffffffff", V1, V1, 10, 1024, 0xffffffff, 131072, 20, 1024, 1364),
+	REQ_BAD("max fragmented 131071", V1, V1, 10, 1024, 1024, 131071, 20, E_FRAG),
+	REQ_OK("max fragmented 131072", V1, V1, 10, 1024, 1024, 131072, 20, 1024, 1024),
+	REQ_OK("max fragmented 0xffffffff", V1, V1, 10, 1024, 1024, 0xffffffff, 20, 1024, 1024),
+	REQ_OK("preferred send 0 floors to 128", V1, V1, 10, 0, 1024, 131072, 20, 128, 1024),
+	REQ_OK("preferred send 127 floors to 128", V1, V1, 10, 127, 1024, 131072, 20, 128, 1024),
+	REQ_OK("preferred send 129", V1, V1, 10, 129, 1024, 131072, 20, 129, 1024),
+	REQ_OK("preferred send 0xffffffff", V1, V1, 10, 0xffffffff, 1024, 131072, 20, 1364, 1024),
+};
+
+static void req_case_desc(const struct req_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(req, req_cases, req_case_desc);
+
+static void smbd_neg_responder(struct kunit *test)
+{
+	const struct req_case *c = test->param_value;
+	u8 *buf = kunit_kzalloc(test, 512, GFP_KERNEL);
+	struct smbd_neg_req req = {
+		.min_version = c->min_version, .max_version = c->max_version,
+		.credits_requested = c->credits,
+		.preferred_send_size = c->pref_send,
+		.max_receive_size = c->max_recv,
+		.max_fragmented_size = c->max_frag,
+	};
+	struct smbd_negotiated n;
+	struct smbd_params p;
+	enum smbd_neg_err err;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	params(&p, true);
+	memset(buf, 0x5a, 512);
+	smbd_neg_req_encode(&req, (void *)buf);
+	memset(&n, 0xcc, sizeof(n));
+	err = smbd_neg_req_process(&p, buf, c->len, &n);
+	KUNIT_ASSERT_EQ_MSG(test, err, c->want, "got %s", smbd_neg_err_str(err));
+	if (err != SMBD_NEG_OK)
+		return;
+
+	KUNIT_EXPECT_EQ(test, n.max_recv_size, c->want_recv);
+	KUNIT_EXPECT_EQ(test, n.max_send_size, c->want_send);
+	KUNIT_EXPECT_EQ(test, n.max_fragmented_send_size, c->max_frag);
+	KUNIT_EXPECT_EQ(test, n.max_fragmented_recv_size, p.max_fragmented_recv_size);
+	KUNIT_EXPECT_EQ(test, n.max_read_write_size, p.max_read_write_size);
+	KUNIT_EXPECT_EQ(test, n.peer_credits_requested, c->credits);
+	/* [MS-SMBD] 3.1.5.6: the request grants nothing. */
+	KUNIT_EXPECT_EQ(test, n.send_credits, 0);
+}
+
+/* [MS-SMBD] 3.1.5.6: only a version mismatch is answered. */
+static void smbd_neg_reply_status(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(E_VER),
+			SMBD_STATUS_NOT_SUPPORTED);
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(E_SHORT), 0);
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(E_CRQ), 0);
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(E_RECV), 0);
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(E_FRAG), 0);
+	KUNIT_EXPECT_EQ(test, smbd_neg_err_reply_status(SMBD_NEG_OK), 0);
+}
+
+/* [MS-SMBD] 3.1.5.3: the failure response, byte for byte. */
+static void smbd_neg_failure_response(struct kunit *test)
+{
+	static const u8 want[32] = {
+		0x00, 0x01, 0x00, 0x01, [12] = 0xbb, 0x00, 0x00, 0xc0,
+	};
+	struct smbd_neg_resp_pdu pdu;
+
+	memset(&pdu, 0xff, sizeof(pdu));
+	smbd_neg_resp_build_failure(SMBD_STATUS_NOT_SUPPORTED, &pdu);
+	KUNIT_EXPECT_MEMEQ(test, &pdu, want, sizeof(want));
+}
+
+/* [MS-SMBD] 3.1.5.3: the success response carries the negotiated values. */
+static void smbd_neg_success_response(struct kunit *test)
+{
+	struct smbd_negotiated n = {
+		.max_send_size = 1000, .max_recv_size = 900,
+		.max_fragmented_send_size = 200000,
+		.max_fragmented_recv_size = 300000,
+		.max_read_write_size = 4 << 20,
+	};
+	struct smbd_neg_resp_pdu pdu;
+	struct smbd_neg_resp r;
+	struct smbd_params p;
+
+	params(&p, true);
+	p.send_credit_target = 42;
+	memset(&pdu, 0xff, sizeof(pdu));
+	smbd_neg_resp_build(&p, &n, 17, &pdu);
+	smbd_neg_resp_decode(&pdu, &r);
+	KUNIT_EXPECT_EQ(test, r.min_version, 0x0100);
+	KUNIT_EXPECT_EQ(test, r.max_version, 0x0100);
+	KUNIT_EXPECT_EQ(test, r.negotiated_version, 0x0100);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(pdu.reserved), 0);
+	KUNIT_EXPECT_EQ(test, r.credits_requested, 42);
+	KUNIT_EXPECT_EQ(test, r.credits_granted, 17);
+	KUNIT_EXPECT_EQ(test, r.status, 0);
+	KUNIT_EXPECT_EQ(test, r.max_read_write_size, 4 << 20);
+	KUNIT_EXPECT_EQ(test, r.preferred_send_size, 1000);
+	KUNIT_EXPECT_EQ(test, r.max_receive_size, 900);
+	KUNIT_EXPECT_EQ(test, r.max_fragmented_size, 300000);
+}
+
+/* The initiator's table: each case changes the [MS-SMBD] 4.1 response. */
+struct resp_case {
+	const char *name;
+	u16 version, credits_req, credits_granted;
+	u32 status, rw, pref_send, max_recv, max_frag;
+	u32 len;
+	enum smbd_neg_err want;
+	u32 want_recv, want_send, want_rw;
+};
+
+#define RESP_OK(n, v, cr, cg, st, rw, ps, mr, mf, l, wr, ws, wrw) \
+	{ n, v, cr, cg, st, rw, ps, mr, mf, l, SMBD_NEG_OK, wr, ws, wrw }
+#define RESP_BAD(n, v, cr, cg, st, rw, ps, mr, mf, l, err) \
+	{ n, v, cr, cg, st, rw, ps, mr, mf, l, err, 0, 0, 0 }
+#define MIB (1024 * 1024)
+
+static const struct resp_case resp_cases[] = {
+	RESP_OK("4.1 example", V1, 10, 10, 0, MIB, 1024, 1024, 131072, 32, 1024, 1024, MIB),
+	RESP_BAD("31 bytes", V1, 10, 10, 0, MIB, 1024, 1024, 131072, 31, E_SHORT),
+	RESP_OK("64 bytes, trailing junk",
+		V1, 10, 10, 0, MIB, 1024, 1024, 131072, 64, 1024, 1024, MIB),
+	RESP_BAD("version 0", 0, 10, 10, 0, MIB, 1024, 1024, 131072, 32, E_VER),
+	RESP_BAD("version 0x0101", 0x0101, 10, 10, 0, MIB, 1024, 1024, 131072, 32, E_VER),
+	RESP_BAD("max receive 127", V1, 10, 10, 0, MIB, 1024, 127, 131072, 32, E_RECV),
+	RESP_OK("max receive 128", V1, 10, 10, 0, MIB, 1024, 128, 131072, 32, 1024, 128, MIB),
+	RESP_BAD("max fragmented 131071", V1, 10, 10, 0, MIB, 1024, 1024, 131071, 32, E_FRAG),
+	RESP_OK("max fragmented 131072",
+		V1, 10, 10, 0, MIB, 1024, 1024, 131072, 32, 1024, 1024, MIB),
+	RESP_BAD("credits granted 0", V1, 10, 0, 0, MIB, 1024, 1024, 131072, 32, E_CGR),
+	RESP_OK("credits granted 1", V1, 10, 1, 0, MIB, 1024, 1024, 131072, 32, 1024, 1024, MIB),
+	RESP_BAD("credits requested 0", V1, 0, 10, 0, MIB, 1024, 1024, 131072, 32, E_CRQ),
+	RESP_OK("preferred send = our max receive",
+		V1, 10, 10, 0, MIB, 1364, 1024, 131072, 32, 1364, 1024, MIB),
+	RESP_BAD("preferred send above our max receive",
+		 V1, 10, 10, 0, MIB, 1365, 1024, 131072, 32, E_PREF),
+	RESP_OK("preferred send 100 floors to 128",
+		V1, 10, 10, 0, MIB, 100, 1024, 131072, 32, 128, 1024, MIB),
+	RESP_BAD("status not supported",
+		 V1, 10, 10, NS, MIB, 1024, 1024, 131072, 32, E_STAT),
+	RESP_BAD("failure response layout", 0, 0, 0, NS, 0, 0, 0, 0, 32, E_STAT),
+	RESP_BAD("status 1", V1, 10, 10, 1, MIB, 1024, 1024, 131072, 32, E_STAT),
+	RESP_OK("read/write 16 MiB capped to ours",
+		V1, 10, 10, 0, 16 * MIB, 1024, 1024, 131072, 32, 1024, 1024, 8 * MIB),
+	RESP_OK("read/write 0", V1, 10, 10, 0, 0, 1024, 1024, 131072, 32, 1024, 1024, 0),
+	RESP_OK("max receive 0xffffffff",
+		V1, 10, 10, 0, MIB, 1024, 0xffffffff, 131072, 32, 1024, 1364, MIB),
+};
+
+static void resp_case_desc(const struct resp_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(resp, resp_cases, resp_case_desc);
+
+static void smbd_neg_initiator(struct kunit *test)
+{
+	const struct resp_case *c = test->param_value;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct smbd_neg_resp resp = {
+		.min_version = V1, .max_version = V1,
+		.negotiated_version = c->version,
+		.credits_requested = c->credits_req,
+		.credits_granted = c->credits_granted, .status = c->status,
+		.max_read_write_size = c->rw, .preferred_send_size = c->pref_send,
+		.max_receive_size = c->max_recv, .max_fragmented_size = c->max_frag,
+	};
+	struct smbd_negotiated n;
+	struct smbd_params p;
+	enum smbd_neg_err err;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	params(&p, false);
+	memset(buf, 0xa5, 64);
+	smbd_neg_resp_encode(&resp, (void *)buf);
+	err = smbd_neg_resp_process(&p, buf, c->len, &n);
+	KUNIT_ASSERT_EQ_MSG(test, err, c->want, "got %s", smbd_neg_err_str(err));
+	if (err != SMBD_NEG_OK)
+		return;
+
+	KUNIT_EXPECT_EQ(test, n.max_recv_size, c->want_recv);
+	KUNIT_EXPECT_EQ(test, n.max_send_size, c->want_send);
+	KUNIT_EXPECT_EQ(test, n.max_read_write_size, c->want_rw);
+	KUNIT_EXPECT_EQ(test, n.max_fragmented_send_size, c->max_frag);
+	KUNIT_EXPECT_EQ(test, n.max_fragmented_recv_size, p.max_fragmented_recv_size);
+	KUNIT_EXPECT_EQ(test, n.send_credits, c->credits_granted);
+	KUNIT_EXPECT_EQ(test, n.peer_credits_requested, c->credits_req);
+}
+
+/*
+ * Both sides end with limits the other can honour: what one side sends
+ * fits what the other receives, and what one reassembles bounds what
+ * the other sends as one message.
+ */
+struct pair_case {
+	const char *name;
+	u32 i_send, i_recv, r_send, r_recv;
+};
+
+static const struct pair_case pair_cases[] = {
+	{ "defaults", 1364, 1364, 1364, 1364 },
+	{ "windows responder", 1364, 1364, 1364, 8192 },
+	{ "big initiator", 8192, 8192, 1364, 1364 },
+	{ "asymmetric", 8192, 1364, 1364, 8192 },
+	{ "minimum", 128, 128, 128, 128 },
+	{ "minimum initiator", 128, 128, 8192, 8192 },
+};
+
+static void pair_case_desc(const struct pair_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(pair, pair_cases, pair_case_desc);
+
+static void smbd_neg_round_trip(struct kunit *test)
+{
+	const struct pair_case *c = test->param_value;
+	struct smbd_negotiated ni, nr;
+	struct smbd_neg_resp_pdu resp;
+	struct smbd_neg_req_pdu req;
+	struct smbd_params pi, pr;
+
+	params(&pi, false);
+	params(&pr, true);
+	pi.max_send_size = c->i_send;
+	pi.max_recv_size = c->i_recv;
+	pr.max_send_size = c->r_send;
+	pr.max_recv_size = c->r_recv;
+	pi.max_fragmented_recv_size = 131072;
+	pi.send_credit_target = 10;
+	pr.send_credit_target = 20;
+
+	smbd_neg_req_build(&pi, &req);
+	KUNIT_ASSERT_EQ(test, smbd_neg_req_process(&pr, &req, sizeof(req), &nr),
+			SMBD_NEG_OK);
+	smbd_neg_resp_build(&pr, &nr, 5, &resp);
+	KUNIT_ASSERT_EQ(test, smbd_neg_resp_process(&pi, &resp, sizeof(resp), &ni),
+			SMBD_NEG_OK);
+
+	KUNIT_EXPECT_LE(test, ni.max_send_size, nr.max_recv_size);
+	KUNIT_EXPECT_LE(test, nr.max_send_size, ni.max_recv_size);
+	KUNIT_EXPECT_LE(test, nr.max_recv_size, pr.max_recv_size);
+	KUNIT_EXPECT_LE(test, ni.max_recv_size, pi.max_recv_size);
+	KUNIT_EXPECT_EQ(test, ni.max_fragmented_send_size, nr.max_fragmented_recv_size);
+	KUNIT_EXPECT_EQ(test, nr.max_fragmented_send_size, ni.max_fragmented_recv_size);
+	KUNIT_EXPECT_EQ(test, ni.send_credits, 5);
+	KUNIT_EXPECT_EQ(test, nr.send_credits, 0);
+	KUNIT_EXPECT_EQ(test, ni.peer_credits_requested, 20);
+	KUNIT_EXPECT_EQ(test, nr.peer_credits_requested, 10);
+	KUNIT_EXPECT_GE(test, ni.max_send_size, SMBD_MIN_RECEIVE_SIZE);
+	KUNIT_EXPECT_GE(test, nr.max_send_size, SMBD_MIN_RECEIVE_SIZE);
+}
+
+/* [MS-SMBD] 6.2: the accepting side's IRD/ORD. */
+static void smbd_neg_irdord(struct kunit *test)
+{
+	static const u8 legacy_le[8] = { 32, 0, 0, 0, 1, 0, 0, 0 };
+	struct smbd_irdord_pdu pdu;
+	u32 ird = 0, ord = 0;
+	u8 *raw = (u8 *)&pdu;
+
+	smbd_irdord_encode(16, 8, &pdu);
+	KUNIT_EXPECT_EQ(test, raw[3], 16);
+	KUNIT_EXPECT_EQ(test, raw[7], 8);
+	KUNIT_EXPECT_EQ(test, raw[0], 0);
+
+	/* IRD = min(own ORD, peer IRD), ORD = min(own IRD, peer ORD). */
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(32, 4, &pdu, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 4);
+	KUNIT_EXPECT_EQ(test, ord, 8);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(2, 64, &pdu, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 16);
+	KUNIT_EXPECT_EQ(test, ord, 2);
+
+	/* A depth negotiating to zero rejects the connection. */
+	smbd_irdord_encode(0, 8, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(32, 4, &pdu, 8, &ird, &ord),
+			-ECONNREFUSED);
+	smbd_irdord_encode(16, 8, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(0, 4, &pdu, 8, &ird, &ord),
+			-ECONNREFUSED);
+
+	/* No header, or a short one: leave IRD/ORD to the provider. */
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(32, 4, NULL, 0, &ird, &ord),
+			-ENODATA);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(32, 4, &pdu, 7, &ird, &ord),
+			-ENODATA);
+
+	/* An old Linux initiator wrote host (little-endian) order. */
+	KUNIT_EXPECT_EQ(test, smbd_irdord_accept(32, 32, legacy_le, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 32);
+	KUNIT_EXPECT_EQ(test, ord, 1);
+}
+
+static struct kunit_case smbd_negotiate_cases[] = {
+	KUNIT_CASE(smbd_neg_defaults),
+	KUNIT_CASE(smbd_neg_params_check),
+	KUNIT_CASE(smbd_neg_req_built),
+	KUNIT_CASE_PARAM(smbd_neg_responder, req_gen_params),
+	KUNIT_CASE(smbd_neg_reply_status),
+	KUNIT_CASE(smbd_neg_failure_response),
+	KUNIT_CASE(smbd_neg_success_response),
+	KUNIT_CASE_PARAM(smbd_neg_initiator, resp_gen_params),
+	KUNIT_CASE_PARAM(smbd_neg_round_trip, pair_gen_params),
+	KUNIT_CASE(smbd_neg_irdord),
+	{}
+};
+
+static struct kunit_suite smbd_negotiate_suite = {
+	.name = "smbd_negotiate",
+	.test_cases = smbd_negotiate_cases,
+};
+
+kunit_test_suites(&smbd_negotiate_suite);
