@@ -9,7 +9,7 @@
 #   make check                sparse (C=2) and checkpatch --strict
 #   make clean
 
-KDIR ?= $(shell $(CURDIR)/scripts/build-kernel.sh)
+KDIR ?= $(shell $(CURDIR)/scripts/build-kernel.sh)/build
 W ?= 1
 
 all: modules

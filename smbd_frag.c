@@ -13,7 +13,6 @@
 
 #include <linux/errno.h>
 #include <linux/kernel.h>
-#include <linux/math.h>
 #include <linux/module.h>
 #include <linux/unaligned.h>
 
@@ -174,7 +173,8 @@ int smbd_seg_plan_init(struct smbd_seg_plan *plan, u32 msg_len,
 
 	plan->msg_len = msg_len;
 	plan->max_payload = max_send_size - SMBD_DATA_OFFSET;
-	plan->nsegs = msg_len ? DIV_ROUND_UP(msg_len, plan->max_payload) : 1;
+	/* Not DIV_ROUND_UP: msg_len + max_payload - 1 can wrap 32 bits. */
+	plan->nsegs = msg_len ? 1 + (msg_len - 1) / plan->max_payload : 1;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_seg_plan_init);
