@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install, from Debian's registry, everything the smbd build and VM test
+# harness need. Idempotent and quiet: when every package is present it
+# prints nothing and touches no network; otherwise it runs "apt-get update"
+# once and installs only the missing packages (never upgrades installed ones,
+# so the cached test kernel, keyed by the linux-source version, stays valid).
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+# Always wanted. linux-headers-6.12-amd64 is Debian's metapackage that pulls
+# in the newest linux-headers-6.12.*-amd64 at install time.
+pkgs=(
+	linux-source-6.12 linux-headers-6.12-amd64
+	build-essential bc flex bison libelf-dev libssl-dev dwarves
+	xz-utils gzip cpio kmod sparse python3 gawk coreutils util-linux
+	qemu-system-x86 busybox-static iproute2
+	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
+	libibverbs1 librdmacm1
+)
+# Installed when the registry has them.
+optional=(perftest)
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+missing=()
+for p in "${pkgs[@]}" "${optional[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: missing packages (${missing[*]}); run as root" >&2
+	exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+apt-get update -qq >/dev/null
+
+want=()
+for p in "${missing[@]}"; do
+	if printf '%s\n' "${optional[@]}" | grep -qxF "$p"; then
+		# Optional: skip quietly when the registry has no candidate.
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
+		if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then continue; fi
+	fi
+	want+=("$p")
+done
+[ ${#want[@]} -eq 0 ] && exit 0
+
+apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

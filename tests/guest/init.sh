@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the smbd test VM (busybox sh). Sets up two soft-RDMA links on
+# dummy netdevs, runs every /smbd/plan*.sh, dumps kmemleak and reboots
+# (with QEMU's -no-reboot a reboot ends QEMU; this kernel has no ACPI, so
+# a power-off would only halt).
+#
+# busybox sh runs its own applets before $PATH: call iproute2 and kmod by
+# full path. Output protocol, one per line (see scripts/check-log.sh):
+#   SMBD-SETUP: ok|FAILED <step>   setup progress
+#   SMBD-TEST: ok|not ok|skip <name> [- reason]
+#   SMBD-GUEST-DONE                 all plans finished
+
+# No "set -e": PID 1 must never exit (that panics); each step reports.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+IP=/usr/sbin/ip
+RDMA=/usr/bin/rdma
+MODPROBE=/usr/sbin/modprobe
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+mkdir -p /dev/pts /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+
+finish() {
+	echo SMBD-GUEST-DONE
+	sync
+	reboot -f
+	echo b > /proc/sysrq-trigger 2>/dev/null
+	sleep 1000
+}
+
+# step NAME CMD...: run CMD, print its output and result; a failed step is
+# also a failed test so that the run cannot pass without it.
+step() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		echo "SMBD-SETUP: ok $name"
+		[ -n "$out" ] && echo "$out" | sed 's/^/    /'
+		return 0
+	else
+		rc=$?
+		echo "SMBD-SETUP: FAILED $name (rc=$rc)"
+		[ -n "$out" ] && echo "$out" | sed 's/^/    /'
+		echo "SMBD-TEST: not ok guest-setup/$name - rc=$rc"
+		return $rc
+	fi
+}
+
+echo "SMBD-GUEST: kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
+echo "SMBD-GUEST: cmdline $(cat /proc/cmdline)"
+echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at /init"
+
+# Network: only dummy links with TEST-NET-1 addresses; the VM has no NIC.
+step "lo up" $IP link set lo up
+step "smbdr0 dummy" $IP link add smbdr0 type dummy
+step "smbdr0 addr" $IP addr add 192.0.2.1/28 dev smbdr0
+step "smbdr0 up" $IP link set smbdr0 up
+step "smbds0 dummy" $IP link add smbds0 type dummy
+step "smbds0 addr" $IP addr add 192.0.2.17/28 dev smbds0
+step "smbds0 up" $IP link set smbds0 up
+step "accept_local" sysctl -w net.ipv4.conf.all.accept_local=1
+step "modprobe rdma_rxe" $MODPROBE rdma_rxe
+step "modprobe siw" $MODPROBE siw
+step "rxe0 on smbdr0" $RDMA link add rxe0 type rxe netdev smbdr0
+step "siw0 on smbds0" $RDMA link add siw0 type siw netdev smbds0
+step "rdma link" $RDMA link show
+step "net links" $IP -br link show
+step "net addrs" $IP -br addr show
+
+# Ignore whatever kmemleak suspects boot itself left: only what the plans
+# leak is reported at the end.
+KML=/sys/kernel/debug/kmemleak
+if [ -w $KML ]; then
+	echo scan > $KML
+	echo clear > $KML
+	echo "SMBD-SETUP: ok kmemleak baseline"
+fi
+echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s before plans"
+
+# Each plan runs under a timeout (smbdtest.plan_timeout=SECONDS on the
+# kernel command line, default 600) so one hung plan does not cost the
+# others and the kmemleak check.
+ptmo=600
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	case $a in smbdtest.plan_timeout=*) ptmo=${a#*=} ;; esac
+done
+for plan in /smbd/plan*.sh; do
+	[ -f "$plan" ] || continue
+	echo "SMBD-PLAN: begin $plan"
+	(cd /tmp && timeout "$ptmo" /bin/sh "$plan")
+	rc=$?
+	echo "SMBD-PLAN: end $plan rc=$rc"
+	if [ $rc = 143 ] || [ $rc = 124 ]; then
+		echo "SMBD-TEST: not ok plan/${plan##*/} - timed out after $ptmo s"
+	fi
+done
+
+echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s after plans"
+if [ -w $KML ]; then
+	echo scan > $KML
+	sleep 6
+	echo scan > $KML
+	echo SMBD-KMEMLEAK-BEGIN
+	cat $KML
+	echo SMBD-KMEMLEAK-END
+else
+	echo "SMBD-SETUP: FAILED kmemleak (no $KML)"
+	echo "SMBD-TEST: not ok guest-setup/kmemleak - $KML missing"
+fi
+echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at end"
+finish

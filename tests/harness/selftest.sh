@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Self-test of scripts/check-log.sh on hand-made console logs: a clean one
+# must pass with every case counted; one with each kind of kernel report
+# (WARNING, Oops/panic, KASAN, hung task, RCU stall, soft lockup, lockdep,
+# sleeping in atomic, kmemleak, missing SMBD-GUEST-DONE) must fail once per
+# report; a KTAP sample with parameters, skips, a failed suite init and an
+# expected suite that never ran must be counted exactly.
+#
+#   tests/harness/selftest.sh
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+check=$here/../../scripts/check-log.sh
+rc=0
+
+expect() {	# expect <log> <want last line> <want exit 0|1>
+	local out last code
+	out=$(bash "$check" "$here/$1" 2>&1)
+	code=$?
+	last=$(tail -n 1 <<<"$out")
+	[ $code -ne 0 ] && code=1
+	if [ "$last" = "$2" ] && [ $code -eq "$3" ]; then
+		echo "ok - $1: $last"
+	else
+		echo "not ok - $1: got '$last' (exit $code), want '$2' (exit $3)"
+		rc=1
+	fi
+}
+
+expect clean.log "5 passed, 0 failed" 0
+expect bugs.log "2 passed, 11 failed" 1
+expect ktap.log "5 passed, 4 failed, 3 skipped" 1
+exit $rc

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The smbd test command: every check, ending with one line
+# "N passed, N failed" (", N skipped" when any were skipped).
+#
+#   tests/run.sh
+#
+# 1. installs what it needs (scripts/setup.sh) and builds or reuses the
+#    test kernel (scripts/build-kernel.sh);
+# 2. host checks: smbd builds W=1-clean against Debian's newest 6.12
+#    headers and against the test kernel, sparse (C=2) is clean,
+#    checkpatch --strict is clean, the log checker passes its self-test;
+# 3. boots the test kernel in QEMU with smbd.ko and smbd_kunit.ko and runs
+#    tests/guest/plan-*.sh: KUnit suites (every case counts) and
+#    integration checks, failing on any KASAN, lockdep, WARNING, Oops,
+#    hung task, RCU stall or kmemleak report;
+# 4. mutation checks (tests/mutants.sh): protocol rules broken on purpose
+#    must make the KUnit suites fail.
+# Logs go to out/test/.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/out/test
+rm -rf "$out"
+mkdir -p "$out"
+cd "$top"
+start=$(date +%s)
+
+pass=0
+fail=0
+skip=0
+
+# check <name> <command...>: run a host check, log its output
+check() {
+	local name=$1 log
+	shift
+	log=$out/host-$((pass + fail + 1)).log
+	if "$@" >"$log" 2>&1; then
+		pass=$((pass + 1))
+		echo "ok - $name"
+	else
+		fail=$((fail + 1))
+		echo "not ok - $name (log: $log)"
+		tail -n 25 "$log" | sed 's/^/    /'
+	fi
+}
+
+# add_counts <log>: add a sub-run's closing "N passed, N failed[, N skipped]"
+add_counts() {
+	local line p f s
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		fail=$((fail + 1))
+		echo "not ok - $2 reported no result"
+		return
+	fi
+	p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
+	f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
+	s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
+	pass=$((pass + p))
+	fail=$((fail + f))
+	skip=$((skip + ${s:-0}))
+}
+
+# build <kdir> [make args]: a clean build that must print no warning
+build() {
+	local kdir=$1 log rc
+	shift
+	make -s KDIR="$kdir" clean >/dev/null 2>&1
+	log=$(make KDIR="$kdir" W=1 "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$log"
+	[ $rc -eq 0 ] && ! grep -qE 'warning:|error:' <<<"$log"
+}
+
+finish() {
+	local line="$pass passed, $fail failed"
+
+	[ $skip -gt 0 ] && line+=", $skip skipped"
+	echo "test run: $(($(date +%s) - start)) s"
+	echo "$line"
+	[ $fail -eq 0 ]
+	exit
+}
+
+if ! bash scripts/setup.sh >"$out/setup.log" 2>&1; then
+	tail -n 20 "$out/setup.log"
+	fail=$((fail + 1))
+	echo "not ok - setup (installing packages)"
+	finish
+fi
+if ! kcache=$(bash scripts/build-kernel.sh 2>"$out/kernel.log"); then
+	tail -n 40 "$out/kernel.log"
+	fail=$((fail + 1))
+	echo "not ok - test kernel build"
+	finish
+fi
+echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s)"
+
+debian=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
+check "build against Debian headers ${debian##*/} (W=1, no warnings)" \
+	build "$debian"
+check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
+	build "$kcache/build" C=2
+check "checkpatch --strict clean" scripts/checkpatch.sh
+check "log checker self-test (reports, KTAP counts, clean log)" \
+	bash tests/harness/selftest.sh
+
+if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
+	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-1800} bash tests/vm-test.sh \
+		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko >"$out/vm-summary.log" 2>&1
+	cat "$out/vm-summary.log"
+	add_counts "$out/vm-summary.log" "VM run"
+else
+	fail=$((fail + 1))
+	echo "not ok - VM tests (no modules were built)"
+fi
+
+if [ -x tests/mutants.sh ]; then
+	bash tests/mutants.sh "$kcache" "$out/mutants" >"$out/mutants-summary.log" 2>&1
+	grep -E '^(ok|not ok) ' "$out/mutants-summary.log"
+	add_counts "$out/mutants-summary.log" "mutation checks"
+fi
+
+finish

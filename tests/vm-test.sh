@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the smbd VM tests end to end.
+#   tests/vm-test.sh LOGFILE [EXTRA_FILE...]
+# Installs what is missing (scripts/setup.sh), builds or reuses the test
+# kernel, packs an initramfs with EXTRA_FILEs (modules, plan scripts) and
+# tests/guest/plan-*.sh, boots it and judges the console log. The last line
+# printed is check-log.sh's "N passed, N failed[, N skipped]".
+# Environment: SMBD_VM_TIMEOUT (seconds, default 1200), SMBD_VM_APPEND.
+set -euo pipefail
+
+[ $# -ge 1 ] || { echo "usage: $0 LOGFILE [EXTRA_FILE...]" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/.." && pwd)
+log=$1
+shift
+
+bash "$top/scripts/setup.sh"
+kdir=$(bash "$top/scripts/build-kernel.sh")
+
+initrd=$(mktemp "${TMPDIR:-/tmp}/smbd-initramfs.XXXXXX.cpio.gz")
+trap 'rm -f "$initrd"' EXIT
+bash "$top/scripts/mkinitramfs.sh" "$kdir" "$initrd" "$@" "$top"/tests/guest/plan-*.sh
+
+vmrc=0
+bash "$top/scripts/vm-run.sh" "$kdir" "$initrd" "$log" "${SMBD_VM_TIMEOUT:-1200}" || vmrc=$?
+crc=0
+bash "$top/scripts/check-log.sh" "$log" || crc=$?
+if [ $crc -ne 0 ]; then exit $crc; fi
+exit $vmrc
