@@ -2,9 +2,12 @@
 /*
  * smbd: SMB Direct ([MS-SMBD]) for in-kernel consumers.
  *
- * This file owns the module and the RDMA devices: an ib_client learns of
- * every device as it comes and goes, records what it can do, and shows
- * it in debugfs (smbd/devices). Connections are built on these records.
+ * This file owns the module, the RDMA devices and the connections: an
+ * ib_client records what each device can do (debugfs smbd/devices); the
+ * connection manager handler, queue pair set-up, connect ([MS-SMBD]
+ * 3.1.4.1), listen and accept (3.1.7.2), the one state-change function,
+ * the error funnel and the one teardown path live here. The data path is
+ * smbd_xfer.c.
  */
 
 #include <linux/debugfs.h>
@@ -13,6 +16,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include "smbd_internal.h"
 
@@ -20,6 +24,7 @@ static LIST_HEAD(smbd_devices);
 static DEFINE_MUTEX(smbd_devices_lock);	/* protects smbd_devices */
 static struct dentry *smbd_debugfs_root;
 static struct ib_client smbd_ib_client;
+struct workqueue_struct *smbd_wq;
 
 /*
  * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
@@ -88,6 +93,902 @@ static struct ib_client smbd_ib_client = {
 	.remove = smbd_ib_remove,
 };
 
+/* ---- sockets: state ---- */
+
+static const char * const smbd_state_names[] = {
+	[SMBD_CREATED] = "created",
+	[SMBD_CONNECTING] = "connecting",
+	[SMBD_LISTENING] = "listening",
+	[SMBD_NEGOTIATING] = "negotiating",
+	[SMBD_CONNECTED] = "connected",
+	[SMBD_DISCONNECTING] = "disconnecting",
+	[SMBD_CLOSED] = "closed",
+};
+
+/**
+ * smbd_set_state() - the one place a socket changes state
+ * @sk: the socket
+ * @state: the new state
+ *
+ * Refuses transitions the life cycle does not have (nothing leaves
+ * CLOSED; nothing goes back to CONNECTED), so a late completion or event
+ * can never revive a connection being torn down. Wakes every waiter.
+ *
+ * Context: any; caller holds @sk->ss_lock.
+ * Return: true if the state changed.
+ */
+bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
+{
+	enum smbd_state old = sk->ss_state;
+	bool ok;
+
+	lockdep_assert_held(&sk->ss_lock);
+
+	switch (state) {
+	case SMBD_CONNECTING:
+	case SMBD_LISTENING:
+		ok = old == SMBD_CREATED;
+		break;
+	case SMBD_NEGOTIATING:
+		ok = old == SMBD_CREATED || old == SMBD_CONNECTING;
+		break;
+	case SMBD_CONNECTED:
+		ok = old == SMBD_NEGOTIATING;
+		break;
+	case SMBD_DISCONNECTING:
+		ok = old == SMBD_CONNECTING || old == SMBD_NEGOTIATING ||
+		     old == SMBD_CONNECTED;
+		break;
+	case SMBD_CLOSED:
+		ok = old != SMBD_CLOSED;
+		break;
+	default:
+		ok = false;
+	}
+	if (!ok)
+		return false;
+	sk->ss_state = state;
+	pr_debug("smbd: %p %s -> %s\n", sk, smbd_state_names[old],
+		 smbd_state_names[state]);
+	wake_up_all(&sk->ss_wait);
+	return true;
+}
+
+/**
+ * smbd_sock_error() - end a connection because of an error
+ * @sk: the socket
+ * @err: negative errno reported to the consumer from now on
+ *
+ * The single funnel for protocol violations, provider errors, timeouts
+ * and peer disconnects: the first error wins, the state moves to
+ * DISCONNECTING and the event work disconnects and tells the consumer.
+ *
+ * Context: any (completion handlers run in softirq).
+ */
+void smbd_sock_error(struct smbd_sock *sk, int err)
+{
+	bool queue;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (!sk->ss_err)
+		sk->ss_err = err;
+	queue = smbd_set_state(sk, SMBD_DISCONNECTING);
+	spin_unlock_bh(&sk->ss_lock);
+	if (queue)
+		queue_work(smbd_wq, &sk->ss_disconnect_work);
+	smbd_xfer_wake(sk);
+}
+
+/* Tell the consumer what happened; disconnect; reap a dead child. */
+static void smbd_event_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(work, struct smbd_sock,
+					    ss_disconnect_work);
+	void (*done)(struct smbd_sock *sk, int status);
+	struct smbd_sock *listener;
+	enum smbd_state state;
+	int err;
+
+	if (sk->ss_state == SMBD_LISTENING) {
+		/* A listener's event work reaps children that died unaccepted. */
+		struct smbd_sock *child, *tmp;
+		LIST_HEAD(dead);
+
+		spin_lock_bh(&sk->ss_lock);
+		list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
+			if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING)
+				list_move(&child->ss_accept_node, &dead);
+		}
+		list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
+			if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
+				list_move(&child->ss_accept_node, &dead);
+				sk->ss_accept_len--;
+			}
+		}
+		spin_unlock_bh(&sk->ss_lock);
+		list_for_each_entry_safe(child, tmp, &dead, ss_accept_node) {
+			list_del_init(&child->ss_accept_node);
+			smbd_sock_release(child);
+		}
+		return;
+	}
+
+	spin_lock_bh(&sk->ss_lock);
+	state = sk->ss_state;
+	err = sk->ss_err;
+	done = NULL;
+	if (state >= SMBD_CONNECTED || err) {
+		done = sk->ss_connect_done;
+		sk->ss_connect_done = NULL;
+	}
+	listener = READ_ONCE(sk->ss_listener);
+	spin_unlock_bh(&sk->ss_lock);
+
+	if (state == SMBD_DISCONNECTING && sk->ss_cm_id)
+		rdma_disconnect(sk->ss_cm_id);
+	if (done)
+		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
+	if (listener) {
+		if (state >= SMBD_DISCONNECTING)
+			queue_work(smbd_wq, &listener->ss_disconnect_work);
+		return;
+	}
+	if (sk->ss_ops && sk->ss_ops->state_change)
+		sk->ss_ops->state_change(sk);
+}
+
+static void smbd_neg_timeout(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_neg_work);
+
+	if (READ_ONCE(sk->ss_state) < SMBD_CONNECTED) {
+		pr_info_ratelimited("smbd: negotiation timed out\n");
+		smbd_sock_error(sk, -ETIMEDOUT);
+	}
+}
+
+static struct smbd_sock *smbd_sock_alloc(struct net *net,
+					 const struct smbd_params *params,
+					 bool responder)
+{
+	struct smbd_sock *sk = kzalloc(sizeof(*sk), GFP_KERNEL);
+
+	if (!sk)
+		return NULL;
+	sk->ss_net = net;
+	sk->ss_params = *params;
+	sk->ss_responder = responder;
+	spin_lock_init(&sk->ss_lock);
+	init_waitqueue_head(&sk->ss_wait);
+	sk->ss_state = SMBD_CREATED;
+	INIT_LIST_HEAD(&sk->ss_rx_free);
+	INIT_LIST_HEAD(&sk->ss_rx_ready);
+	INIT_LIST_HEAD(&sk->ss_tx_free);
+	INIT_LIST_HEAD(&sk->ss_accept_node);
+	INIT_LIST_HEAD(&sk->ss_pending);
+	INIT_LIST_HEAD(&sk->ss_accept_q);
+	mutex_init(&sk->ss_send_mutex);
+	mutex_init(&sk->ss_recv_mutex);
+	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
+	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
+	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
+	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
+	return sk;
+}
+
+/**
+ * smbd_sock_create() - a new, unconnected SMB Direct socket
+ * @net: network namespace for address resolution
+ * @params: local parameters, or NULL for the defaults of the role chosen
+ *	later (see smbd_params_init())
+ * @skp: the new socket
+ *
+ * Context: process; may sleep.
+ * Return: 0, -EINVAL for parameters smbd could not honour, -ENOMEM.
+ */
+int smbd_sock_create(struct net *net, const struct smbd_params *params,
+		     struct smbd_sock **skp)
+{
+	struct smbd_params def;
+	struct smbd_sock *sk;
+
+	if (!params) {
+		smbd_params_init(&def, false);
+		params = &def;
+	}
+	if (smbd_params_check(params))
+		return -EINVAL;
+	sk = smbd_sock_alloc(net, params, false);
+	if (!sk)
+		return -ENOMEM;
+	*skp = sk;
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_create, SMBD);
+
+/**
+ * smbd_sock_set_ops() - install the consumer's upcalls
+ * @sk: the socket
+ * @ops: upcalls, or NULL for none
+ * @priv: the consumer's pointer, returned by smbd_sock_priv()
+ *
+ * Context: process. Call before connecting, or right after accepting.
+ */
+void smbd_sock_set_ops(struct smbd_sock *sk, const struct smbd_sock_ops *ops,
+		       void *priv)
+{
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_priv = priv;
+	sk->ss_ops = ops;
+	spin_unlock_bh(&sk->ss_lock);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_set_ops, SMBD);
+
+/**
+ * smbd_sock_priv() - the consumer's pointer
+ * @sk: the socket
+ *
+ * Context: any.
+ * Return: what smbd_sock_set_ops() installed.
+ */
+void *smbd_sock_priv(const struct smbd_sock *sk)
+{
+	return READ_ONCE(sk->ss_priv);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_priv, SMBD);
+
+/* ---- queue pair ---- */
+
+static void smbd_qp_destroy(struct smbd_sock *sk)
+{
+	if (sk->ss_cm_id && sk->ss_cm_id->qp) {
+		ib_drain_qp(sk->ss_cm_id->qp);
+		rdma_destroy_qp(sk->ss_cm_id);
+	}
+	if (sk->ss_send_cq)
+		ib_free_cq(sk->ss_send_cq);
+	if (sk->ss_recv_cq)
+		ib_free_cq(sk->ss_recv_cq);
+	sk->ss_send_cq = NULL;
+	sk->ss_recv_cq = NULL;
+	smbd_xfer_free(sk);
+	if (sk->ss_pd)
+		ib_dealloc_pd(sk->ss_pd);
+	sk->ss_pd = NULL;
+}
+
+static void smbd_qp_event(struct ib_event *event, void *ctx)
+{
+	struct smbd_sock *sk = ctx;
+
+	switch (event->event) {
+	case IB_EVENT_CQ_ERR:
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		pr_warn_ratelimited("smbd: QP error event %s\n",
+				    ib_event_msg(event->event));
+		smbd_sock_error(sk, -ECONNABORTED);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Everything sized from the device: queue depths from max_qp_wr, the
+ * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
+ * One send gather entry suffices (header and payload share a buffer).
+ */
+static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	struct smbd_device *sd = ib_get_client_data(ibdev, &smbd_ib_client);
+	struct ib_qp_init_attr attr = {};
+	u32 room;
+	int ret;
+
+	if (!sd)
+		return -ENODEV;
+	sk->ss_ibdev = ibdev;
+	sk->ss_iwarp = sd->sd_iwarp;
+
+	/* One slot of each queue stays free for ib_drain_qp(). */
+	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 1;
+	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target, room);
+	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
+	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
+	sk->ss_sq_depth = sk->ss_nr_tx + 1;
+	sk->ss_rq_depth = sk->ss_nr_rx + 1;
+	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
+	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+
+	sk->ss_pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(sk->ss_pd)) {
+		ret = PTR_ERR(sk->ss_pd);
+		sk->ss_pd = NULL;
+		return ret;
+	}
+	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth,
+					 IB_POLL_SOFTIRQ);
+	if (IS_ERR(sk->ss_send_cq)) {
+		ret = PTR_ERR(sk->ss_send_cq);
+		sk->ss_send_cq = NULL;
+		goto fail;
+	}
+	sk->ss_recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_rq_depth,
+					 IB_POLL_SOFTIRQ);
+	if (IS_ERR(sk->ss_recv_cq)) {
+		ret = PTR_ERR(sk->ss_recv_cq);
+		sk->ss_recv_cq = NULL;
+		goto fail;
+	}
+
+	attr.event_handler = smbd_qp_event;
+	attr.qp_context = sk;
+	attr.send_cq = sk->ss_send_cq;
+	attr.recv_cq = sk->ss_recv_cq;
+	attr.cap.max_send_wr = sk->ss_sq_depth;
+	attr.cap.max_recv_wr = sk->ss_rq_depth;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.port_num = id->port_num;
+	ret = rdma_create_qp(id, sk->ss_pd, &attr);
+	if (ret)
+		goto fail;
+
+	ret = smbd_xfer_alloc(sk);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	smbd_qp_destroy(sk);
+	return ret;
+}
+
+/* ---- connection manager ---- */
+
+static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
+			    struct smbd_irdord_pdu *priv)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = sk->ss_responder_resources;
+	cp->initiator_depth = sk->ss_initiator_depth;
+	cp->retry_count = 6;
+	/* A credit bug must show as an error, never as a silent retry. */
+	cp->rnr_retry_count = 0;
+	cp->flow_control = 0;
+	if (sk->ss_iwarp) {
+		/* [MS-SMBD] 6.1: IRD/ORD in the private data on iWARP. */
+		smbd_irdord_encode(cp->responder_resources, cp->initiator_depth,
+				   priv);
+		cp->private_data = priv;
+		cp->private_data_len = sizeof(*priv);
+	}
+}
+
+static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct smbd_irdord_pdu priv;
+	struct rdma_conn_param cp;
+	int ret;
+
+	ret = smbd_qp_create(sk, id);
+	if (ret)
+		return ret;
+	/* [MS-SMBD] 3.1.4.1: a receive for the Negotiate Response first. */
+	ret = smbd_post_negotiate_recv(sk);
+	if (ret)
+		return ret;
+	smbd_conn_param(sk, &cp, &priv);
+	return rdma_connect(id, &cp);
+}
+
+/*
+ * [MS-SMBD] 3.1.7.2: a connection arrives on a listener. The child gets
+ * its queue pair and a receive for the Negotiate Request before the
+ * accept, and sends nothing until that request arrives (on iWARP the
+ * initiator must send first). Returning non-zero rejects and frees @id.
+ */
+static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
+				   struct rdma_cm_event *event)
+{
+	const struct rdma_conn_param *peer = &event->param.conn;
+	struct smbd_irdord_pdu priv;
+	struct rdma_conn_param cp;
+	struct smbd_sock *sk;
+	u32 ird, ord;
+	int ret;
+
+	spin_lock_bh(&lsk->ss_lock);
+	ret = lsk->ss_state == SMBD_LISTENING &&
+	      lsk->ss_accept_len < lsk->ss_backlog;
+	spin_unlock_bh(&lsk->ss_lock);
+	if (!ret)
+		return -ECONNREFUSED;
+
+	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
+	if (!sk)
+		return -ENOMEM;
+	sk->ss_cm_id = id;
+	id->context = sk;
+	ret = smbd_qp_create(sk, id);
+	if (ret)
+		goto fail;
+
+	sk->ss_initiator_depth = min_t(u32, sk->ss_initiator_depth,
+				       peer->responder_resources);
+	sk->ss_responder_resources = min_t(u32, sk->ss_responder_resources,
+					   peer->initiator_depth);
+	smbd_conn_param(sk, &cp, &priv);
+	if (sk->ss_iwarp) {
+		ret = smbd_irdord_accept(sk->ss_responder_resources,
+					 sk->ss_initiator_depth,
+					 peer->private_data,
+					 peer->private_data_len, &ird, &ord);
+		if (ret == -ECONNREFUSED)
+			goto fail;
+		if (!ret) {
+			/* Our ORD serves the peer's IRD and vice versa. */
+			cp.initiator_depth = ird;
+			cp.responder_resources = ord;
+			smbd_irdord_encode(ird, ord, &priv);
+		} else {
+			cp.private_data = NULL;
+			cp.private_data_len = 0;
+		}
+	}
+	sk->ss_initiator_depth = cp.initiator_depth;
+	sk->ss_responder_resources = cp.responder_resources;
+
+	ret = smbd_post_negotiate_recv(sk);
+	if (ret)
+		goto fail;
+
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, SMBD_NEGOTIATING);
+	spin_unlock_bh(&sk->ss_lock);
+	spin_lock_bh(&lsk->ss_lock);
+	sk->ss_listener = lsk;
+	list_add_tail(&sk->ss_accept_node, &lsk->ss_pending);
+	spin_unlock_bh(&lsk->ss_lock);
+
+	ret = rdma_accept(id, &cp);
+	if (ret) {
+		smbd_sock_error(sk, ret);
+		return 0;	/* reaped by the listener's event work */
+	}
+	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
+	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
+			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
+	return 0;
+fail:
+	smbd_qp_destroy(sk);
+	kfree(sk);
+	return ret ?: -ECONNREFUSED;
+}
+
+static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	struct smbd_sock *sk = id->context;
+	int ret = 0;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return smbd_cm_connect_request(sk, id, event);
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, 5000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (READ_ONCE(sk->ss_state) != SMBD_CONNECTING) {
+			ret = -ECONNABORTED;
+			break;
+		}
+		ret = smbd_cm_route_resolved(sk, id);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (!sk->ss_responder) {
+			struct smbd_neg_req_pdu req;
+			bool ok;
+
+			spin_lock_bh(&sk->ss_lock);
+			ok = smbd_set_state(sk, SMBD_NEGOTIATING);
+			spin_unlock_bh(&sk->ss_lock);
+			if (!ok)
+				break;
+			/* [MS-SMBD] 3.1.5.2: the first message sent. */
+			smbd_neg_req_build(&sk->ss_params, &req);
+			ret = smbd_send_negotiate(sk, &req, sizeof(req));
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		smbd_sock_error(sk, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		smbd_sock_error(sk, -ENODEV);
+		break;
+	default:
+		break;
+	}
+	if (ret)
+		smbd_sock_error(sk, ret);
+	return 0;
+}
+
+/* ---- initiator ---- */
+
+/**
+ * smbd_sock_connect_async() - start connecting ([MS-SMBD] 3.1.4.1)
+ * @sk: a new socket
+ * @dst: the peer; sockaddr_in or sockaddr_in6 with its port
+ *	(%SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB on IB/RoCE)
+ * @done: called once from process context with 0 when negotiation
+ *	succeeded or a negative errno; may be NULL
+ *
+ * Context: process; may sleep.
+ * Return: 0 if the attempt started (@done will be called), or an errno.
+ */
+int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
+			    void (*done)(struct smbd_sock *sk, int status))
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	spin_lock_bh(&sk->ss_lock);
+	if (!smbd_set_state(sk, SMBD_CONNECTING)) {
+		spin_unlock_bh(&sk->ss_lock);
+		rdma_destroy_id(id);
+		return -EISCONN;
+	}
+	sk->ss_cm_id = id;
+	sk->ss_connect_done = done;
+	spin_unlock_bh(&sk->ss_lock);
+
+	/* [MS-SMBD] 3.1.4.1: the initiator's Negotiation Timer. */
+	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
+			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, 5000);
+	if (ret) {
+		spin_lock_bh(&sk->ss_lock);
+		sk->ss_connect_done = NULL;
+		sk->ss_err = ret;
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+		return ret;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_connect_async, SMBD);
+
+/**
+ * smbd_sock_connect() - connect and negotiate ([MS-SMBD] 3.1.4.1)
+ * @sk: a new socket
+ * @dst: the peer, as for smbd_sock_connect_async()
+ *
+ * Waits at most the Negotiation Timer (negotiate_timeout_ms, 120 s by
+ * default) for the RDMA connection and the negotiation.
+ *
+ * Context: process; sleeps.
+ * Return: 0 once connected; -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH,
+ * -ECONNRESET, -EPROTO (negotiation refused) or -ERESTARTSYS.
+ */
+int smbd_sock_connect(struct smbd_sock *sk, const struct sockaddr *dst)
+{
+	long left, tmo;
+	int ret;
+
+	ret = smbd_sock_connect_async(sk, dst, NULL);
+	if (ret)
+		return ret;
+	tmo = msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms);
+	left = wait_event_interruptible_timeout(sk->ss_wait,
+						READ_ONCE(sk->ss_state) >= SMBD_CONNECTED,
+						tmo);
+	if (left <= 0)
+		smbd_sock_error(sk, left ? (int)left : -ETIMEDOUT);
+	spin_lock_bh(&sk->ss_lock);
+	ret = sk->ss_state == SMBD_CONNECTED ? 0 : (sk->ss_err ?: -ECONNRESET);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
+
+/**
+ * smbd_established() - negotiation succeeded ([MS-SMBD] 3.1.5.6, 3.1.5.7)
+ * @sk: the socket
+ *
+ * Role becomes ESTABLISHED; the idle timer starts; a child joins its
+ * listener's accept queue; the consumer hears of it from process context.
+ *
+ * Context: softirq (receive completion); caller holds @sk->ss_lock.
+ */
+void smbd_established(struct smbd_sock *sk)
+{
+	u32 ms;
+
+	lockdep_assert_held(&sk->ss_lock);
+	if (!smbd_set_state(sk, SMBD_CONNECTED))
+		return;
+	cancel_delayed_work(&sk->ss_neg_work);
+	ms = smbd_ka_on_established(&sk->ss_ka);
+	if (ms)
+		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
+	if (!sk->ss_responder)
+		queue_work(smbd_wq, &sk->ss_disconnect_work);
+}
+
+/* ---- responder ---- */
+
+/**
+ * smbd_sock_bind() - the local address of a listener
+ * @sk: a new socket
+ * @addr: sockaddr_in or sockaddr_in6 with the port to listen on
+ *
+ * Context: process; may sleep.
+ * Return: 0 or an errno from the RDMA connection manager.
+ */
+int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (READ_ONCE(sk->ss_state) != SMBD_CREATED || sk->ss_cm_id)
+		return -EINVAL;
+	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	sk->ss_cm_id = id;
+	sk->ss_is_listener = true;
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_bind, SMBD);
+
+/**
+ * smbd_sock_listen() - accept connections on a bound socket
+ * @sk: a bound socket
+ * @backlog: most connections waiting for smbd_sock_accept()
+ *
+ * Accepted connections use this socket's parameters with the
+ * responder's Negotiation Timer ([MS-SMBD] 3.1.7.2: 5 s by default).
+ *
+ * Context: process; may sleep.
+ * Return: 0 or an errno.
+ */
+int smbd_sock_listen(struct smbd_sock *sk, int backlog)
+{
+	int ret;
+
+	if (!sk->ss_cm_id || backlog <= 0)
+		return -EINVAL;
+	sk->ss_backlog = backlog;
+	sk->ss_responder = true;
+	spin_lock_bh(&sk->ss_lock);
+	ret = smbd_set_state(sk, SMBD_LISTENING) ? 0 : -EINVAL;
+	spin_unlock_bh(&sk->ss_lock);
+	if (ret)
+		return ret;
+	ret = rdma_listen(sk->ss_cm_id, backlog);
+	if (ret) {
+		spin_lock_bh(&sk->ss_lock);
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_listen, SMBD);
+
+static bool smbd_accept_ready(struct smbd_sock *lsk)
+{
+	return !list_empty_careful(&lsk->ss_accept_q) ||
+	       READ_ONCE(lsk->ss_state) != SMBD_LISTENING;
+}
+
+/**
+ * smbd_sock_accept() - take a negotiated connection from a listener
+ * @lsk: a listening socket
+ * @newp: the connection
+ * @flags: %SMBD_RECV_NONBLOCK to return -EAGAIN instead of waiting
+ *
+ * Context: process; may sleep.
+ * Return: 0, -EAGAIN, -EINVAL (not listening) or -ERESTARTSYS.
+ */
+int smbd_sock_accept(struct smbd_sock *lsk, struct smbd_sock **newp,
+		     unsigned int flags)
+{
+	struct smbd_sock *sk;
+	int ret;
+
+	for (;;) {
+		spin_lock_bh(&lsk->ss_lock);
+		if (lsk->ss_state != SMBD_LISTENING) {
+			spin_unlock_bh(&lsk->ss_lock);
+			return -EINVAL;
+		}
+		sk = list_first_entry_or_null(&lsk->ss_accept_q,
+					      struct smbd_sock, ss_accept_node);
+		if (sk) {
+			list_del_init(&sk->ss_accept_node);
+			lsk->ss_accept_len--;
+			WRITE_ONCE(sk->ss_listener, NULL);
+			spin_unlock_bh(&lsk->ss_lock);
+			*newp = sk;
+			return 0;
+		}
+		spin_unlock_bh(&lsk->ss_lock);
+		if (flags & SMBD_RECV_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(lsk->ss_wait,
+					       smbd_accept_ready(lsk));
+		if (ret)
+			return ret;
+	}
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_accept, SMBD);
+
+/**
+ * smbd_sock_query() - the negotiated values ([MS-SMBD] 3.1.4.7)
+ * @sk: a connected socket
+ * @info: filled on success
+ *
+ * Context: any.
+ * Return: 0, or -ENOTCONN before negotiation succeeded.
+ */
+int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
+{
+	int ret = 0;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state < SMBD_CONNECTED || !sk->ss_neg.max_send_size) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	info->max_send_size = sk->ss_neg.max_send_size;
+	info->max_recv_size = sk->ss_neg.max_recv_size;
+	info->max_fragmented_send_size = sk->ss_neg.max_fragmented_send_size;
+	info->max_fragmented_recv_size = sk->ss_neg.max_fragmented_recv_size;
+	info->max_read_write_size = sk->ss_neg.max_read_write_size;
+	info->keepalive_interval_ms = sk->ss_params.keepalive_interval_ms;
+	info->send_credits = sk->ss_cred.send_credits;
+	info->recv_credits = sk->ss_cred.recv_posted;
+	info->recv_credit_target = sk->ss_cred.recv_credit_target;
+	info->iwarp = sk->ss_iwarp;
+	info->initiator_depth = sk->ss_initiator_depth;
+	info->responder_resources = sk->ss_responder_resources;
+out:
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_query, SMBD);
+
+/**
+ * smbd_sock_shutdown() - end the connection, keep the socket
+ * @sk: the socket
+ *
+ * Sends and receives fail from now on; smbd_sock_release() still frees.
+ *
+ * Context: any.
+ */
+void smbd_sock_shutdown(struct smbd_sock *sk)
+{
+	smbd_sock_error(sk, -ESHUTDOWN);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_shutdown, SMBD);
+
+static void smbd_listener_release(struct smbd_sock *lsk)
+{
+	struct smbd_sock *sk, *tmp;
+	LIST_HEAD(children);
+
+	/* No more connection requests once the id is gone. */
+	if (lsk->ss_cm_id)
+		rdma_destroy_id(lsk->ss_cm_id);
+	lsk->ss_cm_id = NULL;
+	spin_lock_bh(&lsk->ss_lock);
+	smbd_set_state(lsk, SMBD_CLOSED);
+	list_splice_init(&lsk->ss_pending, &children);
+	list_splice_init(&lsk->ss_accept_q, &children);
+	lsk->ss_accept_len = 0;
+	spin_unlock_bh(&lsk->ss_lock);
+	cancel_work_sync(&lsk->ss_disconnect_work);
+	/* Their handlers may still read ss_listener: it stays valid. */
+	list_for_each_entry_safe(sk, tmp, &children, ss_accept_node) {
+		list_del_init(&sk->ss_accept_node);
+		smbd_sock_release(sk);
+	}
+}
+
+/**
+ * smbd_sock_release() - end the connection and free the socket
+ * @sk: the socket; gone when this returns
+ *
+ * The one teardown path, in order: stop (state DISCONNECTING), tell the
+ * peer (rdma_disconnect), end connection manager events
+ * (rdma_destroy_id waits for a running handler), stop the timers and
+ * work, flush and drain the queue pair so every completion has run, then
+ * free queue pair, CQs, buffers (unmapped) and PD. A listener first
+ * releases the connections it has not handed out.
+ *
+ * Context: process; sleeps. Not from an smbd upcall.
+ */
+void smbd_sock_release(struct smbd_sock *sk)
+{
+	struct rdma_cm_id *id;
+	bool was_up;
+
+	if (!sk)
+		return;
+	if (sk->ss_is_listener) {
+		smbd_listener_release(sk);
+		kfree(sk);
+		return;
+	}
+
+	spin_lock_bh(&sk->ss_lock);
+	if (!sk->ss_err)
+		sk->ss_err = -ESHUTDOWN;
+	was_up = sk->ss_state == SMBD_CONNECTED ||
+		 sk->ss_state == SMBD_NEGOTIATING;
+	smbd_set_state(sk, SMBD_DISCONNECTING);
+	sk->ss_connect_done = NULL;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_xfer_wake(sk);
+
+	/*
+	 * DISCONNECTING is set: nothing queues the event work any more, and
+	 * completions queue no timer or grant work. The event work may still
+	 * run: it calls rdma_disconnect() on our id.
+	 */
+	cancel_work_sync(&sk->ss_disconnect_work);
+	id = sk->ss_cm_id;
+	if (id && was_up)
+		rdma_disconnect(id);
+	/* Every posted request completes (flushed) before this returns. */
+	if (id && id->qp)
+		ib_drain_qp(id->qp);
+	cancel_delayed_work_sync(&sk->ss_neg_work);
+	cancel_delayed_work_sync(&sk->ss_ka_work);
+	cancel_work_sync(&sk->ss_grant_work);
+	if (id) {
+		if (id->qp)
+			rdma_destroy_qp(id);
+		/* Waits for a running event handler; none comes after. */
+		rdma_destroy_id(id);
+		sk->ss_cm_id = NULL;
+	}
+	smbd_qp_destroy(sk);
+
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, SMBD_CLOSED);
+	spin_unlock_bh(&sk->ss_lock);
+	kfree(sk);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_release, SMBD);
+
+/* ---- debugfs ---- */
+
 static int smbd_devices_show(struct seq_file *m, void *v)
 {
 	struct smbd_device *sd;
@@ -111,6 +1012,10 @@ static int __init smbd_init(void)
 {
 	int ret;
 
+	/* Writeback through an SMB client may wait on this queue. */
+	smbd_wq = alloc_workqueue("smbd", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!smbd_wq)
+		return -ENOMEM;
 	smbd_debugfs_root = debugfs_create_dir("smbd", NULL);
 	debugfs_create_file("devices", 0444, smbd_debugfs_root, NULL,
 			    &smbd_devices_fops);
@@ -118,6 +1023,7 @@ static int __init smbd_init(void)
 	ret = ib_register_client(&smbd_ib_client);
 	if (ret) {
 		debugfs_remove_recursive(smbd_debugfs_root);
+		destroy_workqueue(smbd_wq);
 		return ret;
 	}
 	pr_info("smbd: SMB Direct 1.0 ([MS-SMBD]) loaded\n");
@@ -128,6 +1034,7 @@ static void __exit smbd_exit(void)
 {
 	ib_unregister_client(&smbd_ib_client);
 	debugfs_remove_recursive(smbd_debugfs_root);
+	destroy_workqueue(smbd_wq);
 }
 
 module_init(smbd_init);

@@ -60,7 +60,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 	p->negotiate_timeout_ms = responder ? SMBD_RESPONDER_NEG_TIMEOUT_MS :
 					      SMBD_INITIATOR_NEG_TIMEOUT_MS;
 }
-EXPORT_SYMBOL_IF_KUNIT(smbd_params_init);
+EXPORT_SYMBOL_NS_GPL(smbd_params_init, SMBD);
 
 /**
  * smbd_params_check() - refuse local parameters we could not honour

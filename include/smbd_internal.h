@@ -2,15 +2,22 @@
 /*
  * smbd: private structures shared by the files of smbd.ko.
  *
- * Field prefixes: sd_ for struct smbd_device.
+ * Field prefixes: sd_ struct smbd_device, ss_ struct smbd_sock,
+ * rx_ struct smbd_recv_ctx, tx_ struct smbd_send_ctx.
  */
 #ifndef _SMBD_INTERNAL_H
 #define _SMBD_INTERNAL_H
 
 #include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
+#include "smbd.h"
 #include "smbd_proto.h"
 
 /**
@@ -43,5 +50,194 @@ struct smbd_device {
 	u32 sd_max_frmr_pages;
 	u32 sd_max_sgl_rd;
 };
+
+/**
+ * enum smbd_state - life of a socket; changed only by smbd_set_state()
+ * @SMBD_CREATED: new, nothing set up
+ * @SMBD_CONNECTING: initiator: resolving, creating the QP, connecting
+ * @SMBD_LISTENING: a listener
+ * @SMBD_NEGOTIATING: RDMA connection up, SMB Direct negotiation running
+ * @SMBD_CONNECTED: Connection.Role "ESTABLISHED": data may flow
+ * @SMBD_DISCONNECTING: ending: no new work; waiting for the provider
+ * @SMBD_CLOSED: ended; only smbd_sock_release() is left to do
+ */
+enum smbd_state {
+	SMBD_CREATED,
+	SMBD_CONNECTING,
+	SMBD_LISTENING,
+	SMBD_NEGOTIATING,
+	SMBD_CONNECTED,
+	SMBD_DISCONNECTING,
+	SMBD_CLOSED,
+};
+
+/**
+ * struct smbd_recv_ctx - one receive buffer, DMA-mapped once
+ * @rx_cqe: completion entry; .done is smbd_recv_done()
+ * @rx_sk: owning socket
+ * @rx_node: on ss_rx_free (not posted) or ss_rx_ready (holding data)
+ * @rx_wr: its receive work request
+ * @rx_sge: its scatter entry
+ * @rx_buf: the buffer, @rx_len bytes
+ * @rx_dma: its DMA address
+ * @rx_len: size of @rx_buf
+ * @rx_data_off: payload offset in @rx_buf (valid on ss_rx_ready)
+ * @rx_data_len: payload bytes (valid on ss_rx_ready)
+ * @rx_msg_total: the whole message's length (first fragment only)
+ * @rx_first: first fragment of its upper-layer message
+ * @rx_last: last fragment of its upper-layer message
+ * @rx_invalidated: the peer invalidated @rx_token with this message
+ * @rx_token: the invalidated token
+ */
+struct smbd_recv_ctx {
+	struct ib_cqe rx_cqe;
+	struct smbd_sock *rx_sk;
+	struct list_head rx_node;
+	struct ib_recv_wr rx_wr;
+	struct ib_sge rx_sge;
+	void *rx_buf;
+	u64 rx_dma;
+	u32 rx_len;
+	u32 rx_data_off;
+	u32 rx_data_len;
+	u32 rx_msg_total;
+	bool rx_first;
+	bool rx_last;
+	bool rx_invalidated;
+	u32 rx_token;
+};
+
+/**
+ * struct smbd_send_ctx - one send buffer, DMA-mapped once
+ * @tx_cqe: completion entry; .done is smbd_send_done()
+ * @tx_sk: owning socket
+ * @tx_node: on ss_tx_free, or on a batch tail's @tx_batch
+ * @tx_batch: for the signalled last work request of a posted batch, the
+ *	unsignalled contexts posted before it
+ * @tx_wr: the work request
+ * @tx_sge: its single gather entry (header and payload are contiguous)
+ * @tx_buf: max_send_size bytes: header, zero padding, payload
+ * @tx_dma: its DMA address
+ */
+struct smbd_send_ctx {
+	struct ib_cqe tx_cqe;
+	struct smbd_sock *tx_sk;
+	struct list_head tx_node;
+	struct list_head tx_batch;
+	struct ib_send_wr tx_wr;
+	struct ib_sge tx_sge;
+	void *tx_buf;
+	u64 tx_dma;
+};
+
+/**
+ * struct smbd_stats - per-socket counters, read without locks
+ */
+struct smbd_stats {
+	u64 msgs_sent;
+	u64 msgs_recv;
+	u64 segs_sent;
+	u64 segs_recv;
+	u64 bytes_sent;
+	u64 bytes_recv;
+	u64 grants_sent;
+	u64 credit_waits;
+	u64 keepalives_sent;
+};
+
+/**
+ * struct smbd_sock - one SMB Direct connection or listener
+ *
+ * Immutable after creation: @ss_net, @ss_params, @ss_responder.
+ * Immutable once negotiating: the verbs objects and sizes.
+ * Protected by @ss_lock (taken with _bh in process context, plain in the
+ * softirq completion handlers): @ss_state, @ss_err, the protocol state
+ * (@ss_cred, @ss_reasm, @ss_ka, @ss_neg until connected), the lists,
+ * @ss_tx_free_count, the listener queues.
+ * @ss_send_mutex serialises senders: one upper-layer message at a time
+ * goes on the wire, in the order senders took the mutex.
+ * @ss_recv_mutex serialises readers.
+ */
+struct smbd_sock {
+	struct net *ss_net;
+	struct smbd_params ss_params;
+	bool ss_responder;
+	bool ss_is_listener;
+	const struct smbd_sock_ops *ss_ops;
+	void *ss_priv;
+
+	spinlock_t ss_lock;		/* see above */
+	enum smbd_state ss_state;
+	int ss_err;
+	wait_queue_head_t ss_wait;
+	void (*ss_connect_done)(struct smbd_sock *sk, int status);
+
+	struct rdma_cm_id *ss_cm_id;
+	struct ib_device *ss_ibdev;
+	bool ss_iwarp;
+	struct ib_pd *ss_pd;
+	struct ib_cq *ss_send_cq;
+	struct ib_cq *ss_recv_cq;
+	u32 ss_sq_depth;
+	u32 ss_rq_depth;
+	u8 ss_initiator_depth;
+	u8 ss_responder_resources;
+
+	struct smbd_negotiated ss_neg;
+	struct smbd_credits ss_cred;
+	struct smbd_reasm ss_reasm;
+	struct smbd_keepalive ss_ka;
+	bool ss_rx_inv_pending;
+	u32 ss_rx_inv_token;
+
+	struct smbd_recv_ctx *ss_rx_ctxs;
+	u32 ss_nr_rx;
+	struct list_head ss_rx_free;
+	struct list_head ss_rx_ready;
+	u32 ss_rx_complete_msgs;
+	struct mutex ss_recv_mutex;	/* one reader at a time */
+	u32 ss_stream_hdr_left;
+	u32 ss_stream_msg_left;
+
+	struct smbd_send_ctx *ss_tx_ctxs;
+	u32 ss_nr_tx;
+	struct list_head ss_tx_free;
+	u32 ss_tx_free_count;
+	u32 ss_send_waiters;
+	struct mutex ss_send_mutex;	/* one message on the wire at a time */
+	u32 ss_tx_msg_len;
+	u32 ss_tx_msg_done;
+
+	struct work_struct ss_grant_work;
+	struct delayed_work ss_ka_work;
+	struct delayed_work ss_neg_work;
+	struct work_struct ss_disconnect_work;
+
+	struct smbd_sock *ss_listener;
+	struct list_head ss_accept_node;
+	struct list_head ss_pending;
+	struct list_head ss_accept_q;
+	u32 ss_backlog;
+	u32 ss_accept_len;
+
+	struct smbd_stats ss_stats;
+};
+
+extern struct workqueue_struct *smbd_wq;
+
+/* smbd_core.c */
+bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
+void smbd_sock_error(struct smbd_sock *sk, int err);
+void smbd_established(struct smbd_sock *sk);
+
+/* smbd_xfer.c */
+int smbd_xfer_alloc(struct smbd_sock *sk);
+void smbd_xfer_free(struct smbd_sock *sk);
+int smbd_post_negotiate_recv(struct smbd_sock *sk);
+int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
+int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
+void smbd_grant_work(struct work_struct *work);
+void smbd_ka_work(struct work_struct *work);
+void smbd_xfer_wake(struct smbd_sock *sk);
 
 #endif /* _SMBD_INTERNAL_H */

@@ -15,6 +15,7 @@
 #define _SMBD_PROTO_H
 
 #include <linux/types.h>
+#include "smbd.h"
 #include "smbd_pdu.h"
 
 /*
@@ -25,35 +26,6 @@
 
 /* Send Credits are 16-bit on the wire; we never count more than that. */
 #define SMBD_MAX_CREDITS	U16_MAX
-
-/**
- * struct smbd_params - local choices made before negotiation
- * @recv_credit_max: Connection.ReceiveCreditMax, most receives we post
- * @send_credit_target: Connection.SendCreditTarget, credits we ask for
- * @max_send_size: Connection.MaxSendSize before negotiation
- * @max_recv_size: Connection.MaxReceiveSize before negotiation; the size
- *	of each receive buffer
- * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize
- * @max_read_write_size: Connection.MaxReadWriteSize limit of this side
- * @keepalive_interval_ms: Connection.KeepaliveInterval; 0 disables it
- * @keepalive_timeout_ms: wait for the answer to a keep-alive ([MS-SMBD]
- *	3.1.5.1, WIN<4>)
- * @negotiate_timeout_ms: the Negotiation Timer ([MS-SMBD] 3.1.2.1)
- *
- * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
- * the implementation. smbd_params_init() fills the defaults.
- */
-struct smbd_params {
-	u16 recv_credit_max;
-	u16 send_credit_target;
-	u32 max_send_size;
-	u32 max_recv_size;
-	u32 max_fragmented_recv_size;
-	u32 max_read_write_size;
-	u32 keepalive_interval_ms;
-	u32 keepalive_timeout_ms;
-	u32 negotiate_timeout_ms;
-};
 
 /**
  * struct smbd_negotiated - connection values fixed by negotiation
@@ -134,7 +106,6 @@ struct smbd_neg_resp {
 	u32 max_fragmented_size;
 };
 
-void smbd_params_init(struct smbd_params *p, bool responder);
 int smbd_params_check(const struct smbd_params *p);
 
 void smbd_neg_req_encode(const struct smbd_neg_req *req,

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * smbd: SMB Direct ([MS-SMBD]) for in-kernel consumers. The public API.
+ *
+ * A struct smbd_sock is one SMB Direct connection, or a listener. It moves
+ * upper-layer messages (for SMB2: one SMB2 message or compound, without
+ * the 4-byte length prefix of SMB2 over TCP) and keeps their boundaries.
+ *
+ * Life of a socket:
+ *
+ *   smbd_sock_create()
+ *     initiator: smbd_sock_connect() or smbd_sock_connect_async()
+ *     responder: smbd_sock_bind(), smbd_sock_listen(), smbd_sock_accept()
+ *   smbd_sock_send() / smbd_sock_recv() / smbd_sock_recv_stream()
+ *   smbd_sock_shutdown()   (optional: end the connection, keep the socket)
+ *   smbd_sock_release()    (always: end it and free everything)
+ *
+ * Exported in the SMBD symbol namespace: MODULE_IMPORT_NS(SMBD).
+ */
+#ifndef _SMBD_H
+#define _SMBD_H
+
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+
+struct net;
+struct smbd_sock;
+
+/**
+ * struct smbd_params - local choices made before negotiation
+ * @recv_credit_max: Connection.ReceiveCreditMax, most receives we post
+ * @send_credit_target: Connection.SendCreditTarget, credits we ask for
+ * @max_send_size: Connection.MaxSendSize before negotiation
+ * @max_recv_size: Connection.MaxReceiveSize before negotiation; the size
+ *	of each receive buffer
+ * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize
+ * @max_read_write_size: Connection.MaxReadWriteSize limit of this side
+ * @keepalive_interval_ms: Connection.KeepaliveInterval; 0 disables it
+ * @keepalive_timeout_ms: wait for the answer to a keep-alive ([MS-SMBD]
+ *	3.1.5.1, WIN<4>)
+ * @negotiate_timeout_ms: the Negotiation Timer ([MS-SMBD] 3.1.2.1)
+ *
+ * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
+ * the implementation; smbd_params_init() fills the defaults.
+ */
+struct smbd_params {
+	u16 recv_credit_max;
+	u16 send_credit_target;
+	u32 max_send_size;
+	u32 max_recv_size;
+	u32 max_fragmented_recv_size;
+	u32 max_read_write_size;
+	u32 keepalive_interval_ms;
+	u32 keepalive_timeout_ms;
+	u32 negotiate_timeout_ms;
+};
+
+/**
+ * struct smbd_sock_ops - upcalls to the consumer; all optional
+ * @data_ready: message data arrived. Softirq context: must not sleep.
+ * @write_space: a send that returned -EAGAIN (or a partial count) may go
+ *	on. Softirq or process context: must not sleep.
+ * @state_change: the connection was established or lost. Process
+ *	context; may sleep but must not call smbd_sock_release().
+ */
+struct smbd_sock_ops {
+	void (*data_ready)(struct smbd_sock *sk);
+	void (*write_space)(struct smbd_sock *sk);
+	void (*state_change)(struct smbd_sock *sk);
+};
+
+/**
+ * struct smbd_sock_info - what a connection negotiated ([MS-SMBD] 3.1.4.7)
+ * @max_send_size: Connection.MaxSendSize
+ * @max_recv_size: Connection.MaxReceiveSize
+ * @max_fragmented_send_size: largest message smbd_sock_send() takes
+ * @max_fragmented_recv_size: largest message we receive
+ * @max_read_write_size: largest RDMA transfer of one upper-layer I/O
+ * @keepalive_interval_ms: Connection.KeepaliveInterval
+ * @send_credits: Send Credits held now
+ * @recv_credits: receives posted now (the peer's credits and those about
+ *	to be granted)
+ * @recv_credit_target: the peer's CreditsRequested, capped
+ * @iwarp: the connection runs over iWARP
+ * @initiator_depth: RDMA reads this side may issue at once (ORD)
+ * @responder_resources: RDMA reads the peer may issue at once (IRD)
+ */
+struct smbd_sock_info {
+	u32 max_send_size;
+	u32 max_recv_size;
+	u32 max_fragmented_send_size;
+	u32 max_fragmented_recv_size;
+	u32 max_read_write_size;
+	u32 keepalive_interval_ms;
+	u32 send_credits;
+	u32 recv_credits;
+	u32 recv_credit_target;
+	bool iwarp;
+	u8 initiator_depth;
+	u8 responder_resources;
+};
+
+/* Flags of smbd_sock_send(). */
+#define SMBD_SEND_NONBLOCK	0x1	/* never sleep: -EAGAIN or a partial count */
+#define SMBD_SEND_MORE		0x2	/* more parts of this message follow */
+
+/* Flags of smbd_sock_recv(), smbd_sock_recv_stream(), smbd_sock_accept(). */
+#define SMBD_RECV_NONBLOCK	0x1
+
+/**
+ * struct smbd_recv_info - about a message smbd_sock_recv() returned
+ * @msg_len: its length, even when it did not fit the buffer
+ * @invalidated: the peer invalidated one of our registrations with this
+ *	message ([MS-SMBD] 3.1.5.8); @token says which
+ * @token: the invalidated token (rkey)
+ */
+struct smbd_recv_info {
+	u32 msg_len;
+	bool invalidated;
+	u32 token;
+};
+
+/* Default ports ([MS-SMBD] 1.9): iWARP uses 5445, IB and RoCE use 445. */
+#define SMBD_PORT_IWARP		5445
+#define SMBD_PORT_IB		445
+
+void smbd_params_init(struct smbd_params *p, bool responder);
+
+int smbd_sock_create(struct net *net, const struct smbd_params *params,
+		     struct smbd_sock **skp);
+void smbd_sock_set_ops(struct smbd_sock *sk, const struct smbd_sock_ops *ops,
+		       void *priv);
+void *smbd_sock_priv(const struct smbd_sock *sk);
+
+int smbd_sock_connect(struct smbd_sock *sk, const struct sockaddr *dst);
+int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
+			    void (*done)(struct smbd_sock *sk, int status));
+
+int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr);
+int smbd_sock_listen(struct smbd_sock *sk, int backlog);
+int smbd_sock_accept(struct smbd_sock *lsk, struct smbd_sock **newp,
+		     unsigned int flags);
+
+ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
+		       unsigned int flags);
+ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
+		       unsigned int flags, struct smbd_recv_info *info);
+ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
+			      unsigned int flags);
+
+int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info);
+void smbd_sock_shutdown(struct smbd_sock *sk);
+void smbd_sock_release(struct smbd_sock *sk);
+
+#endif /* _SMBD_H */

@@ -1,0 +1,1160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: the data path ([MS-SMBD] 3.1.4.2, 3.1.5.1, 3.1.5.4 to 3.1.5.9).
+ *
+ * Operation
+ *   Receives complete in softirq (IB_POLL_SOFTIRQ): negotiation messages
+ *   are answered there, data messages are validated, credited and queued
+ *   for the consumer, and buffers are reposted in one chained post. A
+ *   credit-only message, a keep-alive and its answer go out from
+ *   smbd_wq; nothing else leaves the completion handler.
+ *   Sends cut a message into segments (smbd_seg_plan_*), take one Send
+ *   Credit each (smbd_cred_send_begin), and post them in chains of up to
+ *   SMBD_SEND_BATCH work requests of which only the last is signalled.
+ *
+ * Buffer ownership
+ *   Every buffer is allocated and DMA-mapped once, when the queue pair is
+ *   created, and unmapped when it is destroyed. A receive context is on
+ *   the receive queue, on ss_rx_ready (holding data for the consumer) or
+ *   on ss_rx_free. A send context is on ss_tx_free or in flight; the
+ *   signalled tail of a batch owns the contexts posted before it and
+ *   returns them all on its completion.
+ *
+ * Copies
+ *   Payload is copied once into the pre-mapped send buffer, and out of
+ *   the receive buffer into the consumer's iov_iter; a segment is at most
+ *   MaxSendSize (1364 bytes by default). Zero-copy sends of the
+ *   consumer's pages are not done yet.
+ *
+ * Error handling
+ *   A protocol violation, a failed post or a completion error ends the
+ *   connection through smbd_sock_error(); flushed completions during
+ *   teardown only return their buffers.
+ */
+
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+#define SMBD_SEND_BATCH	16
+
+/* Work for the completion handler to do once the lock is dropped. */
+#define SMBD_ACT_WAKE		BIT(0)
+#define SMBD_ACT_DATA		BIT(1)
+#define SMBD_ACT_GRANT		BIT(2)
+#define SMBD_ACT_CHILD		BIT(3)
+#define SMBD_ACT_SPACE		BIT(4)
+#define SMBD_ACT_CONNECTED	BIT(5)
+
+static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/**
+ * smbd_xfer_alloc() - allocate and map the send and receive buffers
+ * @sk: a socket whose queue pair was just created
+ *
+ * Receive buffers hold MaxReceiveSize bytes and at least the 512 bytes
+ * [MS-SMBD] 3.1.4.1/3.1.7.2 require for the negotiate receive.
+ *
+ * Context: process; may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int smbd_xfer_alloc(struct smbd_sock *sk)
+{
+	u32 rx_len = max_t(u32, sk->ss_params.max_recv_size,
+			   SMBD_NEGOTIATE_RECV_SIZE);
+	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
+			   sizeof(struct smbd_neg_resp_pdu));
+	int node = ibdev_to_node(sk->ss_ibdev);
+	u32 i;
+
+	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
+				      GFP_KERNEL, node);
+	sk->ss_tx_ctxs = kcalloc_node(sk->ss_nr_tx, sizeof(*sk->ss_tx_ctxs),
+				      GFP_KERNEL, node);
+	if (!sk->ss_rx_ctxs || !sk->ss_tx_ctxs)
+		goto nomem;
+
+	for (i = 0; i < sk->ss_nr_rx; i++) {
+		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
+
+		rx->rx_sk = sk;
+		rx->rx_cqe.done = smbd_recv_done;
+		rx->rx_len = rx_len;
+		rx->rx_buf = kmalloc_node(rx_len, GFP_KERNEL, node);
+		if (!rx->rx_buf)
+			goto nomem;
+		rx->rx_dma = ib_dma_map_single(sk->ss_ibdev, rx->rx_buf, rx_len,
+					       DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(sk->ss_ibdev, rx->rx_dma)) {
+			kfree(rx->rx_buf);
+			rx->rx_buf = NULL;
+			goto nomem;
+		}
+		rx->rx_sge.addr = rx->rx_dma;
+		rx->rx_sge.length = rx_len;
+		rx->rx_sge.lkey = sk->ss_pd->local_dma_lkey;
+		rx->rx_wr.wr_cqe = &rx->rx_cqe;
+		rx->rx_wr.sg_list = &rx->rx_sge;
+		rx->rx_wr.num_sge = 1;
+		list_add_tail(&rx->rx_node, &sk->ss_rx_free);
+	}
+	for (i = 0; i < sk->ss_nr_tx; i++) {
+		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
+
+		tx->tx_sk = sk;
+		tx->tx_cqe.done = smbd_send_done;
+		INIT_LIST_HEAD(&tx->tx_batch);
+		/* Zeroed once: the padding before DataOffset stays zero. */
+		tx->tx_buf = kzalloc_node(tx_len, GFP_KERNEL, node);
+		if (!tx->tx_buf)
+			goto nomem;
+		tx->tx_dma = ib_dma_map_single(sk->ss_ibdev, tx->tx_buf, tx_len,
+					       DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(sk->ss_ibdev, tx->tx_dma)) {
+			kfree(tx->tx_buf);
+			tx->tx_buf = NULL;
+			goto nomem;
+		}
+		tx->tx_sge.addr = tx->tx_dma;
+		tx->tx_sge.lkey = sk->ss_pd->local_dma_lkey;
+		tx->tx_wr.wr_cqe = &tx->tx_cqe;
+		tx->tx_wr.sg_list = &tx->tx_sge;
+		tx->tx_wr.num_sge = 1;
+		tx->tx_wr.opcode = IB_WR_SEND;
+		list_add_tail(&tx->tx_node, &sk->ss_tx_free);
+		sk->ss_tx_free_count++;
+	}
+	return 0;
+nomem:
+	smbd_xfer_free(sk);
+	return -ENOMEM;
+}
+
+/**
+ * smbd_xfer_free() - unmap and free the buffers
+ * @sk: a socket whose queue pair is drained or was never used
+ *
+ * Context: process.
+ */
+void smbd_xfer_free(struct smbd_sock *sk)
+{
+	u32 rx_len = max_t(u32, sk->ss_params.max_recv_size,
+			   SMBD_NEGOTIATE_RECV_SIZE);
+	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
+			   sizeof(struct smbd_neg_resp_pdu));
+	u32 i;
+
+	for (i = 0; sk->ss_rx_ctxs && i < sk->ss_nr_rx; i++) {
+		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
+
+		if (!rx->rx_buf)
+			continue;
+		ib_dma_unmap_single(sk->ss_ibdev, rx->rx_dma, rx_len,
+				    DMA_FROM_DEVICE);
+		kfree(rx->rx_buf);
+	}
+	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
+		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
+
+		if (!tx->tx_buf)
+			continue;
+		ib_dma_unmap_single(sk->ss_ibdev, tx->tx_dma, tx_len,
+				    DMA_TO_DEVICE);
+		kfree(tx->tx_buf);
+	}
+	kfree(sk->ss_rx_ctxs);
+	kfree(sk->ss_tx_ctxs);
+	sk->ss_rx_ctxs = NULL;
+	sk->ss_tx_ctxs = NULL;
+	INIT_LIST_HEAD(&sk->ss_rx_free);
+	INIT_LIST_HEAD(&sk->ss_rx_ready);
+	INIT_LIST_HEAD(&sk->ss_tx_free);
+	sk->ss_tx_free_count = 0;
+}
+
+/**
+ * smbd_xfer_wake() - wake every sender, reader and connector
+ * @sk: the socket
+ *
+ * Context: any.
+ */
+void smbd_xfer_wake(struct smbd_sock *sk)
+{
+	wake_up_all(&sk->ss_wait);
+}
+
+/* ---- receive side ---- */
+
+/*
+ * Post up to @n free receive buffers in one chained post. Returns how
+ * many were posted or a negative errno.
+ */
+static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
+{
+	struct smbd_recv_ctx *rx, *prev = NULL, *first = NULL;
+	const struct ib_recv_wr *bad;
+	u32 i = 0;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_lock);
+	while (i < n && !list_empty(&sk->ss_rx_free)) {
+		rx = list_first_entry(&sk->ss_rx_free, struct smbd_recv_ctx,
+				      rx_node);
+		list_del(&rx->rx_node);
+		rx->rx_wr.next = NULL;
+		if (prev)
+			prev->rx_wr.next = &rx->rx_wr;
+		else
+			first = rx;
+		prev = rx;
+		i++;
+	}
+	if (!i)
+		return 0;
+	ret = ib_post_recv(sk->ss_cm_id->qp, &first->rx_wr, &bad);
+	if (!ret)
+		return i;
+
+	/* Buffers from @bad on were not posted. */
+	for (rx = first, i = 0; &rx->rx_wr != bad; i++)
+		rx = container_of(rx->rx_wr.next, struct smbd_recv_ctx, rx_wr);
+	ret = i ? i : ret;
+	while (rx) {
+		struct ib_recv_wr *next = rx->rx_wr.next;
+
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		rx = next ? container_of(next, struct smbd_recv_ctx, rx_wr) :
+			    NULL;
+	}
+	return ret;
+}
+
+/**
+ * smbd_post_negotiate_recv() - the receive for the first message
+ * @sk: a socket with a queue pair
+ *
+ * [MS-SMBD] 3.1.4.1, 3.1.7.2: at least 512 bytes, posted before the
+ * connection can deliver anything; not counted as a credit.
+ *
+ * Context: process.
+ * Return: 0 or a negative errno.
+ */
+int smbd_post_negotiate_recv(struct smbd_sock *sk)
+{
+	int ret;
+
+	spin_lock_bh(&sk->ss_lock);
+	ret = smbd_post_recv_chain(sk, 1);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret == 1 ? 0 : (ret < 0 ? ret : -ENOMEM);
+}
+
+/**
+ * smbd_post_recvs() - post the receives the credit state wants
+ * @sk: a negotiated socket
+ * @send_queued: a sender waits for a credit (the last-credit rule may
+ *	need one more receive)
+ *
+ * [MS-SMBD] 3.1.5.9: only receives really posted are counted, so only
+ * those are ever granted.
+ *
+ * Context: any; caller holds @sk->ss_lock.
+ * Return: receives posted, or a negative errno (the queue pair failed).
+ */
+int smbd_post_recvs(struct smbd_sock *sk, bool send_queued)
+{
+	u16 want;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_lock);
+	want = smbd_cred_recv_wanted(&sk->ss_cred, send_queued);
+	if (!want)
+		return 0;
+	ret = smbd_post_recv_chain(sk, want);
+	if (ret > 0)
+		smbd_cred_recv_posted(&sk->ss_cred, ret);
+	return ret;
+}
+
+/* Post one negotiate message on a free send context. */
+static int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
+				      u32 len)
+{
+	struct smbd_send_ctx *tx;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_lock);
+	tx = list_first_entry_or_null(&sk->ss_tx_free, struct smbd_send_ctx,
+				      tx_node);
+	if (!tx)
+		return -ENOBUFS;
+	list_del(&tx->tx_node);
+	sk->ss_tx_free_count--;
+	memcpy(tx->tx_buf, pdu, len);
+	tx->tx_sge.length = len;
+	tx->tx_wr.next = NULL;
+	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
+	ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma, len,
+				      DMA_TO_DEVICE);
+	ret = ib_post_send(sk->ss_cm_id->qp, &tx->tx_wr, NULL);
+	if (ret) {
+		list_add(&tx->tx_node, &sk->ss_tx_free);
+		sk->ss_tx_free_count++;
+	}
+	return ret;
+}
+
+/**
+ * smbd_send_negotiate() - post the Negotiate Request
+ * @sk: an initiator whose RDMA connection is established
+ * @pdu: the message
+ * @len: its length
+ *
+ * Context: process (connection manager handler).
+ * Return: 0 or a negative errno.
+ */
+int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len)
+{
+	int ret;
+
+	spin_lock_bh(&sk->ss_lock);
+	ret = smbd_send_negotiate_locked(sk, pdu, len);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+
+/* Set up the connection's protocol state from the negotiated values. */
+static void smbd_proto_setup(struct smbd_sock *sk)
+{
+	smbd_cred_init(&sk->ss_cred, &sk->ss_params, &sk->ss_neg);
+	smbd_reasm_init(&sk->ss_reasm, sk->ss_neg.max_fragmented_recv_size);
+	smbd_ka_init(&sk->ss_ka, sk->ss_params.keepalive_interval_ms,
+		     sk->ss_params.keepalive_timeout_ms);
+}
+
+/* [MS-SMBD] 3.1.5.6 and 3.1.5.3: the responder answers the request. */
+static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			     u32 len, unsigned int *act)
+{
+	struct smbd_neg_resp_pdu resp;
+	enum smbd_neg_err err;
+	u16 granted;
+	u32 status;
+	int ret;
+
+	err = smbd_neg_req_process(&sk->ss_params, rx->rx_buf, len, &sk->ss_neg);
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (err) {
+		pr_info_ratelimited("smbd: negotiate request refused: %s\n",
+				    smbd_neg_err_str(err));
+		status = smbd_neg_err_reply_status(err);
+		if (status) {
+			smbd_neg_resp_build_failure(status, &resp);
+			smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
+		}
+		return -EPROTO;
+	}
+
+	smbd_proto_setup(sk);
+	ret = smbd_post_recvs(sk, false);
+	granted = smbd_cred_take_grant(&sk->ss_cred);
+	if (ret <= 0 || !granted) {
+		smbd_neg_resp_build_failure(SMBD_STATUS_INSUFFICIENT_RESOURCES,
+					    &resp);
+		smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
+		return -ENOMEM;
+	}
+	smbd_neg_resp_build(&sk->ss_params, &sk->ss_neg, granted, &resp);
+	ret = smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
+	if (ret)
+		return ret;
+	smbd_established(sk);
+	*act |= SMBD_ACT_CHILD;
+	return 0;
+}
+
+/* [MS-SMBD] 3.1.5.7: the initiator checks the response. */
+static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			      u32 len, unsigned int *act)
+{
+	enum smbd_neg_err err;
+	int ret;
+
+	err = smbd_neg_resp_process(&sk->ss_params, rx->rx_buf, len,
+				    &sk->ss_neg);
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (err) {
+		pr_info_ratelimited("smbd: negotiate response refused: %s\n",
+				    smbd_neg_err_str(err));
+		return -EPROTO;
+	}
+	smbd_proto_setup(sk);
+	ret = smbd_post_recvs(sk, false);
+	if (ret <= 0)
+		return ret < 0 ? ret : -ENOMEM;
+	smbd_established(sk);
+	/* The responder holds no credit until we grant the receives. */
+	*act |= SMBD_ACT_CONNECTED | SMBD_ACT_GRANT;
+	return 0;
+}
+
+/* [MS-SMBD] 3.1.5.5 and 3.1.5.8: a Data Transfer message. */
+static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			  struct ib_wc *wc, unsigned int *act)
+{
+	enum smbd_reasm_event ev;
+	struct smbd_data_hdr h;
+	enum smbd_rx_err err;
+	bool first, reply;
+	u32 ms;
+	int ret;
+
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (wc->byte_len > sk->ss_neg.max_recv_size) {
+		pr_info_ratelimited("smbd: message of %u bytes above MaxReceiveSize\n",
+				    wc->byte_len);
+		return -EPROTO;
+	}
+	err = smbd_rx_parse(rx->rx_buf, wc->byte_len,
+			    sk->ss_neg.max_fragmented_recv_size, &h);
+	if (!err)
+		err = smbd_cred_on_recv(&sk->ss_cred, &h);
+	if (err)
+		goto violation;
+
+	ms = smbd_ka_on_recv(&sk->ss_ka, h.flags, &reply);
+	if (ms)
+		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		sk->ss_rx_inv_pending = true;
+		sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+	}
+
+	first = !sk->ss_reasm.active;
+	err = smbd_reasm_add(&sk->ss_reasm, &h, &ev);
+	if (err)
+		goto violation;
+	sk->ss_stats.segs_recv++;
+	if (ev != SMBD_REASM_NONE) {
+		list_del(&rx->rx_node);
+		rx->rx_data_off = h.data_offset;
+		rx->rx_data_len = h.data_length;
+		rx->rx_first = first;
+		rx->rx_msg_total = h.data_length + h.remaining_data_length;
+		rx->rx_last = ev == SMBD_REASM_COMPLETE;
+		rx->rx_invalidated = false;
+		if (rx->rx_last) {
+			rx->rx_invalidated = sk->ss_rx_inv_pending;
+			rx->rx_token = sk->ss_rx_inv_token;
+			sk->ss_rx_inv_pending = false;
+			sk->ss_rx_complete_msgs++;
+			sk->ss_stats.msgs_recv++;
+		}
+		sk->ss_stats.bytes_recv += h.data_length;
+		list_add_tail(&rx->rx_node, &sk->ss_rx_ready);
+		*act |= SMBD_ACT_DATA;
+	}
+	if (h.credits_granted)
+		*act |= SMBD_ACT_SPACE;
+
+	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
+	if (ret < 0)
+		return ret;
+	if (reply || smbd_cred_grant_due(&sk->ss_cred))
+		*act |= SMBD_ACT_GRANT;
+	return 0;
+
+violation:
+	pr_info_ratelimited("smbd: data transfer refused: %s\n",
+			    smbd_rx_err_str(err));
+	return -EPROTO;
+}
+
+static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_recv_ctx *rx = container_of(wc->wr_cqe,
+						struct smbd_recv_ctx, rx_cqe);
+	struct smbd_sock *sk = rx->rx_sk;
+	const struct smbd_sock_ops *ops;
+	unsigned int act = 0;
+	int ret = 0;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		spin_lock(&sk->ss_lock);
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		if (sk->ss_cred.recv_posted)
+			sk->ss_cred.recv_posted--;
+		spin_unlock(&sk->ss_lock);
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_info_ratelimited("smbd: receive failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+			smbd_sock_error(sk, -ECONNABORTED);
+		}
+		return;
+	}
+
+	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
+				   DMA_FROM_DEVICE);
+	spin_lock(&sk->ss_lock);
+	switch (sk->ss_state) {
+	case SMBD_NEGOTIATING:
+		if (sk->ss_responder)
+			ret = smbd_recv_neg_req(sk, rx, wc->byte_len, &act);
+		else
+			ret = smbd_recv_neg_resp(sk, rx, wc->byte_len, &act);
+		break;
+	case SMBD_CONNECTED:
+		ret = smbd_recv_data(sk, rx, wc, &act);
+		break;
+	default:
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		break;
+	}
+	ops = sk->ss_ops;
+	spin_unlock(&sk->ss_lock);
+
+	if (ret) {
+		smbd_sock_error(sk, ret);
+		return;
+	}
+	if (act & (SMBD_ACT_DATA | SMBD_ACT_SPACE | SMBD_ACT_CONNECTED))
+		wake_up_all(&sk->ss_wait);
+	if (act & SMBD_ACT_GRANT)
+		queue_work(smbd_wq, &sk->ss_grant_work);
+	if (act & SMBD_ACT_CHILD && READ_ONCE(sk->ss_listener)) {
+		struct smbd_sock *lsk = sk->ss_listener;
+
+		cancel_delayed_work(&sk->ss_neg_work);
+		spin_lock(&lsk->ss_lock);
+		if (lsk->ss_state == SMBD_LISTENING &&
+		    !list_empty(&sk->ss_accept_node)) {
+			list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
+			lsk->ss_accept_len++;
+			wake_up_all(&lsk->ss_wait);
+		}
+		spin_unlock(&lsk->ss_lock);
+		if (lsk->ss_ops && lsk->ss_ops->data_ready)
+			lsk->ss_ops->data_ready(lsk);
+	}
+	if (ops && act & SMBD_ACT_DATA && ops->data_ready)
+		ops->data_ready(sk);
+	if (ops && act & SMBD_ACT_SPACE && ops->write_space)
+		ops->write_space(sk);
+}
+
+/* ---- send side ---- */
+
+static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_send_ctx *tx = container_of(wc->wr_cqe,
+						struct smbd_send_ctx, tx_cqe);
+	struct smbd_sock *sk = tx->tx_sk;
+	const struct smbd_sock_ops *ops;
+	struct smbd_send_ctx *pos;
+	u32 n = 1;
+
+	/*
+	 * An unsignalled request completes only when flushed or failed; the
+	 * signalled tail of its batch completes after it and returns it.
+	 */
+	if (!(tx->tx_wr.send_flags & IB_SEND_SIGNALED)) {
+		if (wc->status != IB_WC_SUCCESS &&
+		    wc->status != IB_WC_WR_FLUSH_ERR)
+			smbd_sock_error(sk, -ECONNABORTED);
+		return;
+	}
+
+	spin_lock(&sk->ss_lock);
+	list_for_each_entry(pos, &tx->tx_batch, tx_node)
+		n++;
+	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
+	list_add(&tx->tx_node, &sk->ss_tx_free);
+	sk->ss_tx_free_count += n;
+	ops = sk->ss_ops;
+	spin_unlock(&sk->ss_lock);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_info_ratelimited("smbd: send failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		smbd_sock_error(sk, -ECONNABORTED);
+	}
+	wake_up_all(&sk->ss_wait);
+	if (ops && ops->write_space)
+		ops->write_space(sk);
+}
+
+/* Post a batch of filled send contexts as one chain; last one signalled. */
+static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch)
+{
+	struct smbd_send_ctx *tx, *tail, *prev = NULL;
+	int ret;
+
+	if (list_empty(batch))
+		return 0;
+	list_for_each_entry(tx, batch, tx_node) {
+		tx->tx_wr.send_flags = 0;
+		tx->tx_wr.next = NULL;
+		if (prev)
+			prev->tx_wr.next = &tx->tx_wr;
+		prev = tx;
+	}
+	tail = prev;
+	tail->tx_wr.send_flags = IB_SEND_SIGNALED;
+	tx = list_first_entry(batch, struct smbd_send_ctx, tx_node);
+	list_del_init(&tail->tx_node);
+	list_splice_init(batch, &tail->tx_batch);
+
+	ret = ib_post_send(sk->ss_cm_id->qp, tx == tail ? &tail->tx_wr :
+			   &tx->tx_wr, NULL);
+	if (ret) {
+		/* The connection is lost; its buffers go back with it. */
+		spin_lock_bh(&sk->ss_lock);
+		list_splice_init(&tail->tx_batch, &sk->ss_tx_free);
+		list_add(&tail->tx_node, &sk->ss_tx_free);
+		spin_unlock_bh(&sk->ss_lock);
+		smbd_sock_error(sk, ret);
+	}
+	return ret;
+}
+
+/*
+ * Take a send context and a Send Credit for the next segment. Returns 0
+ * with *@txp and *@grant set, -EAGAIN when the caller must post its
+ * batch and wait, or the connection's error.
+ */
+static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
+			    u16 *grant)
+{
+	enum smbd_cred_verdict v;
+
+	lockdep_assert_held(&sk->ss_lock);
+	if (sk->ss_state != SMBD_CONNECTED)
+		return sk->ss_err ?: -ENOTCONN;
+	if (!sk->ss_tx_free_count)
+		return -EAGAIN;
+	v = smbd_cred_send_begin(&sk->ss_cred, grant);
+	if (v == SMBD_CRED_LAST_CREDIT) {
+		/* [MS-SMBD] 3.1.5.9: post one more so the message can grant. */
+		if (smbd_post_recvs(sk, true) > 0)
+			v = smbd_cred_send_begin(&sk->ss_cred, grant);
+	}
+	if (v != SMBD_CRED_SEND)
+		return -EAGAIN;
+	*txp = list_first_entry(&sk->ss_tx_free, struct smbd_send_ctx, tx_node);
+	list_del(&(*txp)->tx_node);
+	sk->ss_tx_free_count--;
+	return 0;
+}
+
+/* Could smbd_take_credit() succeed now (or is the connection gone)? */
+static bool smbd_send_possible(struct smbd_sock *sk)
+{
+	struct smbd_credits *c = &sk->ss_cred;
+	bool ok;
+
+	spin_lock_bh(&sk->ss_lock);
+	ok = sk->ss_state != SMBD_CONNECTED ||
+	     (sk->ss_tx_free_count &&
+	      (c->send_credits > 1 ||
+	       (c->send_credits == 1 &&
+		(smbd_cred_ungranted(c) ||
+		 (smbd_cred_recv_wanted(c, true) &&
+		  !list_empty(&sk->ss_rx_free))))));
+	spin_unlock_bh(&sk->ss_lock);
+	return ok;
+}
+
+/*
+ * Send one upper-layer message, or continue one a non-blocking call left
+ * half-sent. Caller holds ss_send_mutex. Returns the bytes accepted.
+ */
+static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
+			     bool nonblock)
+{
+	u32 len = iov_iter_count(from), total, start, idx, rearm, sent = 0;
+	struct smbd_seg_plan plan;
+	struct smbd_send_ctx *tx;
+	LIST_HEAD(batch);
+	u32 nbatch = 0;
+	int ret = 0;
+
+	if (sk->ss_tx_msg_done < sk->ss_tx_msg_len) {
+		total = sk->ss_tx_msg_len;
+		start = sk->ss_tx_msg_done;
+		if (len != total - start)
+			return -EINVAL;
+	} else {
+		total = len;
+		start = 0;
+	}
+	ret = smbd_seg_plan_init(&plan, total, sk->ss_neg.max_send_size,
+				 sk->ss_neg.max_fragmented_send_size);
+	if (ret)
+		return ret;
+
+	for (idx = start / plan.max_payload; idx < plan.nsegs; idx++) {
+		struct smbd_data_hdr h;
+		struct smbd_seg seg;
+		u16 grant, flags;
+
+		smbd_seg_plan_get(&plan, idx, &seg);
+		spin_lock_bh(&sk->ss_lock);
+		while ((ret = smbd_take_credit(sk, &tx, &grant)) == -EAGAIN) {
+			if (nbatch) {
+				spin_unlock_bh(&sk->ss_lock);
+				ret = smbd_post_batch(sk, &batch);
+				nbatch = 0;
+				spin_lock_bh(&sk->ss_lock);
+				if (ret)
+					break;
+				continue;
+			}
+			if (nonblock)
+				break;
+			sk->ss_send_waiters++;
+			sk->ss_stats.credit_waits++;
+			spin_unlock_bh(&sk->ss_lock);
+			ret = wait_event_interruptible(sk->ss_wait,
+						       smbd_send_possible(sk));
+			spin_lock_bh(&sk->ss_lock);
+			sk->ss_send_waiters--;
+			if (ret)
+				break;
+		}
+		if (ret) {
+			spin_unlock_bh(&sk->ss_lock);
+			break;
+		}
+		flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
+		if (rearm)
+			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
+					 msecs_to_jiffies(rearm));
+		h.credits_requested = sk->ss_cred.send_credit_target;
+		spin_unlock_bh(&sk->ss_lock);
+
+		h.credits_granted = grant;
+		h.flags = flags;
+		h.remaining_data_length = seg.remaining;
+		h.data_offset = seg.data_offset;
+		h.data_length = seg.data_length;
+		smbd_data_hdr_encode(&h, tx->tx_buf);
+		if (seg.data_length &&
+		    copy_from_iter(tx->tx_buf + SMBD_DATA_OFFSET,
+				   seg.data_length, from) != seg.data_length) {
+			spin_lock_bh(&sk->ss_lock);
+			list_add(&tx->tx_node, &sk->ss_tx_free);
+			sk->ss_tx_free_count++;
+			spin_unlock_bh(&sk->ss_lock);
+			ret = -EFAULT;
+			break;
+		}
+		tx->tx_sge.length = smbd_data_hdr_wire_len(&h) + seg.data_length;
+		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
+					      tx->tx_sge.length, DMA_TO_DEVICE);
+		list_add_tail(&tx->tx_node, &batch);
+		sent += seg.data_length;
+		sk->ss_stats.segs_sent++;
+		if (grant)
+			sk->ss_stats.grants_sent++;
+		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
+			ret = smbd_post_batch(sk, &batch);
+			nbatch = 0;
+			if (ret)
+				break;
+		}
+	}
+
+	if (nbatch) {
+		/* Filled but never posted: return them. */
+		spin_lock_bh(&sk->ss_lock);
+		list_for_each_entry(tx, &batch, tx_node)
+			sk->ss_tx_free_count++;
+		list_splice_init(&batch, &sk->ss_tx_free);
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	if (!sent && !(ret == 0 && total == 0) && idx == start / plan.max_payload)
+		return ret ?: -EAGAIN;
+	sk->ss_tx_msg_len = total;
+	sk->ss_tx_msg_done = start + sent;
+	if (sk->ss_tx_msg_done == total) {
+		sk->ss_tx_msg_len = 0;
+		sk->ss_tx_msg_done = 0;
+		sk->ss_stats.msgs_sent++;
+	}
+	sk->ss_stats.bytes_sent += sent;
+	return sent;
+}
+
+/**
+ * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
+ * @sk: a connected socket
+ * @from: the message (any kernel iov_iter); consumed as it is sent
+ * @flags: %SMBD_SEND_NONBLOCK
+ *
+ * The message is cut into segments of at most MaxSendSize bytes
+ * (3.1.5.4) that go out in order, never interleaved with another
+ * message's; senders are served one message at a time in the order they
+ * came. An empty @from sends an empty message: it carries credits and
+ * keep-alive state and is delivered to nobody.
+ *
+ * Blocking (the default) waits for Send Credits and returns once every
+ * segment is posted; @from may be reused then. With
+ * %SMBD_SEND_NONBLOCK the call never sleeps: it returns -EAGAIN when not
+ * even the first segment could go, or the bytes of the segments that
+ * went; the rest of that message must be the next send on this socket
+ * (the write_space upcall tells when to try again).
+ * %SMBD_SEND_MORE is not supported yet (-EOPNOTSUPP).
+ *
+ * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
+ * Return: bytes accepted; -EMSGSIZE above MaxFragmentedSendSize;
+ * -EAGAIN; -ENOTCONN or the connection's error once it is lost;
+ * -ERESTARTSYS.
+ */
+ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
+		       unsigned int flags)
+{
+	bool nonblock = flags & SMBD_SEND_NONBLOCK;
+	ssize_t ret;
+
+	if (flags & SMBD_SEND_MORE)
+		return -EOPNOTSUPP;
+	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
+		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	if (nonblock) {
+		if (!mutex_trylock(&sk->ss_send_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
+		return -ERESTARTSYS;
+	}
+	ret = smbd_send_msg(sk, from, nonblock);
+	mutex_unlock(&sk->ss_send_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_send, SMBD);
+
+/* An empty message for credits or keep-alive, if it can go now. */
+static void smbd_send_empty(struct smbd_sock *sk)
+{
+	struct iov_iter it;
+
+	if (!mutex_trylock(&sk->ss_send_mutex))
+		return;	/* the sender's next message carries it */
+	/* Never between the segments of a half-sent message. */
+	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
+		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
+		smbd_send_msg(sk, &it, true);
+	}
+	mutex_unlock(&sk->ss_send_mutex);
+}
+
+/**
+ * smbd_grant_work() - send a credit grant or a keep-alive answer
+ * @work: ss_grant_work
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_grant_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(work, struct smbd_sock,
+					    ss_grant_work);
+	bool due;
+
+	spin_lock_bh(&sk->ss_lock);
+	due = sk->ss_state == SMBD_CONNECTED &&
+	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred) ||
+	       (!sk->ss_cred.recv_granted && smbd_cred_ungranted(&sk->ss_cred)));
+	spin_unlock_bh(&sk->ss_lock);
+	if (due)
+		smbd_send_empty(sk);
+}
+
+/**
+ * smbd_ka_work() - the idle connection timer ([MS-SMBD] 3.1.6.2)
+ * @work: ss_ka_work
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_ka_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_ka_work);
+	enum smbd_ka_action act;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state != SMBD_CONNECTED) {
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	act = smbd_ka_on_timer(&sk->ss_ka);
+	if (act == SMBD_KA_ACT_SEND)
+		/* If the probe cannot go out in time, the peer is gone too. */
+		mod_delayed_work(smbd_wq, &sk->ss_ka_work,
+				 msecs_to_jiffies(sk->ss_ka.timeout_ms));
+	spin_unlock_bh(&sk->ss_lock);
+
+	if (act == SMBD_KA_ACT_TERMINATE) {
+		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
+		smbd_sock_error(sk, -ETIMEDOUT);
+	} else if (act == SMBD_KA_ACT_SEND) {
+		sk->ss_stats.keepalives_sent++;
+		smbd_send_empty(sk);
+	}
+}
+
+/* ---- consumer receive ---- */
+
+/* Return consumed buffers and repost. */
+static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
+{
+	bool grant, waiters;
+
+	spin_lock_bh(&sk->ss_lock);
+	list_splice_init(done, &sk->ss_rx_free);
+	if (sk->ss_state == SMBD_CONNECTED &&
+	    smbd_post_recvs(sk, sk->ss_send_waiters > 0) < 0) {
+		spin_unlock_bh(&sk->ss_lock);
+		smbd_sock_error(sk, -ECONNABORTED);
+		return;
+	}
+	grant = sk->ss_state == SMBD_CONNECTED &&
+		smbd_cred_grant_due(&sk->ss_cred);
+	waiters = sk->ss_send_waiters;
+	spin_unlock_bh(&sk->ss_lock);
+	if (grant)
+		queue_work(smbd_wq, &sk->ss_grant_work);
+	/* A sender held back by the last-credit rule may go on now. */
+	if (waiters)
+		wake_up_all(&sk->ss_wait);
+}
+
+static bool smbd_rx_ready(struct smbd_sock *sk)
+{
+	return !list_empty_careful(&sk->ss_rx_ready) ||
+	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
+}
+
+/*
+ * Wait for data. With @started, a message is half read: we must not give
+ * up on a signal (its rest would be taken for a new message), only on a
+ * fatal one, which ends the connection.
+ */
+static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
+{
+	int ret;
+
+	if (nonblock)
+		return -EAGAIN;
+	if (!started)
+		return wait_event_interruptible(sk->ss_wait, smbd_rx_ready(sk));
+	ret = wait_event_killable(sk->ss_wait, smbd_rx_ready(sk));
+	if (ret)
+		smbd_sock_error(sk, -EINTR);
+	return ret;
+}
+
+/**
+ * smbd_sock_recv() - receive one whole upper-layer message
+ * @sk: a connected socket
+ * @to: where the message goes
+ * @flags: %SMBD_RECV_NONBLOCK
+ * @info: about the message; may be NULL
+ *
+ * Messages come whole and in order ([MS-SMBD] 3.1.5.8). A message
+ * longer than @to is consumed and cut: -EMSGSIZE, with its length in
+ * @info. Fragments are copied out as they arrive, so a message larger
+ * than all receive buffers together still comes through. Do not mix with
+ * smbd_sock_recv_stream() on one socket.
+ *
+ * Context: process; sleeps unless %SMBD_RECV_NONBLOCK.
+ * Return: the message length; -EAGAIN; -EMSGSIZE; the connection's
+ * error once it is lost and nothing is queued; -ERESTARTSYS.
+ */
+ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
+		       unsigned int flags, struct smbd_recv_info *info)
+{
+	bool nonblock = flags & SMBD_RECV_NONBLOCK, started = false;
+	bool last = false, trunc = false;
+	struct smbd_recv_ctx *rx, *tmp;
+	u32 msg_len = 0;
+	ssize_t ret;
+
+	if (nonblock) {
+		if (!mutex_trylock(&sk->ss_recv_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&sk->ss_recv_mutex)) {
+		return -ERESTARTSYS;
+	}
+
+	while (!last) {
+		LIST_HEAD(done);
+
+		spin_lock_bh(&sk->ss_lock);
+		if (list_empty(&sk->ss_rx_ready) ||
+		    (nonblock && !started && !sk->ss_rx_complete_msgs)) {
+			bool up = sk->ss_state == SMBD_CONNECTED;
+			int err = sk->ss_err;
+
+			spin_unlock_bh(&sk->ss_lock);
+			if (!up && list_empty_careful(&sk->ss_rx_ready)) {
+				ret = err ?: -ENOTCONN;
+				goto out;
+			}
+			ret = smbd_rx_wait(sk, nonblock, started);
+			if (ret)
+				goto out;
+			continue;
+		}
+		list_for_each_entry_safe(rx, tmp, &sk->ss_rx_ready, rx_node) {
+			list_move_tail(&rx->rx_node, &done);
+			if (rx->rx_last) {
+				sk->ss_rx_complete_msgs--;
+				last = true;
+				break;
+			}
+		}
+		spin_unlock_bh(&sk->ss_lock);
+
+		list_for_each_entry(rx, &done, rx_node) {
+			u32 n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
+
+			if (rx->rx_first)
+				started = true;
+			if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n)
+				trunc = true;
+			if (n < rx->rx_data_len)
+				trunc = true;
+			msg_len += rx->rx_data_len;
+			if (rx->rx_last && info) {
+				info->invalidated = rx->rx_invalidated;
+				info->token = rx->rx_token;
+			}
+		}
+		started = true;
+		smbd_rx_return(sk, &done);
+	}
+	if (info)
+		info->msg_len = msg_len;
+	ret = trunc ? -EMSGSIZE : msg_len;
+out:
+	mutex_unlock(&sk->ss_recv_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_recv, SMBD);
+
+/**
+ * smbd_sock_recv_stream() - read messages as SMB2-over-TCP framing
+ * @sk: a connected socket
+ * @to: where the bytes go
+ * @flags: %SMBD_RECV_NONBLOCK
+ *
+ * For consumers written for SMB2 over TCP (cifs, ksmbd): each message
+ * reads as a 4-byte big-endian length followed by the message, the way
+ * Direct TCP frames it (MS-SMB2 2.1). A read stops at the end of a
+ * message. Do not mix with smbd_sock_recv() on one socket.
+ *
+ * Context: process; sleeps unless %SMBD_RECV_NONBLOCK.
+ * Return: bytes read (0 only for an empty @to); -EAGAIN; the
+ * connection's error once it is lost and nothing is queued;
+ * -ERESTARTSYS.
+ */
+ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
+			      unsigned int flags)
+{
+	bool nonblock = flags & SMBD_RECV_NONBLOCK;
+	struct smbd_recv_ctx *rx;
+	ssize_t copied = 0;
+	int ret;
+
+	if (nonblock) {
+		if (!mutex_trylock(&sk->ss_recv_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&sk->ss_recv_mutex)) {
+		return -ERESTARTSYS;
+	}
+
+	while (iov_iter_count(to)) {
+		LIST_HEAD(done);
+		bool mid = sk->ss_stream_hdr_left || sk->ss_stream_msg_left;
+		u32 n;
+
+		spin_lock_bh(&sk->ss_lock);
+		rx = list_first_entry_or_null(&sk->ss_rx_ready,
+					      struct smbd_recv_ctx, rx_node);
+		if (!rx) {
+			bool up = sk->ss_state == SMBD_CONNECTED;
+
+			spin_unlock_bh(&sk->ss_lock);
+			if (copied)
+				break;
+			if (!up && list_empty_careful(&sk->ss_rx_ready)) {
+				ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+				goto out_err;
+			}
+			ret = smbd_rx_wait(sk, nonblock, mid);
+			if (ret)
+				goto out_err;
+			continue;
+		}
+		if (!mid) {
+			if (copied)	/* stop at a message boundary */
+				goto unlock_break;
+			sk->ss_stream_hdr_left = 4;
+			sk->ss_stream_msg_left = rx->rx_msg_total;
+		}
+		spin_unlock_bh(&sk->ss_lock);
+
+		if (sk->ss_stream_hdr_left) {
+			/* No data of this message read yet: msg_left is its length. */
+			__be32 hdr = cpu_to_be32(sk->ss_stream_msg_left);
+			u32 off = 4 - sk->ss_stream_hdr_left;
+
+			n = min_t(u32, sk->ss_stream_hdr_left, iov_iter_count(to));
+			if (copy_to_iter((u8 *)&hdr + off, n, to) != n) {
+				ret = -EFAULT;
+				goto out_err;
+			}
+			sk->ss_stream_hdr_left -= n;
+			copied += n;
+			if (sk->ss_stream_hdr_left)
+				break;
+			continue;
+		}
+
+		n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
+		if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n) {
+			ret = -EFAULT;
+			goto out_err;
+		}
+		rx->rx_data_off += n;
+		rx->rx_data_len -= n;
+		sk->ss_stream_msg_left -= n;
+		copied += n;
+		if (!rx->rx_data_len) {
+			spin_lock_bh(&sk->ss_lock);
+			list_move_tail(&rx->rx_node, &done);
+			if (rx->rx_last)
+				sk->ss_rx_complete_msgs--;
+			spin_unlock_bh(&sk->ss_lock);
+			smbd_rx_return(sk, &done);
+			if (rx->rx_last) {
+				sk->ss_stream_msg_left = 0;
+				break;
+			}
+		}
+		continue;
+unlock_break:
+		spin_unlock_bh(&sk->ss_lock);
+		break;
+	}
+	mutex_unlock(&sk->ss_recv_mutex);
+	return copied;
+out_err:
+	mutex_unlock(&sk->ss_recv_mutex);
+	return copied ?: ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_recv_stream, SMBD);
