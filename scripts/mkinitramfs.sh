@@ -6,8 +6,10 @@
 # KERNEL_CACHE_DIR is what scripts/build-kernel.sh printed. The image holds
 # busybox-static (applets as symlinks), iproute2's ip and rdma, kmod, the
 # rdma-core tools (rping, ibv_devinfo, perftest's ib_*_bw when installed)
-# with libibverbs/librdmacm and the verbs provider plugins, the kernel's
-# modules, tests/guest/init.sh as /init, and each EXTRA_FILE in /smbd/.
+# with libibverbs/librdmacm and the verbs provider plugins, ksmbd-tools
+# and mount.cifs (the stock SMB peers' user space), the kernel's modules,
+# tests/guest/init.sh as /init, and tests/guest/lib-*.sh and each
+# EXTRA_FILE in /smbd/.
 set -euo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 KERNEL_CACHE_DIR OUT.cpio.gz [EXTRA_FILE...]" >&2; exit 2; }
@@ -27,6 +29,9 @@ trap 'rm -rf "$root"' EXIT
 # host path (ldd's /lib/..., the ELF interpreter /lib64/...) resolves.
 mkdir -p "$root"/usr/{bin,sbin,lib,lib64} "$root"/{dev,proc,sys,tmp,run,etc,root,smbd}
 for d in bin sbin lib lib64; do ln -s "usr/$d" "$root/$d"; done
+# mktemp -d made the future / mode 0700: open it to other users (ksmbd
+# resolves share paths as the SMB user).
+chmod 0755 "$root"
 chmod 1777 "$root/tmp"
 
 # Copy a host file to the same path in the image (symlinks dereferenced).
@@ -80,6 +85,28 @@ for p in rxe siw; do
 	ls "$root$multi"/libibverbs/lib$p-rdmav*.so >/dev/null 2>&1 ||
 		{ echo "mkinitramfs: no $p verbs provider (install ibverbs-providers)" >&2; exit 1; }
 done
+# The stock SMB peers' user space (tests/guest/lib-smb.sh): ksmbd-tools'
+# multicall binary, which acts on the name it is called by (so the
+# ksmbd.* names stay symlinks to it), and cifs-utils' mount.cifs. glib's
+# g_convert() (password hashing: UTF-8 to UTF-16LE) loads glibc's gconv
+# modules at run time.
+ksmbd_tools=/usr/libexec/ksmbd.tools
+[ -x $ksmbd_tools ] || { echo "mkinitramfs: no $ksmbd_tools (install ksmbd-tools)" >&2; exit 1; }
+[ -x /usr/sbin/mount.cifs ] || { echo "mkinitramfs: no mount.cifs (install cifs-utils)" >&2; exit 1; }
+put_elf $ksmbd_tools
+for t in ksmbd.mountd ksmbd.control ksmbd.adduser ksmbd.addshare; do
+	ln -sf ../libexec/ksmbd.tools "$root/usr/sbin/$t"
+done
+put_elf /usr/sbin/mount.cifs
+ln -sf mount.cifs "$root/usr/sbin/mount.smb3"
+gconv=$multi/gconv
+for f in gconv-modules gconv-modules.cache UTF-16.so UTF-32.so; do
+	if [ -e "$gconv/$f" ]; then put "$gconv/$f"; fi
+done
+if [ -d "$gconv/gconv-modules.d" ]; then
+	for f in "$gconv"/gconv-modules.d/*.conf; do put "$f"; done
+fi
+
 # A loader cache so that plugins find their libraries in any directory.
 printf '%s\n' /usr/lib/x86_64-linux-gnu "$multi/libibverbs" > "$root/etc/ld.so.conf"
 ldconfig -r "$root" 2>/dev/null || true
@@ -94,9 +121,22 @@ for a in $("$root/usr/bin/busybox" --list-full); do
 	ln -s /usr/bin/busybox "$root/$a"
 done
 
-# Minimal /etc.
-echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
-echo 'root:x:0:' > "$root/etc/group"
+# Minimal /etc. ksmbd.mountd needs its guest account (nobody) and maps the
+# SMB test user (smbtest, see lib-smb.sh) to a local one; mount.cifs wants
+# /etc/mtab, which is the kernel's mount table here.
+cat > "$root/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+smbtest:x:1000:1000:smbd test user:/tmp:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+cat > "$root/etc/group" <<'EOF'
+root:x:0:
+smbtest:x:1000:
+nogroup:x:65534:
+EOF
+ln -s /proc/self/mounts "$root/etc/mtab"
+mkdir -p "$root/etc/ksmbd" "$root/var/lib" "$root/var/tmp" "$root/mnt"
+ln -s /run "$root/var/run"
 echo smbdtest > "$root/etc/hostname"
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
 
@@ -108,7 +148,12 @@ if [ ! -s "$root/lib/modules/$kver/modules.dep" ]; then
 	depmod -b "$root" "$kver"
 fi
 
-# The test payload and /init.
+# The test payload and /init. The plans' shell libraries
+# (tests/guest/lib-*.sh, sourced as /smbd/lib-*.sh) are always there; an
+# EXTRA_FILE of the same name replaces one.
+for f in "$top"/tests/guest/lib-*.sh; do
+	if [ -f "$f" ]; then cp "$f" "$root/smbd/"; fi
+done
 for f in "$@"; do
 	[ -f "$f" ] || { echo "mkinitramfs: $f: no such file" >&2; exit 1; }
 	cp "$f" "$root/smbd/"

@@ -1,0 +1,317 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# SMB over RDMA helpers for guest plans (busybox sh): an in-kernel SMB
+# server (ksmbd + ksmbd.mountd) serving a tmpfs share, and the in-kernel
+# SMB client (cifs) mounting it with SMB Direct. Source it:
+#
+#	. /smbd/lib-smb.sh
+#
+# Module choice (empty: "modprobe NAME", the test kernel's stock module):
+#   SMB_KSMBD_KO=/smbd/ksmbd.ko   the server module to insmod
+#   SMB_CIFS_KO=/smbd/cifs.ko     the client module to insmod
+# Before an insmod, the module's dependencies ("depends" in modinfo) are
+# loaded: by modprobe, or from /smbd/DEP.ko when modprobe does not know
+# them (smbd.ko); its soft dependencies (crypto) by modprobe, best effort.
+#
+# Ports: the stock ksmbd listens for SMB Direct on ONE rdma_cm port, on
+# every address: 445, or 5445 as soon as any RDMA device that is not an
+# IB/RoCE HCA exists when ksmbd starts (siw0 is iWARP, so here: 5445, for
+# rxe0 too). The stock cifs takes no port for RDMA: it tries 5445, then
+# 445. So both providers work with the same options; smb_rdma_port prints
+# the port the server listens on.
+#
+# Functions return 0 on success and print what went wrong otherwise;
+# they print no SMBD-TEST lines (the plans do).
+
+SMB_USER=${SMB_USER:-smbtest}		# in the image's /etc/passwd (uid 1000)
+SMB_PASS=${SMB_PASS:-Smbd-test.1}
+SMB_SHARE=${SMB_SHARE:-smbdtest}
+SMB_EXPORT=${SMB_EXPORT:-/srv/smb}	# a tmpfs; the share is $SMB_EXPORT/$SMB_SHARE
+SMB_EXPORT_SIZE=${SMB_EXPORT_SIZE:-256m}
+SMB_KSMBD_KO=${SMB_KSMBD_KO:-}
+SMB_CIFS_KO=${SMB_CIFS_KO:-}
+SMB_MOUNT_OPTS=${SMB_MOUNT_OPTS:-rdma,vers=3.1.1}
+SMB_MOUNTD_LOG=${SMB_MOUNTD_LOG:-/tmp/ksmbd.mountd.log}
+SMB_MOUNTD_OPTS=${SMB_MOUNTD_OPTS:--v}	# -v: its log has the shares and users
+
+SMB_MODPROBE=/usr/sbin/modprobe
+SMB_INSMOD=/usr/sbin/insmod
+SMB_RMMOD=/usr/sbin/rmmod
+SMB_MODINFO=/usr/sbin/modinfo
+SMB_MOUNT_CIFS=/usr/sbin/mount.cifs
+SMB_MOUNTD=/usr/sbin/ksmbd.mountd
+SMB_CONTROL=/usr/sbin/ksmbd.control
+SMB_ADDUSER=/usr/sbin/ksmbd.adduser
+SMB_CTL_DIR=/sys/class/ksmbd-control
+SMB_DEBUGDATA=/proc/fs/cifs/DebugData
+
+smb_log() { echo "    smb: $*"; }
+
+# smb_wait SECONDS CMD...: poll CMD every 0.2 s until it succeeds
+smb_wait() {
+	_n=$(($1 * 5))
+	shift
+	while [ $_n -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	"$@"
+}
+
+smb_loaded() { grep -q "^$1 " /proc/modules; }
+
+# smb_kmsg_mark: write a unique marker into the kernel log, print it
+smb_kmsg_mark() {
+	_smb_mark_n=$((${_smb_mark_n:-0} + 1))
+	_m="smbd-test-mark-$$-$_smb_mark_n"
+	echo "$_m" > /dev/kmsg
+	echo "$_m"
+}
+
+# smb_kmsg_since MARK: the kernel log after MARK
+smb_kmsg_since() {
+	dmesg | sed -n "/$1/,\$p" | sed 1d
+}
+
+# smb_load_module NAME [KO]: load module NAME, from KO when given
+smb_load_module() {
+	_name=$1 _ko=${2:-}
+	smb_loaded "$_name" && return 0
+	if [ -z "$_ko" ]; then
+		$SMB_MODPROBE "$_name" || { smb_log "modprobe $_name failed"; return 1; }
+		return 0
+	fi
+	[ -f "$_ko" ] || { smb_log "$_ko: no such file"; return 1; }
+	for _d in $($SMB_MODINFO -F depends "$_ko" | tr ',' ' '); do
+		smb_loaded "$_d" && continue
+		if [ -f "/smbd/$_d.ko" ]; then
+			$SMB_INSMOD "/smbd/$_d.ko" || { smb_log "insmod /smbd/$_d.ko failed"; return 1; }
+		else
+			$SMB_MODPROBE "$_d" || { smb_log "modprobe $_d (for $_ko) failed"; return 1; }
+		fi
+	done
+	for _d in $($SMB_MODINFO -F softdep "$_ko" | sed 's/[a-z]*://g'); do
+		$SMB_MODPROBE -q "$_d" 2>/dev/null || true
+	done
+	$SMB_INSMOD "$_ko" || { smb_log "insmod $_ko failed"; return 1; }
+	smb_loaded "$_name" || { smb_log "$_ko did not load as $_name"; return 1; }
+}
+
+# smb_unload_module NAME: rmmod NAME, retrying while it is still in use
+# (cifs and ksmbd drop their last references from worker threads)
+smb_unload_module() {
+	smb_loaded "$1" || return 0
+	smb_wait 20 $SMB_RMMOD "$1" 2>/dev/null && return 0
+	smb_log "rmmod $1 failed: $(grep "^$1 " /proc/modules)"
+	return 1
+}
+
+# ---------------------------------------------------------------- server
+
+smb_server_state() {
+	cut -d' ' -f2 "$SMB_CTL_DIR/stats" 2>/dev/null
+}
+
+# smb_server_start: load ksmbd, export a fresh tmpfs share, add the user,
+# start ksmbd.mountd and wait until the server runs
+smb_server_start() {
+	smb_load_module ksmbd "$SMB_KSMBD_KO" || return 1
+	mkdir -p "$SMB_EXPORT" /etc/ksmbd /run
+	if ! grep -q " $SMB_EXPORT tmpfs " /proc/mounts; then
+		mount -t tmpfs -o "size=$SMB_EXPORT_SIZE,mode=0755" tmpfs "$SMB_EXPORT" ||
+			{ smb_log "tmpfs on $SMB_EXPORT failed"; return 1; }
+	fi
+	rm -rf "${SMB_EXPORT:?}/$SMB_SHARE"
+	mkdir -p "$SMB_EXPORT/$SMB_SHARE"
+	chmod 0777 "$SMB_EXPORT/$SMB_SHARE"
+	# This kernel has no tmpfs xattrs: no DOS attributes or streams in
+	# xattrs. No leases or multichannel: one plain session.
+	cat > /etc/ksmbd/ksmbd.conf <<-EOF
+	[global]
+		netbios name = SMBDTEST
+		server string = smbd test bed
+		workgroup = WORKGROUP
+		server min protocol = SMB2_10
+		server max protocol = SMB3_11
+		server signing = disabled
+		server multi channel support = no
+		smb2 leases = no
+		map to guest = never
+		guest account = nobody
+		tcp port = 445
+	[$SMB_SHARE]
+		path = $SMB_EXPORT/$SMB_SHARE
+		writeable = yes
+		browseable = yes
+		guest ok = no
+		valid users = $SMB_USER
+		store dos attributes = no
+		oplocks = yes
+		create mask = 0644
+		directory mask = 0755
+	EOF
+	rm -f /etc/ksmbd/ksmbdpwd.db
+	if ! _o=$($SMB_ADDUSER -a "$SMB_USER" -p "$SMB_PASS" 2>&1); then
+		smb_log "ksmbd.adduser failed: $_o"
+		return 1
+	fi
+	# -n: stay in the foreground (we keep its pid), log to stderr
+	# shellcheck disable=SC2086 # options: words
+	$SMB_MOUNTD ${SMB_MOUNTD_OPTS:-} -n > "$SMB_MOUNTD_LOG" 2>&1 &
+	SMB_MOUNTD_PID=$!
+	if ! smb_wait 30 smb_server_running; then
+		smb_log "ksmbd did not reach running (state $(smb_server_state)); mountd log:"
+		sed 's/^/    smb:   /' "$SMB_MOUNTD_LOG"
+		return 1
+	fi
+}
+
+smb_server_running() { [ "$(smb_server_state)" = running ]; }
+
+# smb_rdma_port: the port ksmbd's SMB Direct listener uses, from rdma_cm
+# (rdma resource show cm_id), or from the device types when not shown
+smb_rdma_port() {
+	_p=$(/usr/bin/rdma resource show cm_id 2>/dev/null |
+		awk '/LISTEN/ && /ksmbd/ { for (i = 1; i < NF; i++) if ($i == "src-addr") {
+			n = split($(i + 1), a, ":"); print a[n]; exit } }')
+	if [ -z "$_p" ]; then
+		_p=445
+		for _t in /sys/class/infiniband/*/node_type; do
+			case $(cat "$_t" 2>/dev/null) in *RNIC*) _p=5445 ;; esac
+		done
+	fi
+	echo "$_p"
+}
+
+# smb_server_stop: ksmbd.control -s (stops ksmbd and ksmbd.mountd), wait
+# for mountd to exit, rmmod ksmbd (set SMB_KEEP_MODULE=1 to keep it)
+smb_server_stop() {
+	_rc=0
+	if [ -e "$SMB_CTL_DIR/kill_server" ]; then
+		$SMB_CONTROL -s > /tmp/ksmbd.control.log 2>&1 || {
+			smb_log "ksmbd.control -s failed: $(cat /tmp/ksmbd.control.log)"
+			_rc=1
+		}
+	fi
+	if [ -n "${SMB_MOUNTD_PID:-}" ]; then
+		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
+			smb_log "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
+			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
+			_rc=1
+		fi
+		wait "$SMB_MOUNTD_PID" 2>/dev/null
+		SMB_MOUNTD_PID=
+	fi
+	# The manager forks a worker: no ksmbd.mountd may be left.
+	for _p in $(pidof ksmbd.mountd); do
+		kill -9 "$_p" 2>/dev/null
+	done
+	if [ "${SMB_KEEP_MODULE:-0}" != 1 ]; then
+		smb_unload_module ksmbd || _rc=1
+	fi
+	if grep -q " $SMB_EXPORT tmpfs " /proc/mounts; then
+		umount "$SMB_EXPORT" || _rc=1
+	fi
+	return $_rc
+}
+
+smb_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# ---------------------------------------------------------------- client
+
+# smb_mount ADDR MOUNTPOINT [EXTRA_OPTIONS]: load cifs, mount
+# //ADDR/$SMB_SHARE with $SMB_MOUNT_OPTS (rdma,vers=3.1.1) plus the user
+# and EXTRA_OPTIONS
+smb_mount() {
+	_addr=$1 _mnt=$2 _extra=${3:-}
+	smb_load_module cifs "$SMB_CIFS_KO" || return 1
+	mkdir -p "$_mnt"
+	_opts="$SMB_MOUNT_OPTS,username=$SMB_USER,password=$SMB_PASS${_extra:+,$_extra}"
+	if ! _o=$($SMB_MOUNT_CIFS "//$_addr/$SMB_SHARE" "$_mnt" -o "$_opts" 2>&1); then
+		smb_log "mount.cifs //$_addr/$SMB_SHARE $_mnt -o ${_opts%%,password=*},... failed: $_o"
+		if [ -s "$SMB_MOUNTD_LOG" ]; then
+			smb_log "ksmbd.mountd log:"
+			sed 's/^/    smb:   /' "$SMB_MOUNTD_LOG" | tail -n 30
+		fi
+		return 1
+	fi
+	grep -q " $_mnt cifs " /proc/mounts || { smb_log "$_mnt: not a cifs mount"; return 1; }
+}
+
+# smb_umount MOUNTPOINT: unmount (set SMB_KEEP_MODULE=1 to keep cifs loaded)
+smb_umount() {
+	_rc=0
+	if grep -q " $1 cifs " /proc/mounts; then
+		umount "$1" || { smb_log "umount $1 failed"; _rc=1; }
+	fi
+	if [ "${SMB_KEEP_MODULE:-0}" != 1 ]; then
+		smb_unload_module cifs || _rc=1
+	fi
+	return $_rc
+}
+
+# smb_check_rdma_session ADDR: cifs's connection to ADDR runs over SMB
+# Direct: DebugData shows its SMBDirect section (protocol version 0x100)
+# and its RDMA flag, and cifs logged "RDMA transport established"
+smb_check_rdma_session() {
+	_s=$(awk -v a="$1" '
+		/^[0-9]+\) ConnectionId:/ { on = 0 }
+		/^[0-9]+\) ConnectionId:/ && index($0, "Hostname: " a " ") { on = 1 }
+		on' "$SMB_DEBUGDATA" 2>/dev/null)
+	if [ -z "$_s" ]; then
+		smb_log "no cifs connection to $1 in $SMB_DEBUGDATA:"
+		sed 's/^/    smb:   /' "$SMB_DEBUGDATA" 2>/dev/null | head -n 40
+		return 1
+	fi
+	echo "$_s" | grep -E 'SMBDirect|Conn |MR |RDMA|Dialect' | sed 's/^/    smb: /'
+	echo "$_s" | grep -q 'SMBDirect (in hex) protocol version: 100 ' ||
+		{ smb_log "no SMB Direct 1.0 session to $1"; return 1; }
+	echo "$_s" | grep -q '^RDMA' ||
+		{ smb_log "connection to $1 not flagged RDMA"; return 1; }
+	dmesg | grep -q 'RDMA transport established' ||
+		{ smb_log "no 'RDMA transport established' in the kernel log"; return 1; }
+}
+
+# smb_check_rdma_rw FILE_ON_MOUNT SRC_FILE: with ksmbd's RDMA debug on,
+# write SRC_FILE (>= 64 KiB) to FILE_ON_MOUNT and read it back, both with
+# O_DIRECT: ksmbd must have served the write with RDMA READs and the read
+# with RDMA WRITEs (SMB2 channel SMB2_CHANNEL_RDMA_V1*), not with sends
+smb_check_rdma_rw() {
+	_f=$1 _src=$2
+	[ -w "$SMB_CTL_DIR/debug" ] || { smb_log "no $SMB_CTL_DIR/debug"; return 1; }
+	grep -q '\[rdma\]' "$SMB_CTL_DIR/debug" || echo rdma > "$SMB_CTL_DIR/debug"
+	_m=$(smb_kmsg_mark)
+	dd if="$_src" of="$_f" bs=1M oflag=direct 2>/dev/null
+	_w=$?
+	dd if="$_f" of=/tmp/smb-rw.back bs=1M iflag=direct 2>/dev/null
+	_r=$?
+	echo rdma > "$SMB_CTL_DIR/debug"	# toggles it off again
+	_k=$(smb_kmsg_since "$_m")
+	_nr=$(echo "$_k" | grep -c 'RDMA read, len')
+	_nw=$(echo "$_k" | grep -c 'RDMA write, len')
+	smb_log "O_DIRECT write+read of $(wc -c < "$_src") bytes: ksmbd did $_nr RDMA read(s), $_nw RDMA write(s)"
+	_ok=0
+	if [ $_w != 0 ] || [ $_r != 0 ]; then
+		smb_log "dd failed: write rc=$_w read rc=$_r"
+		_ok=1
+	fi
+	cmp -s "$_src" /tmp/smb-rw.back || { smb_log "data read back differs"; _ok=1; }
+	rm -f /tmp/smb-rw.back
+	[ "$_nr" -gt 0 ] && [ "$_nw" -gt 0 ] || _ok=1
+	return $_ok
+}
+
+# smb_dd_rate BYTES SRC DST [DD_FLAGS...]: copy BYTES with dd bs=1M, print
+# the rate in MB/s (MiB/s, 10 ms clock)
+smb_dd_rate() {
+	_bytes=$1 _src=$2 _dst=$3
+	shift 3
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if="$_src" of="$_dst" bs=1M count=$((_bytes / 1048576)) "$@" 2>/dev/null || return 1
+	_t1=$(cut -d' ' -f1 /proc/uptime)
+	awk -v b="$_bytes" -v t0="$_t0" -v t1="$_t1" 'BEGIN {
+		t = t1 - t0; if (t < 0.01) t = 0.01
+		printf "%.1f\n", b / 1048576 / t }'
+}
