@@ -270,6 +270,7 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_accept_q);
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
+	mutex_init(&sk->ss_teardown_mutex);
 	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
@@ -340,11 +341,12 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_priv, SMBD);
 
 /* ---- queue pair ---- */
 
-static void smbd_qp_destroy(struct smbd_sock *sk)
+/* Free the verbs objects; the queue pair, if any, must be drained. */
+static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
-	if (sk->ss_cm_id && sk->ss_cm_id->qp) {
-		ib_drain_qp(sk->ss_cm_id->qp);
-		rdma_destroy_qp(sk->ss_cm_id);
+	if (sk->ss_qp) {
+		rdma_destroy_qp(id);
+		sk->ss_qp = NULL;
 	}
 	if (sk->ss_send_cq)
 		ib_free_cq(sk->ss_send_cq);
@@ -439,14 +441,74 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	ret = rdma_create_qp(id, sk->ss_pd, &attr);
 	if (ret)
 		goto fail;
+	sk->ss_qp = id->qp;
 
 	ret = smbd_xfer_alloc(sk);
 	if (ret)
 		goto fail;
 	return 0;
 fail:
-	smbd_qp_destroy(sk);
+	smbd_qp_destroy(sk, id);
 	return ret;
+}
+
+/**
+ * smbd_verbs_teardown() - stop every use of the queue pair and free it
+ * @sk: the socket
+ * @id: its connection manager id, detached from @sk by the caller
+ * @disconnect: tell the peer first (rdma_disconnect)
+ *
+ * Steps: no new work (the state is past CONNECTED); the event work is
+ * finished; every sender and reader has left (their mutexes); the peer
+ * is told; the queue pair is drained so every completion has run; timers
+ * and work are stopped; queue pair, CQs, buffers and PD are freed.
+ *
+ * Context: process; sleeps. Caller holds @sk->ss_teardown_mutex.
+ */
+static void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
+				bool disconnect)
+{
+	lockdep_assert_held(&sk->ss_teardown_mutex);
+
+	cancel_work_sync(&sk->ss_disconnect_work);
+	mutex_lock(&sk->ss_send_mutex);
+	mutex_lock(&sk->ss_recv_mutex);
+	if (id && disconnect)
+		rdma_disconnect(id);
+	if (sk->ss_qp)
+		ib_drain_qp(sk->ss_qp);
+	cancel_delayed_work_sync(&sk->ss_neg_work);
+	cancel_delayed_work_sync(&sk->ss_ka_work);
+	cancel_work_sync(&sk->ss_grant_work);
+	smbd_qp_destroy(sk, id);
+	mutex_unlock(&sk->ss_recv_mutex);
+	mutex_unlock(&sk->ss_send_mutex);
+}
+
+/*
+ * [MS-SMBD] 3.1.7.1 on device removal: rdma_cm waits until every id on
+ * the device is gone, so we cannot wait for the consumer to release the
+ * socket. Free the verbs objects now and let rdma_cm destroy the id
+ * (return 1); the socket stays, dead, until smbd_sock_release().
+ */
+static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	smbd_sock_error(sk, -ENODEV);
+	mutex_lock(&sk->ss_teardown_mutex);
+	if (sk->ss_cm_id != id) {
+		/* smbd_sock_release() owns the id and destroys it. */
+		mutex_unlock(&sk->ss_teardown_mutex);
+		return 0;
+	}
+	sk->ss_cm_id = NULL;
+	smbd_verbs_teardown(sk, id, false);
+	if (sk->ss_is_listener) {
+		spin_lock_bh(&sk->ss_lock);
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	mutex_unlock(&sk->ss_teardown_mutex);
+	return 1;
 }
 
 /* ---- connection manager ---- */
@@ -566,7 +628,9 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
 	return 0;
 fail:
-	smbd_qp_destroy(sk);
+	if (sk->ss_qp)
+		ib_drain_qp(sk->ss_qp);
+	smbd_qp_destroy(sk, id);
 	kfree(sk);
 	return ret ?: -ECONNREFUSED;
 }
@@ -617,8 +681,7 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		smbd_sock_error(sk, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		smbd_sock_error(sk, -ENODEV);
-		break;
+		return smbd_cm_device_removal(sk, id);
 	default:
 		break;
 	}
@@ -900,12 +963,16 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_shutdown, SMBD);
 static void smbd_listener_release(struct smbd_sock *lsk)
 {
 	struct smbd_sock *sk, *tmp;
+	struct rdma_cm_id *id;
 	LIST_HEAD(children);
 
-	/* No more connection requests once the id is gone. */
-	if (lsk->ss_cm_id)
-		rdma_destroy_id(lsk->ss_cm_id);
+	mutex_lock(&lsk->ss_teardown_mutex);
+	id = lsk->ss_cm_id;
 	lsk->ss_cm_id = NULL;
+	mutex_unlock(&lsk->ss_teardown_mutex);
+	/* No more connection requests once the id is gone. */
+	if (id)
+		rdma_destroy_id(id);
 	spin_lock_bh(&lsk->ss_lock);
 	smbd_set_state(lsk, SMBD_CLOSED);
 	list_splice_init(&lsk->ss_pending, &children);
@@ -958,27 +1025,16 @@ void smbd_sock_release(struct smbd_sock *sk)
 
 	/*
 	 * DISCONNECTING is set: nothing queues the event work any more, and
-	 * completions queue no timer or grant work. The event work may still
-	 * run: it calls rdma_disconnect() on our id.
+	 * completions queue no timer or grant work.
 	 */
-	cancel_work_sync(&sk->ss_disconnect_work);
+	mutex_lock(&sk->ss_teardown_mutex);
 	id = sk->ss_cm_id;
-	if (id && was_up)
-		rdma_disconnect(id);
-	/* Every posted request completes (flushed) before this returns. */
-	if (id && id->qp)
-		ib_drain_qp(id->qp);
-	cancel_delayed_work_sync(&sk->ss_neg_work);
-	cancel_delayed_work_sync(&sk->ss_ka_work);
-	cancel_work_sync(&sk->ss_grant_work);
-	if (id) {
-		if (id->qp)
-			rdma_destroy_qp(id);
-		/* Waits for a running event handler; none comes after. */
+	sk->ss_cm_id = NULL;
+	smbd_verbs_teardown(sk, id, was_up);
+	mutex_unlock(&sk->ss_teardown_mutex);
+	/* Waits for a running event handler; none comes after. */
+	if (id)
 		rdma_destroy_id(id);
-		sk->ss_cm_id = NULL;
-	}
-	smbd_qp_destroy(sk);
 
 	spin_lock_bh(&sk->ss_lock);
 	smbd_set_state(sk, SMBD_CLOSED);

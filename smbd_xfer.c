@@ -215,7 +215,7 @@ static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
 	}
 	if (!i)
 		return 0;
-	ret = ib_post_recv(sk->ss_cm_id->qp, &first->rx_wr, &bad);
+	ret = ib_post_recv(sk->ss_qp, &first->rx_wr, &bad);
 	if (!ret)
 		return i;
 
@@ -300,7 +300,7 @@ static int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
 	ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma, len,
 				      DMA_TO_DEVICE);
-	ret = ib_post_send(sk->ss_cm_id->qp, &tx->tx_wr, NULL);
+	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, NULL);
 	if (ret) {
 		list_add(&tx->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count++;
@@ -609,7 +609,7 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch)
 	list_del_init(&tail->tx_node);
 	list_splice_init(batch, &tail->tx_batch);
 
-	ret = ib_post_send(sk->ss_cm_id->qp, tx == tail ? &tail->tx_wr :
+	ret = ib_post_send(sk->ss_qp, tx == tail ? &tail->tx_wr :
 			   &tx->tx_wr, NULL);
 	if (ret) {
 		/* The connection is lost; its buffers go back with it. */

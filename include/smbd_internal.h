@@ -157,6 +157,9 @@ struct smbd_stats {
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers.
+ * @ss_teardown_mutex decides who destroys @ss_cm_id (smbd_sock_release()
+ * or rdma_cm on device removal) and serialises the verbs teardown; @ss_qp
+ * is NULL once that ran.
  */
 struct smbd_sock {
 	struct net *ss_net;
@@ -172,7 +175,9 @@ struct smbd_sock {
 	wait_queue_head_t ss_wait;
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
 
+	struct mutex ss_teardown_mutex;	/* owns ss_cm_id and ss_qp teardown */
 	struct rdma_cm_id *ss_cm_id;
+	struct ib_qp *ss_qp;
 	struct ib_device *ss_ibdev;
 	bool ss_iwarp;
 	struct ib_pd *ss_pd;
