@@ -179,6 +179,32 @@ void smbd_sock_error(struct smbd_sock *sk, int err)
 	smbd_xfer_wake(sk);
 }
 
+/* A listener's reap work releases children that died unaccepted. */
+static void smbd_reap_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(work, struct smbd_sock,
+					    ss_reap_work);
+	struct smbd_sock *child, *tmp;
+	LIST_HEAD(dead);
+
+	spin_lock_bh(&sk->ss_lock);
+	list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
+		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING)
+			list_move(&child->ss_accept_node, &dead);
+	}
+	list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
+		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
+			list_move(&child->ss_accept_node, &dead);
+			sk->ss_accept_len--;
+		}
+	}
+	spin_unlock_bh(&sk->ss_lock);
+	list_for_each_entry_safe(child, tmp, &dead, ss_accept_node) {
+		list_del_init(&child->ss_accept_node);
+		smbd_sock_release(child);
+	}
+}
+
 /* Tell the consumer what happened; disconnect; reap a dead child. */
 static void smbd_event_work(struct work_struct *work)
 {
@@ -188,30 +214,6 @@ static void smbd_event_work(struct work_struct *work)
 	struct smbd_sock *listener;
 	enum smbd_state state;
 	int err;
-
-	if (sk->ss_state == SMBD_LISTENING) {
-		/* A listener's event work reaps children that died unaccepted. */
-		struct smbd_sock *child, *tmp;
-		LIST_HEAD(dead);
-
-		spin_lock_bh(&sk->ss_lock);
-		list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
-			if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING)
-				list_move(&child->ss_accept_node, &dead);
-		}
-		list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
-			if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
-				list_move(&child->ss_accept_node, &dead);
-				sk->ss_accept_len--;
-			}
-		}
-		spin_unlock_bh(&sk->ss_lock);
-		list_for_each_entry_safe(child, tmp, &dead, ss_accept_node) {
-			list_del_init(&child->ss_accept_node);
-			smbd_sock_release(child);
-		}
-		return;
-	}
 
 	spin_lock_bh(&sk->ss_lock);
 	state = sk->ss_state;
@@ -230,7 +232,7 @@ static void smbd_event_work(struct work_struct *work)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
 	if (listener) {
 		if (state >= SMBD_DISCONNECTING)
-			queue_work(smbd_wq, &listener->ss_disconnect_work);
+			queue_work(smbd_wq, &listener->ss_reap_work);
 		return;
 	}
 	if (sk->ss_ops && sk->ss_ops->state_change)
@@ -275,6 +277,7 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
+	INIT_WORK(&sk->ss_reap_work, smbd_reap_work);
 	return sk;
 }
 
@@ -546,7 +549,8 @@ static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (ret)
 		return ret;
 	smbd_conn_param(sk, &cp, &priv);
-	return rdma_connect(id, &cp);
+	/* In the event handler: the id's handler mutex is held. */
+	return rdma_connect_locked(id, &cp);
 }
 
 /*
@@ -917,15 +921,16 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_accept, SMBD);
  * @info: filled on success
  *
  * Context: any.
- * Return: 0, or -ENOTCONN before negotiation succeeded.
+ * Return: 0 while connected; -ENOTCONN before, or the connection's
+ * error once it is lost.
  */
 int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
 {
 	int ret = 0;
 
 	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_state < SMBD_CONNECTED || !sk->ss_neg.max_send_size) {
-		ret = -ENOTCONN;
+	if (sk->ss_state != SMBD_CONNECTED) {
+		ret = sk->ss_err ?: -ENOTCONN;
 		goto out;
 	}
 	info->max_send_size = sk->ss_neg.max_send_size;
@@ -945,6 +950,21 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_query, SMBD);
+
+/**
+ * smbd_sock_stats() - what a connection has done
+ * @sk: the socket
+ * @stats: filled with a snapshot of its counters
+ *
+ * Context: any.
+ */
+void smbd_sock_stats(struct smbd_sock *sk, struct smbd_sock_stats *stats)
+{
+	spin_lock_bh(&sk->ss_lock);
+	*stats = sk->ss_stats;
+	spin_unlock_bh(&sk->ss_lock);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_stats, SMBD);
 
 /**
  * smbd_sock_shutdown() - end the connection, keep the socket
@@ -979,7 +999,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	list_splice_init(&lsk->ss_accept_q, &children);
 	lsk->ss_accept_len = 0;
 	spin_unlock_bh(&lsk->ss_lock);
-	cancel_work_sync(&lsk->ss_disconnect_work);
+	cancel_work_sync(&lsk->ss_reap_work);
 	/* Their handlers may still read ss_listener: it stays valid. */
 	list_for_each_entry_safe(sk, tmp, &children, ss_accept_node) {
 		list_del_init(&sk->ss_accept_node);

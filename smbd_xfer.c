@@ -426,6 +426,8 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (err)
 		goto violation;
 
+	if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED)
+		sk->ss_stats.keepalives_answered++;
 	ms = smbd_ka_on_recv(&sk->ss_ka, h.flags, &reply);
 	if (ms)
 		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
@@ -731,6 +733,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
 			break;
 		}
 		flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
+		if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
+			sk->ss_stats.keepalives_sent++;
 		if (rearm)
 			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
 					 msecs_to_jiffies(rearm));
@@ -901,7 +905,6 @@ void smbd_ka_work(struct work_struct *work)
 		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
 		smbd_sock_error(sk, -ETIMEDOUT);
 	} else if (act == SMBD_KA_ACT_SEND) {
-		sk->ss_stats.keepalives_sent++;
 		smbd_send_empty(sk);
 	}
 }

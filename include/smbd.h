@@ -101,6 +101,32 @@ struct smbd_sock_info {
 	u8 responder_resources;
 };
 
+/**
+ * struct smbd_sock_stats - what a connection has done
+ * @msgs_sent: upper-layer messages sent
+ * @msgs_recv: upper-layer messages received
+ * @segs_sent: Data Transfer messages sent, empty ones included
+ * @segs_recv: Data Transfer messages received, empty ones included
+ * @bytes_sent: payload bytes sent
+ * @bytes_recv: payload bytes received
+ * @grants_sent: messages that granted credits
+ * @credit_waits: times a sender waited for a Send Credit or a buffer
+ * @keepalives_sent: keep-alive probes sent (RESPONSE_REQUESTED set)
+ * @keepalives_answered: the peer's probes answered
+ */
+struct smbd_sock_stats {
+	u64 msgs_sent;
+	u64 msgs_recv;
+	u64 segs_sent;
+	u64 segs_recv;
+	u64 bytes_sent;
+	u64 bytes_recv;
+	u64 grants_sent;
+	u64 credit_waits;
+	u64 keepalives_sent;
+	u64 keepalives_answered;
+};
+
 /* Flags of smbd_sock_send(). */
 #define SMBD_SEND_NONBLOCK	0x1	/* never sleep: -EAGAIN or a partial count */
 #define SMBD_SEND_MORE		0x2	/* more parts of this message follow */
@@ -150,6 +176,7 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 			      unsigned int flags);
 
 int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info);
+void smbd_sock_stats(struct smbd_sock *sk, struct smbd_sock_stats *stats);
 void smbd_sock_shutdown(struct smbd_sock *sk);
 void smbd_sock_release(struct smbd_sock *sk);
 

@@ -131,21 +131,6 @@ struct smbd_send_ctx {
 };
 
 /**
- * struct smbd_stats - per-socket counters, read without locks
- */
-struct smbd_stats {
-	u64 msgs_sent;
-	u64 msgs_recv;
-	u64 segs_sent;
-	u64 segs_recv;
-	u64 bytes_sent;
-	u64 bytes_recv;
-	u64 grants_sent;
-	u64 credit_waits;
-	u64 keepalives_sent;
-};
-
-/**
  * struct smbd_sock - one SMB Direct connection or listener
  *
  * Immutable after creation: @ss_net, @ss_params, @ss_responder.
@@ -217,6 +202,7 @@ struct smbd_sock {
 	struct delayed_work ss_ka_work;
 	struct delayed_work ss_neg_work;
 	struct work_struct ss_disconnect_work;
+	struct work_struct ss_reap_work;
 
 	struct smbd_sock *ss_listener;
 	struct list_head ss_accept_node;
@@ -225,7 +211,7 @@ struct smbd_sock {
 	u32 ss_backlog;
 	u32 ss_accept_len;
 
-	struct smbd_stats ss_stats;
+	struct smbd_sock_stats ss_stats;	/* under ss_lock or the send mutex */
 };
 
 extern struct workqueue_struct *smbd_wq;

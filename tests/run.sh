@@ -74,6 +74,22 @@ build() {
 	[ $rc -eq 0 ] && ! grep -qE 'warning:|error:' <<<"$log"
 }
 
+# The consumer test modules, built against smbd.ko's Module.symvers.
+test_dirs="tests/fault"
+test_modules=""
+build_test_modules() {
+	local kdir=$1 d log rc=0
+
+	for d in $test_dirs; do
+		make -s -C "$d" KDIR="$kdir" clean >/dev/null 2>&1
+		log=$(make -C "$d" KDIR="$kdir" 2>&1) || rc=1
+		printf '%s\n' "$log"
+		grep -qE 'warning:|error:' <<<"$log" && rc=1
+		test_modules+=" $(ls "$d"/*.ko 2>/dev/null)"
+	done
+	return $rc
+}
+
 finish() {
 	local line="$pass passed, $fail failed"
 
@@ -107,9 +123,13 @@ check "checkpatch --strict clean" scripts/checkpatch.sh
 check "log checker self-test (reports, KTAP counts, clean log)" \
 	bash tests/harness/selftest.sh
 
+check "build the test modules (W=1, no warnings)" \
+	build_test_modules "$kcache/build"
+
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-1800} bash tests/vm-test.sh \
-		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko >"$out/vm-summary.log" 2>&1
+		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko $test_modules \
+		>"$out/vm-summary.log" 2>&1
 	cat "$out/vm-summary.log"
 	add_counts "$out/vm-summary.log" "VM run"
 else

@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd_fault.ko: fault and bad-input tests of smbd against a raw-verbs
+ * peer that misbehaves on purpose, plus keep-alive between two smbd
+ * sockets. Driven from the guest:
+ *
+ *   echo "<test> <ip> <port>" > /sys/kernel/debug/smbd_fault/ctl
+ *   cat /sys/kernel/debug/smbd_fault/result
+ *
+ * Each test writes "SMBD-TEST: ok|not ok <name> - <detail>" lines to
+ * the result. Tests:
+ *   ka-idle       two smbd sockets, 1 s keep-alive, idle 4.5 s: still
+ *                 connected, probes sent and answered, data still flows
+ *   ka-dead       smbd initiator against a raw peer that negotiates and
+ *                 then never answers: dropped within interval + timeout
+ *   neg-silent    raw initiator connects to an smbd listener and sends
+ *                 nothing: dropped by the responder's Negotiation Timer
+ *   neg-version   raw initiator offers only version 0x0200: answered
+ *                 with STATUS_NOT_SUPPORTED, then disconnected
+ *   neg-short     raw initiator sends a 19-byte request: disconnected,
+ *                 no answer
+ *   bad-<case>    raw responder negotiates, then sends a malformed Data
+ *                 Transfer message: smbd ends the connection (-EPROTO)
+ *                 cases: align, overlap, bounds, credits0, toolarge,
+ *                 fragment, oversize
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "smbd.h"
+#include "smbd_pdu.h"
+
+#define RAW_NR_RX	32
+#define RAW_BUF		2048
+#define RESULT_MAX	4096
+
+static struct dentry *fault_dir;
+static DEFINE_MUTEX(fault_lock);	/* one test at a time; result */
+static char *result;
+static size_t result_len;
+
+static __printf(3, 4) void report(bool ok, const char *name,
+				  const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = scnprintf(result + result_len, RESULT_MAX - result_len,
+		      "SMBD-TEST: %s %s - ", ok ? "ok" : "not ok", name);
+	result_len += n;
+	va_start(ap, fmt);
+	result_len += vscnprintf(result + result_len, RESULT_MAX - result_len,
+				 fmt, ap);
+	va_end(ap);
+	result_len += scnprintf(result + result_len, RESULT_MAX - result_len,
+				"\n");
+}
+
+/* ---- the raw peer ---- */
+
+struct raw_rx {
+	struct ib_cqe cqe;
+	struct raw_peer *p;
+	void *buf;
+	u64 dma;
+	u32 len;		/* bytes received */
+	struct list_head node;
+};
+
+struct raw_peer {
+	struct rdma_cm_id *lid;		/* listener (responder role) */
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct raw_rx rx[RAW_NR_RX];
+	struct ib_cqe tx_cqe;
+	void *tx_buf;
+	u64 tx_dma;
+	struct completion resolved, established, disconnected, sent;
+	spinlock_t lock;		/* protects msgs */
+	struct list_head msgs;		/* received, in order */
+	wait_queue_head_t wait;
+	int err;
+};
+
+static void raw_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct raw_rx *rx = container_of(wc->wr_cqe, struct raw_rx, cqe);
+	struct raw_peer *p = rx->p;
+
+	if (wc->status != IB_WC_SUCCESS)
+		return;
+	ib_dma_sync_single_for_cpu(p->id->device, rx->dma, RAW_BUF,
+				   DMA_FROM_DEVICE);
+	rx->len = wc->byte_len;
+	spin_lock(&p->lock);
+	list_add_tail(&rx->node, &p->msgs);
+	spin_unlock(&p->lock);
+	wake_up(&p->wait);
+}
+
+static void raw_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct raw_peer *p = container_of(wc->wr_cqe, struct raw_peer, tx_cqe);
+
+	complete(&p->sent);
+}
+
+static int raw_post_recv(struct raw_peer *p, struct raw_rx *rx)
+{
+	struct ib_sge sge = {
+		.addr = rx->dma, .length = RAW_BUF,
+		.lkey = p->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &rx->cqe, .sg_list = &sge, .num_sge = 1,
+	};
+
+	return ib_post_recv(p->id->qp, &wr, NULL);
+}
+
+/* Queue pair and buffers on @id; @nr_post receives posted at once. */
+static int raw_qp_create(struct raw_peer *p, struct rdma_cm_id *id,
+			 int nr_post)
+{
+	struct ib_device *dev = id->device;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	p->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(p->pd))
+		return PTR_ERR(p->pd);
+	p->cq = ib_alloc_cq_any(dev, p, RAW_NR_RX + 8, IB_POLL_WORKQUEUE);
+	if (IS_ERR(p->cq))
+		return PTR_ERR(p->cq);
+	attr.send_cq = p->cq;
+	attr.recv_cq = p->cq;
+	attr.cap.max_send_wr = 8;
+	attr.cap.max_recv_wr = RAW_NR_RX;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(id, p->pd, &attr);
+	if (ret)
+		return ret;
+	p->tx_buf = kzalloc(RAW_BUF, GFP_KERNEL);
+	if (!p->tx_buf)
+		return -ENOMEM;
+	p->tx_dma = ib_dma_map_single(dev, p->tx_buf, RAW_BUF, DMA_TO_DEVICE);
+	p->tx_cqe.done = raw_send_done;
+	for (i = 0; i < RAW_NR_RX; i++) {
+		struct raw_rx *rx = &p->rx[i];
+
+		rx->p = p;
+		rx->cqe.done = raw_recv_done;
+		rx->buf = kzalloc(RAW_BUF, GFP_KERNEL);
+		if (!rx->buf)
+			return -ENOMEM;
+		rx->dma = ib_dma_map_single(dev, rx->buf, RAW_BUF,
+					    DMA_FROM_DEVICE);
+		if (i < nr_post) {
+			ret = raw_post_recv(p, rx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static void raw_destroy(struct raw_peer *p)
+{
+	struct ib_device *dev = p->id ? p->id->device : NULL;
+	int i;
+
+	if (p->id && p->id->qp) {
+		rdma_disconnect(p->id);
+		ib_drain_qp(p->id->qp);
+		rdma_destroy_qp(p->id);
+	}
+	if (p->cq && !IS_ERR(p->cq))
+		ib_free_cq(p->cq);
+	for (i = 0; dev && i < RAW_NR_RX; i++) {
+		if (!p->rx[i].buf)
+			continue;
+		ib_dma_unmap_single(dev, p->rx[i].dma, RAW_BUF, DMA_FROM_DEVICE);
+		kfree(p->rx[i].buf);
+	}
+	if (dev && p->tx_buf) {
+		ib_dma_unmap_single(dev, p->tx_dma, RAW_BUF, DMA_TO_DEVICE);
+		kfree(p->tx_buf);
+	}
+	if (p->pd && !IS_ERR(p->pd))
+		ib_dealloc_pd(p->pd);
+	if (p->id)
+		rdma_destroy_id(p->id);
+	if (p->lid)
+		rdma_destroy_id(p->lid);
+	kfree(p);
+}
+
+static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct raw_peer *p = id->context;
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 6, .rnr_retry_count = 7,
+	};
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (p->id)
+			return -EBUSY;		/* one connection only */
+		p->id = id;
+		if (raw_qp_create(p, id, RAW_NR_RX) || rdma_accept(id, &cp)) {
+			p->id = NULL;
+			return -ENOMEM;	/* rdma_cm frees @id */
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, 2000))
+			complete(&p->resolved);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		complete(&p->resolved);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		complete(&p->established);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		p->err = ev->event;
+		complete(&p->resolved);
+		complete(&p->disconnected);
+		wake_up(&p->wait);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static struct raw_peer *raw_alloc(void)
+{
+	struct raw_peer *p = kzalloc(sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return NULL;
+	init_completion(&p->resolved);
+	init_completion(&p->established);
+	init_completion(&p->disconnected);
+	init_completion(&p->sent);
+	spin_lock_init(&p->lock);
+	INIT_LIST_HEAD(&p->msgs);
+	init_waitqueue_head(&p->wait);
+	return p;
+}
+
+static int raw_listen(struct raw_peer *p, struct sockaddr *addr)
+{
+	int ret;
+
+	p->lid = rdma_create_id(&init_net, raw_cm_handler, p, RDMA_PS_TCP,
+				IB_QPT_RC);
+	if (IS_ERR(p->lid)) {
+		ret = PTR_ERR(p->lid);
+		p->lid = NULL;
+		return ret;
+	}
+	ret = rdma_bind_addr(p->lid, addr);
+	return ret ?: rdma_listen(p->lid, 1);
+}
+
+static int raw_connect(struct raw_peer *p, struct sockaddr *dst)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 6, .rnr_retry_count = 7,
+	};
+	int ret;
+
+	p->id = rdma_create_id(&init_net, raw_cm_handler, p, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(p->id)) {
+		ret = PTR_ERR(p->id);
+		p->id = NULL;
+		return ret;
+	}
+	ret = rdma_resolve_addr(p->id, NULL, dst, 2000);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&p->resolved, 5 * HZ) || p->err)
+		return -EHOSTUNREACH;
+	ret = raw_qp_create(p, p->id, RAW_NR_RX);
+	if (ret)
+		return ret;
+	ret = rdma_connect(p->id, &cp);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&p->established, 5 * HZ) || p->err)
+		return -ECONNREFUSED;
+	return 0;
+}
+
+/* Send @len bytes from tx_buf, waiting for the completion. */
+static int raw_send(struct raw_peer *p, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = p->tx_dma, .length = len, .lkey = p->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &p->tx_cqe, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	reinit_completion(&p->sent);
+	ib_dma_sync_single_for_device(p->id->device, p->tx_dma, len,
+				      DMA_TO_DEVICE);
+	ret = ib_post_send(p->id->qp, &wr, NULL);
+	if (ret)
+		return ret;
+	return wait_for_completion_timeout(&p->sent, 5 * HZ) ? 0 : -ETIMEDOUT;
+}
+
+/* The next received message, or NULL after @ms (or on disconnect). */
+static struct raw_rx *raw_recv(struct raw_peer *p, unsigned int ms)
+{
+	struct raw_rx *rx = NULL;
+
+	wait_event_timeout(p->wait, !list_empty_careful(&p->msgs) || p->err,
+			   msecs_to_jiffies(ms));
+	spin_lock_bh(&p->lock);
+	if (!list_empty(&p->msgs)) {
+		rx = list_first_entry(&p->msgs, struct raw_rx, node);
+		list_del(&rx->node);
+	}
+	spin_unlock_bh(&p->lock);
+	return rx;
+}
+
+/* As a responder: answer a Negotiate Request, granting @credits. */
+static int raw_negotiate_responder(struct raw_peer *p, u16 credits)
+{
+	struct smbd_neg_resp_pdu *r = p->tx_buf;
+	struct raw_rx *rx = raw_recv(p, 5000);
+
+	if (!rx || rx->len < sizeof(struct smbd_neg_req_pdu))
+		return -EPROTO;
+	memset(r, 0, sizeof(*r));
+	r->min_version = cpu_to_le16(SMBD_PROTOCOL_V1);
+	r->max_version = cpu_to_le16(SMBD_PROTOCOL_V1);
+	r->negotiated_version = cpu_to_le16(SMBD_PROTOCOL_V1);
+	r->credits_requested = cpu_to_le16(credits);
+	r->credits_granted = cpu_to_le16(credits);
+	r->max_read_write_size = cpu_to_le32(1048576);
+	r->preferred_send_size = cpu_to_le32(1364);
+	r->max_receive_size = cpu_to_le32(RAW_BUF);
+	r->max_fragmented_size = cpu_to_le32(131072);
+	return raw_send(p, sizeof(*r));
+}
+
+static int parse_addr(const char *ip, unsigned int port,
+		      struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return in4_pton(ip, -1, (u8 *)&sin->sin_addr, -1, NULL) ? 0 : -EINVAL;
+}
+
+static void fast_params(struct smbd_params *sp, bool responder)
+{
+	smbd_params_init(sp, responder);
+	sp->keepalive_interval_ms = 1000;
+	sp->keepalive_timeout_ms = 1000;
+}
+
+/* Wait up to @ms for @sk to be no longer connected; elapsed ms or -1. */
+static long wait_dropped(struct smbd_sock *sk, unsigned int ms)
+{
+	struct smbd_sock_info info;
+	unsigned long start = jiffies;
+
+	while (jiffies_to_msecs(jiffies - start) < ms) {
+		if (smbd_sock_query(sk, &info))
+			return jiffies_to_msecs(jiffies - start);
+		msleep(50);
+	}
+	return -1;
+}
+
+/* ---- the tests ---- */
+
+static void test_ka_idle(struct sockaddr *addr)
+{
+	struct smbd_sock *lsk = NULL, *csk = NULL, *ssk = NULL;
+	struct smbd_sock_stats cs, ss;
+	struct smbd_params sp;
+	struct smbd_sock_info info;
+	char msg[16] = "still alive", buf[16];
+	struct kvec kv;
+	struct iov_iter it;
+	int ret;
+
+	fast_params(&sp, true);
+	ret = smbd_sock_create(&init_net, &sp, &lsk) ?:
+	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
+	if (!ret) {
+		fast_params(&sp, false);
+		ret = smbd_sock_create(&init_net, &sp, &csk) ?:
+		      smbd_sock_connect(csk, addr) ?:
+		      smbd_sock_accept(lsk, &ssk, 0);
+	}
+	report(!ret, "ka-idle connect", "%d", ret);
+	if (ret)
+		goto out;
+
+	msleep(4500);
+	ret = smbd_sock_query(csk, &info) ?: smbd_sock_query(ssk, &info);
+	report(!ret, "ka-idle still connected after 4.5 s idle", "%d", ret);
+	smbd_sock_stats(csk, &cs);
+	smbd_sock_stats(ssk, &ss);
+	report(cs.keepalives_sent + ss.keepalives_sent >= 3,
+	       "ka-idle probes sent", "%llu + %llu",
+	       cs.keepalives_sent, ss.keepalives_sent);
+	report(cs.keepalives_answered + ss.keepalives_answered >= 3 &&
+	       cs.keepalives_sent <= ss.keepalives_answered + 1 &&
+	       ss.keepalives_sent <= cs.keepalives_answered + 1,
+	       "ka-idle probes answered", "%llu + %llu",
+	       cs.keepalives_answered, ss.keepalives_answered);
+	/* No ping-pong: a handful of messages per second, not thousands. */
+	report(cs.segs_sent + ss.segs_sent < 40, "ka-idle no ping-pong",
+	       "%llu messages in 4.5 s", cs.segs_sent + ss.segs_sent);
+
+	kv.iov_base = msg;
+	kv.iov_len = sizeof(msg);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(msg));
+	ret = smbd_sock_send(csk, &it, 0);
+	kv.iov_base = buf;
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(buf));
+	if (ret == sizeof(msg))
+		ret = smbd_sock_recv(ssk, &it, 0, NULL);
+	report(ret == sizeof(msg) && !memcmp(msg, buf, sizeof(msg)),
+	       "ka-idle data after idle", "%d", ret);
+out:
+	smbd_sock_release(csk);
+	smbd_sock_release(ssk);
+	smbd_sock_release(lsk);
+}
+
+static void test_ka_dead(struct sockaddr *addr)
+{
+	struct raw_peer *p = raw_alloc();
+	struct smbd_sock *sk = NULL;
+	struct smbd_sock_stats st;
+	struct smbd_params sp;
+	long ms;
+	int ret;
+
+	if (!p)
+		return;
+	ret = raw_listen(p, addr);
+	if (!ret) {
+		fast_params(&sp, false);
+		ret = smbd_sock_create(&init_net, &sp, &sk);
+	}
+	if (!ret) {
+		/* The raw peer negotiates from this thread's view: async connect. */
+		ret = smbd_sock_connect_async(sk, addr, NULL);
+		if (!ret)
+			ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
+			      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
+		if (!ret) {
+			struct smbd_sock_info info;
+			int i;
+
+			for (i = 0; i < 100 && smbd_sock_query(sk, &info); i++)
+				msleep(20);
+			ret = smbd_sock_query(sk, &info);
+		}
+	}
+	report(!ret, "ka-dead negotiated with the raw peer", "%d", ret);
+	if (ret)
+		goto out;
+	/* The peer now never answers: interval 1 s + timeout 1 s. */
+	ms = wait_dropped(sk, 6000);
+	smbd_sock_stats(sk, &st);
+	report(ms >= 0 && ms <= 4000, "ka-dead silent peer dropped in time",
+	       "after %ld ms", ms);
+	report(st.keepalives_sent >= 1, "ka-dead probe was sent", "%llu",
+	       st.keepalives_sent);
+out:
+	smbd_sock_release(sk);
+	raw_destroy(p);
+}
+
+static void test_neg_silent(struct sockaddr *addr)
+{
+	struct smbd_sock *lsk = NULL, *ssk = NULL;
+	struct raw_peer *p = raw_alloc();
+	struct smbd_params sp;
+	unsigned long start;
+	long ms = -1;
+	int ret;
+
+	if (!p)
+		return;
+	smbd_params_init(&sp, true);
+	ret = smbd_sock_create(&init_net, &sp, &lsk) ?:
+	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
+	if (!ret)
+		ret = raw_connect(p, addr);
+	report(!ret, "neg-silent raw initiator connected", "%d", ret);
+	if (ret)
+		goto out;
+	start = jiffies;
+	/* [MS-SMBD] 3.1.7.2: the responder waits 5 s for the request. */
+	if (wait_for_completion_timeout(&p->disconnected, 10 * HZ))
+		ms = jiffies_to_msecs(jiffies - start);
+	report(ms >= 4000 && ms <= 7000, "neg-silent dropped by the negotiation timer",
+	       "after %ld ms", ms);
+	ret = smbd_sock_accept(lsk, &ssk, SMBD_RECV_NONBLOCK);
+	report(ret == -EAGAIN, "neg-silent nothing to accept", "%d", ret);
+out:
+	smbd_sock_release(ssk);
+	raw_destroy(p);
+	smbd_sock_release(lsk);
+}
+
+static void test_neg_bad_request(struct sockaddr *addr, bool version)
+{
+	struct smbd_sock *lsk = NULL;
+	struct raw_peer *p = raw_alloc();
+	struct smbd_neg_req_pdu *q;
+	struct smbd_params sp;
+	struct raw_rx *rx;
+	int ret;
+
+	if (!p)
+		return;
+	smbd_params_init(&sp, true);
+	ret = smbd_sock_create(&init_net, &sp, &lsk) ?:
+	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
+	if (!ret)
+		ret = raw_connect(p, addr);
+	if (!ret) {
+		q = p->tx_buf;
+		memset(q, 0, sizeof(*q));
+		q->min_version = cpu_to_le16(version ? 0x0200 : SMBD_PROTOCOL_V1);
+		q->max_version = cpu_to_le16(version ? 0x0200 : SMBD_PROTOCOL_V1);
+		q->credits_requested = cpu_to_le16(10);
+		q->preferred_send_size = cpu_to_le32(1364);
+		q->max_receive_size = cpu_to_le32(1364);
+		q->max_fragmented_size = cpu_to_le32(131072);
+		ret = raw_send(p, version ? sizeof(*q) : 19);
+	}
+	report(!ret, version ? "neg-version request sent" :
+	       "neg-short request sent", "%d", ret);
+	if (ret)
+		goto out;
+	rx = raw_recv(p, 3000);
+	if (version) {
+		struct smbd_neg_resp_pdu *r = rx ? rx->buf : NULL;
+		static const u8 zero[sizeof(*r) - 4];
+
+		/* [MS-SMBD] 3.1.5.3: failure response, other fields zero. */
+		report(r && rx->len >= sizeof(*r) &&
+		       le32_to_cpu(r->status) == SMBD_STATUS_NOT_SUPPORTED &&
+		       le16_to_cpu(r->min_version) == SMBD_PROTOCOL_V1 &&
+		       le16_to_cpu(r->max_version) == SMBD_PROTOCOL_V1 &&
+		       !r->negotiated_version && !r->credits_granted &&
+		       !memcmp((u8 *)r + 16, zero, 16),
+		       "neg-version answered STATUS_NOT_SUPPORTED",
+		       "len %u status 0x%x", rx ? rx->len : 0,
+		       r ? le32_to_cpu(r->status) : 0);
+	} else {
+		report(!rx, "neg-short no answer", "%s",
+		       rx ? "got one" : "none");
+	}
+	report(wait_for_completion_timeout(&p->disconnected, 5 * HZ),
+	       version ? "neg-version disconnected" : "neg-short disconnected",
+	       "%d", p->err);
+out:
+	raw_destroy(p);
+	smbd_sock_release(lsk);
+}
+
+struct bad_case {
+	const char *name;
+	u16 credits_requested;
+	u32 offset, length, remaining, wire_len;
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "align", 10, 25, 8, 0, 64 },
+	{ "overlap", 10, 16, 8, 0, 64 },
+	{ "bounds", 10, 24, 100, 0, 64 },
+	{ "credits0", 0, 24, 8, 0, 32 },
+	{ "toolarge", 10, 24, 8, 0x7fffffff, 32 },
+	{ "short", 10, 0, 0, 0, 19 },
+	{ "oversize", 10, 24, 1500, 0, 1524 },
+};
+
+static void test_bad(struct sockaddr *addr, const char *which)
+{
+	const struct bad_case *bc = NULL;
+	struct smbd_data_hdr_pdu *h;
+	struct raw_peer *p;
+	struct smbd_sock *sk = NULL;
+	char name[48], buf[64], n2[96];
+	struct smbd_sock_info info;
+	struct iov_iter it;
+	struct kvec kv;
+	unsigned int i;
+	long ms;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(bad_cases); i++)
+		if (!strcmp(which, bad_cases[i].name))
+			bc = &bad_cases[i];
+	if (!bc) {
+		report(false, "bad", "unknown case %s", which);
+		return;
+	}
+	snprintf(name, sizeof(name), "bad-%s", bc->name);
+	p = raw_alloc();
+	if (!p)
+		return;
+	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, NULL, &sk) ?:
+	      smbd_sock_connect_async(sk, addr, NULL);
+	if (!ret)
+		ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
+		      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
+	for (i = 0; !ret && i < 100 && smbd_sock_query(sk, &info); i++)
+		msleep(20);
+	if (!ret)
+		ret = smbd_sock_query(sk, &info);
+	snprintf(n2, sizeof(n2), "%s negotiated", name);
+	report(!ret, n2, "%d", ret);
+	if (ret)
+		goto out;
+
+	h = p->tx_buf;
+	memset(p->tx_buf, 0, RAW_BUF);
+	h->credits_requested = cpu_to_le16(bc->credits_requested);
+	h->credits_granted = cpu_to_le16(1);
+	h->remaining_data_length = cpu_to_le32(bc->remaining);
+	h->data_offset = cpu_to_le32(bc->offset);
+	h->data_length = cpu_to_le32(bc->length);
+	ret = raw_send(p, bc->wire_len);
+	ms = wait_dropped(sk, 3000);
+	snprintf(n2, sizeof(n2), "%s connection ended", name);
+	report(ms >= 0, n2, "after %ld ms", ms);
+	kv.iov_base = buf;
+	kv.iov_len = sizeof(buf);
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(buf));
+	ret = smbd_sock_recv(sk, &it, SMBD_RECV_NONBLOCK, NULL);
+	snprintf(n2, sizeof(n2), "%s nothing delivered", name);
+	report(ret < 0 && ret != -EAGAIN, n2, "recv says %d", ret);
+	snprintf(n2, sizeof(n2), "%s peer saw the disconnect", name);
+	report(wait_for_completion_timeout(&p->disconnected, 5 * HZ), n2,
+	       "%d", p->err);
+out:
+	smbd_sock_release(sk);
+	raw_destroy(p);
+}
+
+static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
+			 loff_t *off)
+{
+	char cmd[96], test[32], ip[40];
+	struct sockaddr_storage ss;
+	unsigned int port;
+
+	if (len >= sizeof(cmd))
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, len))
+		return -EFAULT;
+	cmd[len] = 0;
+	if (sscanf(cmd, "%31s %39s %u", test, ip, &port) != 3 ||
+	    parse_addr(ip, port, &ss))
+		return -EINVAL;
+
+	mutex_lock(&fault_lock);
+	result_len = 0;
+	result[0] = 0;
+	if (!strcmp(test, "ka-idle"))
+		test_ka_idle((struct sockaddr *)&ss);
+	else if (!strcmp(test, "ka-dead"))
+		test_ka_dead((struct sockaddr *)&ss);
+	else if (!strcmp(test, "neg-silent"))
+		test_neg_silent((struct sockaddr *)&ss);
+	else if (!strcmp(test, "neg-version"))
+		test_neg_bad_request((struct sockaddr *)&ss, true);
+	else if (!strcmp(test, "neg-short"))
+		test_neg_bad_request((struct sockaddr *)&ss, false);
+	else if (!strncmp(test, "bad-", 4))
+		test_bad((struct sockaddr *)&ss, test + 4);
+	else
+		report(false, test, "unknown test");
+	mutex_unlock(&fault_lock);
+	return len;
+}
+
+static ssize_t result_read(struct file *f, char __user *ubuf, size_t len,
+			   loff_t *off)
+{
+	ssize_t ret;
+
+	mutex_lock(&fault_lock);
+	ret = simple_read_from_buffer(ubuf, len, off, result, result_len);
+	mutex_unlock(&fault_lock);
+	return ret;
+}
+
+static const struct file_operations ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = ctl_write,
+};
+
+static const struct file_operations result_fops = {
+	.owner = THIS_MODULE,
+	.read = result_read,
+};
+
+static int __init smbd_fault_init(void)
+{
+	result = kzalloc(RESULT_MAX, GFP_KERNEL);
+	if (!result)
+		return -ENOMEM;
+	fault_dir = debugfs_create_dir("smbd_fault", NULL);
+	debugfs_create_file("ctl", 0200, fault_dir, NULL, &ctl_fops);
+	debugfs_create_file("result", 0400, fault_dir, NULL, &result_fops);
+	return 0;
+}
+
+static void __exit smbd_fault_exit(void)
+{
+	debugfs_remove_recursive(fault_dir);
+	kfree(result);
+}
+
+module_init(smbd_fault_init);
+module_exit(smbd_fault_exit);
+MODULE_DESCRIPTION("smbd fault and bad-input tests against a raw verbs peer");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(SMBD);
