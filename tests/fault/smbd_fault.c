@@ -19,6 +19,12 @@
  *                 with STATUS_NOT_SUPPORTED, then disconnected
  *   neg-short     raw initiator sends a 19-byte request: disconnected,
  *                 no answer
+ *   hold          an smbd pair over <ip> with a thread streaming data
+ *                 each way, kept after the command returns; then
+ *   held          both ends still moving data (before a disruption)
+ *   dead          both ends report the connection lost, the streams
+ *                 stopped with an error, nothing hangs (after it)
+ *   release       release the held pair (also done on module unload)
  *   bad-<case>    raw responder negotiates, then sends a malformed Data
  *                 Transfer message: smbd ends the connection (-EPROTO)
  *                 cases: align, overlap, bounds, credits0, toolarge,
@@ -29,6 +35,7 @@
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -682,6 +689,147 @@ out:
 	raw_destroy(p);
 }
 
+/* ---- a held pair streaming data, for teardown tests ---- */
+
+struct held_end {
+	struct smbd_sock *sk;
+	struct task_struct *tx, *rx;
+	atomic64_t sent, recvd;
+	int tx_err, rx_err;
+};
+
+static struct smbd_sock *held_lsk;
+static struct held_end held[2];
+
+static int held_tx(void *arg)
+{
+	struct held_end *e = arg;
+	static char buf[8192];
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+
+	while (!kthread_should_stop()) {
+		kv.iov_base = buf;
+		kv.iov_len = sizeof(buf);
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(buf));
+		n = smbd_sock_send(e->sk, &it, 0);
+		if (n < 0) {
+			e->tx_err = n;
+			break;
+		}
+		atomic64_add(n, &e->sent);
+	}
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+static int held_rx(void *arg)
+{
+	struct held_end *e = arg;
+	struct iov_iter it;
+	struct kvec kv;
+	char *buf;
+	ssize_t n;
+
+	buf = kmalloc(16384, GFP_KERNEL);
+	while (buf && !kthread_should_stop()) {
+		kv.iov_base = buf;
+		kv.iov_len = 16384;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, 16384);
+		n = smbd_sock_recv(e->sk, &it, 0, NULL);
+		if (n < 0) {
+			e->rx_err = n;
+			break;
+		}
+		atomic64_add(n, &e->recvd);
+	}
+	kfree(buf);
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+static void held_release(void)
+{
+	int i;
+
+	/* Shut down first so blocked senders and readers return. */
+	for (i = 0; i < 2; i++)
+		if (held[i].sk)
+			smbd_sock_shutdown(held[i].sk);
+	for (i = 0; i < 2; i++) {
+		if (held[i].tx)
+			kthread_stop(held[i].tx);
+		if (held[i].rx)
+			kthread_stop(held[i].rx);
+		smbd_sock_release(held[i].sk);
+		memset(&held[i], 0, sizeof(held[i]));
+	}
+	smbd_sock_release(held_lsk);
+	held_lsk = NULL;
+}
+
+static void test_hold(struct sockaddr *addr)
+{
+	int i, ret;
+
+	held_release();
+	ret = smbd_sock_create(&init_net, NULL, &held_lsk) ?:
+	      smbd_sock_bind(held_lsk, addr) ?: smbd_sock_listen(held_lsk, 2) ?:
+	      smbd_sock_create(&init_net, NULL, &held[0].sk) ?:
+	      smbd_sock_connect(held[0].sk, addr) ?:
+	      smbd_sock_accept(held_lsk, &held[1].sk, 0);
+	for (i = 0; !ret && i < 2; i++) {
+		held[i].tx = kthread_run(held_tx, &held[i], "smbd_held_tx%d", i);
+		held[i].rx = kthread_run(held_rx, &held[i], "smbd_held_rx%d", i);
+		if (IS_ERR(held[i].tx) || IS_ERR(held[i].rx)) {
+			ret = -ENOMEM;
+			held[i].tx = IS_ERR(held[i].tx) ? NULL : held[i].tx;
+			held[i].rx = IS_ERR(held[i].rx) ? NULL : held[i].rx;
+		}
+	}
+	report(!ret, "hold connected and streaming", "%d", ret);
+	if (ret)
+		held_release();
+}
+
+static void test_held(bool expect_dead)
+{
+	s64 before[2], after[2];
+	struct smbd_sock_info info;
+	int i, lost = 0;
+
+	if (!held[0].sk || !held[1].sk) {
+		report(false, expect_dead ? "dead" : "held", "no held pair");
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		before[i] = atomic64_read(&held[i].recvd);
+	msleep(1000);
+	for (i = 0; i < 2; i++) {
+		after[i] = atomic64_read(&held[i].recvd);
+		lost += smbd_sock_query(held[i].sk, &info) != 0;
+	}
+	if (!expect_dead) {
+		report(!lost && after[0] > before[0] && after[1] > before[1],
+		       "held both ends moving data",
+		       "%lld and %lld bytes in 1 s", after[0] - before[0],
+		       after[1] - before[1]);
+		return;
+	}
+	report(lost == 2, "dead both ends report the connection lost",
+	       "%d of 2", lost);
+	report(after[0] == before[0] && after[1] == before[1],
+	       "dead no data moves any more", "%lld and %lld bytes",
+	       after[0] - before[0], after[1] - before[1]);
+	report(held[0].tx_err && held[1].tx_err && held[0].rx_err &&
+	       held[1].rx_err, "dead blocked senders and readers returned",
+	       "tx %d %d rx %d %d", held[0].tx_err, held[1].tx_err,
+	       held[0].rx_err, held[1].rx_err);
+}
+
 static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 			 loff_t *off)
 {
@@ -694,14 +842,24 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 	if (copy_from_user(cmd, ubuf, len))
 		return -EFAULT;
 	cmd[len] = 0;
-	if (sscanf(cmd, "%31s %39s %u", test, ip, &port) != 3 ||
+	strscpy(ip, "0.0.0.0", sizeof(ip));
+	port = 0;
+	if (sscanf(cmd, "%31s %39s %u", test, ip, &port) < 1 ||
 	    parse_addr(ip, port, &ss))
 		return -EINVAL;
 
 	mutex_lock(&fault_lock);
 	result_len = 0;
 	result[0] = 0;
-	if (!strcmp(test, "ka-idle"))
+	if (!strcmp(test, "hold"))
+		test_hold((struct sockaddr *)&ss);
+	else if (!strcmp(test, "held"))
+		test_held(false);
+	else if (!strcmp(test, "dead"))
+		test_held(true);
+	else if (!strcmp(test, "release"))
+		held_release();
+	else if (!strcmp(test, "ka-idle"))
 		test_ka_idle((struct sockaddr *)&ss);
 	else if (!strcmp(test, "ka-dead"))
 		test_ka_dead((struct sockaddr *)&ss);
@@ -754,6 +912,8 @@ static int __init smbd_fault_init(void)
 static void __exit smbd_fault_exit(void)
 {
 	debugfs_remove_recursive(fault_dir);
+	/* Connections still open at unload are ended and freed here. */
+	held_release();
 	kfree(result);
 }
 

@@ -32,6 +32,35 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	done
 done
 
+RDMA=/usr/bin/rdma
+[ -x $RDMA ] || RDMA=/sbin/rdma
+
+# Teardown: the device goes away under a streaming pair (rdma link
+# delete = cable pull), over each provider.
+for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
+	set -- $p
+	run $1 hold $2 7201
+	run $1 held $2 0
+	if timeout 60 $RDMA link delete $3; then
+		echo "SMBD-TEST: ok fault[$1] link delete during transfer returned"
+	else
+		echo "SMBD-TEST: not ok fault[$1] link delete during transfer returned"
+	fi
+	run $1 dead $2 0
+	run $1 release $2 0
+	$RDMA link add $3 type $4 netdev $5
+	$RDMA link show | grep -q "^link $3/" &&
+		echo "SMBD-TEST: ok fault[$1] device back after the test" ||
+		echo "SMBD-TEST: not ok fault[$1] device back after the test"
+done
+
+# Unload the consumer with a connection streaming: it must end cleanly.
+run rxe hold 192.0.2.1 7202
+run rxe held 192.0.2.1 0
 rmmod smbd_fault
-[ $? = 0 ] && echo "SMBD-TEST: ok fault: unload smbd_fault.ko" ||
-	echo "SMBD-TEST: not ok fault: unload smbd_fault.ko"
+[ $? = 0 ] && echo "SMBD-TEST: ok fault: unload smbd_fault.ko with a live connection" ||
+	echo "SMBD-TEST: not ok fault: unload smbd_fault.ko with a live connection"
+rmmod smbd
+[ $? = 0 ] && echo "SMBD-TEST: ok fault: unload smbd.ko after its consumer" ||
+	echo "SMBD-TEST: not ok fault: unload smbd.ko after its consumer"
+insmod /smbd/smbd.ko
