@@ -585,10 +585,18 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	if (ret)
 		goto fail;
 
-	sk->ss_initiator_depth = min_t(u32, sk->ss_initiator_depth,
-				       peer->responder_resources);
-	sk->ss_responder_resources = min_t(u32, sk->ss_responder_resources,
-					   peer->initiator_depth);
+	/*
+	 * rdma_cm gives the peer's values from our side already: its
+	 * initiator_depth is the ORD we may use (the peer's IRD), its
+	 * responder_resources the IRD we need (the peer's ORD). A peer that
+	 * offers 0 (cifs sets no initiator depth) leaves ours as it is.
+	 */
+	if (peer->initiator_depth)
+		sk->ss_initiator_depth = min_t(u32, sk->ss_initiator_depth,
+					       peer->initiator_depth);
+	if (peer->responder_resources)
+		sk->ss_responder_resources = min_t(u32, sk->ss_responder_resources,
+						   peer->responder_resources);
 	smbd_conn_param(sk, &cp, &priv);
 	if (sk->ss_iwarp) {
 		ret = smbd_irdord_accept(sk->ss_responder_resources,

@@ -671,20 +671,43 @@ static bool smbd_send_possible(struct smbd_sock *sk)
 	return ok;
 }
 
-/*
- * Send one upper-layer message, or continue one a non-blocking call left
- * half-sent. Caller holds ss_send_mutex. Returns the bytes accepted.
- */
-static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
-			     bool nonblock)
+/* Copy @n bytes from the parts of a message, in order. */
+static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
+			      void *dst, size_t n)
 {
-	u32 len = iov_iter_count(from), total, start, idx, rearm, sent = 0;
+	size_t done = 0, k;
+
+	while (done < n && *cur < nparts) {
+		k = copy_from_iter(dst + done, n - done, &parts[*cur]);
+		done += k;
+		if (!iov_iter_count(&parts[*cur]))
+			(*cur)++;
+		else if (!k)
+			break;
+	}
+	return done;
+}
+
+/*
+ * Send one upper-layer message made of @nparts iterators, or continue one
+ * a non-blocking call left half-sent. Caller holds ss_send_mutex.
+ * Returns the bytes accepted.
+ */
+static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
+			     u32 nparts, bool nonblock)
+{
+	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
 	struct smbd_send_ctx *tx;
 	LIST_HEAD(batch);
 	u32 nbatch = 0;
 	int ret = 0;
 
+	for (i = 0; i < nparts; i++) {
+		if (iov_iter_count(&parts[i]) > U32_MAX - len)
+			return -EMSGSIZE;
+		len += iov_iter_count(&parts[i]);
+	}
 	if (sk->ss_tx_msg_done < sk->ss_tx_msg_len) {
 		total = sk->ss_tx_msg_len;
 		start = sk->ss_tx_msg_done;
@@ -748,8 +771,9 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
 		h.data_length = seg.data_length;
 		smbd_data_hdr_encode(&h, tx->tx_buf);
 		if (seg.data_length &&
-		    copy_from_iter(tx->tx_buf + SMBD_DATA_OFFSET,
-				   seg.data_length, from) != seg.data_length) {
+		    smbd_copy_parts(parts, nparts, &cur,
+				    tx->tx_buf + SMBD_DATA_OFFSET,
+				    seg.data_length) != seg.data_length) {
 			spin_lock_bh(&sk->ss_lock);
 			list_add(&tx->tx_node, &sk->ss_tx_free);
 			sk->ss_tx_free_count++;
@@ -794,11 +818,29 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
 	return sent;
 }
 
+/* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
+static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
+			      bool nonblock)
+{
+	size_t n = iov_iter_count(from);
+
+	if (nonblock || sk->ss_tx_msg_done < sk->ss_tx_msg_len)
+		return -EOPNOTSUPP;
+	if (sk->ss_more_n == SMBD_MORE_MAX - 1)
+		return -E2BIG;
+	if (n > sk->ss_neg.max_fragmented_send_size - sk->ss_more_len)
+		return -EMSGSIZE;
+	sk->ss_more[sk->ss_more_n++] = *from;
+	sk->ss_more_len += n;
+	iov_iter_advance(from, n);
+	return n;
+}
+
 /**
  * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
  * @sk: a connected socket
  * @from: the message (any kernel iov_iter); consumed as it is sent
- * @flags: %SMBD_SEND_NONBLOCK
+ * @flags: %SMBD_SEND_NONBLOCK, %SMBD_SEND_MORE
  *
  * The message is cut into segments of at most MaxSendSize bytes
  * (3.1.5.4) that go out in order, never interleaved with another
@@ -812,12 +854,20 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *from,
  * even the first segment could go, or the bytes of the segments that
  * went; the rest of that message must be the next send on this socket
  * (the write_space upcall tells when to try again).
- * %SMBD_SEND_MORE is not supported yet (-EOPNOTSUPP).
+ *
+ * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
+ * parts follow; nothing is sent and the part is not copied: the memory
+ * and the kvec/bvec array behind @from must stay untouched until the
+ * send of the last part (without %SMBD_SEND_MORE) returns, which sends
+ * the whole message. At most %SMBD_MORE_MAX parts; one thread builds
+ * such a message at a time; %SMBD_SEND_NONBLOCK is not supported for
+ * them (-EOPNOTSUPP).
  *
  * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
- * Return: bytes accepted; -EMSGSIZE above MaxFragmentedSendSize;
- * -EAGAIN; -ENOTCONN or the connection's error once it is lost;
- * -ERESTARTSYS.
+ * Return: bytes accepted (a part's length for %SMBD_SEND_MORE, the whole
+ * message's for the last part); -EMSGSIZE above MaxFragmentedSendSize;
+ * -E2BIG for too many parts; -EAGAIN; -ENOTCONN or the connection's
+ * error once it is lost; -ERESTARTSYS.
  */
 ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 		       unsigned int flags)
@@ -825,8 +875,6 @@ ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	bool nonblock = flags & SMBD_SEND_NONBLOCK;
 	ssize_t ret;
 
-	if (flags & SMBD_SEND_MORE)
-		return -EOPNOTSUPP;
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	if (nonblock) {
@@ -835,7 +883,22 @@ ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
 		return -ERESTARTSYS;
 	}
-	ret = smbd_send_msg(sk, from, nonblock);
+
+	if (sk->ss_more_n && nonblock) {
+		ret = -EOPNOTSUPP;
+	} else if (flags & SMBD_SEND_MORE) {
+		ret = smbd_send_more(sk, from, nonblock);
+	} else if (sk->ss_more_n) {
+		sk->ss_more[sk->ss_more_n++] = *from;
+		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, false);
+		/* The last part was consumed through its copy. */
+		if (ret >= 0)
+			iov_iter_advance(from, iov_iter_count(from));
+		sk->ss_more_n = 0;
+		sk->ss_more_len = 0;
+	} else {
+		ret = smbd_send_msg(sk, from, 1, nonblock);
+	}
 	mutex_unlock(&sk->ss_send_mutex);
 	return ret;
 }
@@ -851,7 +914,7 @@ static void smbd_send_empty(struct smbd_sock *sk)
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, true);
+		smbd_send_msg(sk, &it, 1, true);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 }

@@ -130,6 +130,9 @@ struct smbd_send_ctx {
 	u64 tx_dma;
 };
 
+/* Most parts one message may be built from with SMBD_SEND_MORE. */
+#define SMBD_MORE_MAX	16
+
 /**
  * struct smbd_sock - one SMB Direct connection or listener
  *
@@ -197,6 +200,9 @@ struct smbd_sock {
 	struct mutex ss_send_mutex;	/* one message on the wire at a time */
 	u32 ss_tx_msg_len;
 	u32 ss_tx_msg_done;
+	struct iov_iter ss_more[SMBD_MORE_MAX];	/* parts of a SEND_MORE message */
+	u32 ss_more_n;
+	u32 ss_more_len;
 
 	struct work_struct ss_grant_work;
 	struct delayed_work ss_ka_work;

@@ -20,6 +20,7 @@ run() {	# run <provider> <test> <ip> <port>
 
 for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	set -- $p
+	run $1 send-more $2 7100
 	run $1 ka-idle $2 7101
 	run $1 ka-dead $2 7102
 	run $1 neg-silent $2 7103
