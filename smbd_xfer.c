@@ -327,6 +327,22 @@ int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len)
 	return ret;
 }
 
+/*
+ * [MS-SMBD] 3.1.5.3: a failure Negotiate Response, then a graceful end.
+ * The connection ends once the response's send completes, so the
+ * disconnect cannot overtake it (the Negotiation Timer is the backstop).
+ */
+static int smbd_send_failure_locked(struct smbd_sock *sk, u32 status)
+{
+	struct smbd_neg_resp_pdu resp;
+
+	smbd_neg_resp_build_failure(status, &resp);
+	if (smbd_send_negotiate_locked(sk, &resp, sizeof(resp)))
+		return -EPROTO;
+	sk->ss_close_on_send = true;
+	return 0;
+}
+
 /* Set up the connection's protocol state from the negotiated values. */
 static void smbd_proto_setup(struct smbd_sock *sk)
 {
@@ -352,22 +368,17 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		pr_info_ratelimited("smbd: negotiate request refused: %s\n",
 				    smbd_neg_err_str(err));
 		status = smbd_neg_err_reply_status(err);
-		if (status) {
-			smbd_neg_resp_build_failure(status, &resp);
-			smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
-		}
-		return -EPROTO;
+		if (!status)
+			return -EPROTO;
+		return smbd_send_failure_locked(sk, status);
 	}
 
 	smbd_proto_setup(sk);
 	ret = smbd_post_recvs(sk, false);
 	granted = smbd_cred_take_grant(&sk->ss_cred);
-	if (ret <= 0 || !granted) {
-		smbd_neg_resp_build_failure(SMBD_STATUS_INSUFFICIENT_RESOURCES,
-					    &resp);
-		smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
-		return -ENOMEM;
-	}
+	if (ret <= 0 || !granted)
+		return smbd_send_failure_locked(sk,
+						SMBD_STATUS_INSUFFICIENT_RESOURCES);
 	smbd_neg_resp_build(&sk->ss_params, &sk->ss_neg, granted, &resp);
 	ret = smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
 	if (ret)
@@ -502,7 +513,7 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
 				   DMA_FROM_DEVICE);
 	spin_lock(&sk->ss_lock);
-	switch (sk->ss_state) {
+	switch (sk->ss_close_on_send ? SMBD_CLOSED : sk->ss_state) {
 	case SMBD_NEGOTIATING:
 		if (sk->ss_responder)
 			ret = smbd_recv_neg_req(sk, rx, wc->byte_len, &act);
@@ -557,6 +568,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_sock *sk = tx->tx_sk;
 	const struct smbd_sock_ops *ops;
 	struct smbd_send_ctx *pos;
+	bool closing;
 	u32 n = 1;
 
 	/*
@@ -577,7 +589,14 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add(&tx->tx_node, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;
 	ops = sk->ss_ops;
+	closing = sk->ss_close_on_send;
 	spin_unlock(&sk->ss_lock);
+
+	if (closing) {
+		/* The failure response is out: now end the connection. */
+		smbd_sock_error(sk, -EPROTO);
+		return;
+	}
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)

@@ -180,6 +180,7 @@ struct smbd_sock {
 	struct smbd_credits ss_cred;
 	struct smbd_reasm ss_reasm;
 	struct smbd_keepalive ss_ka;
+	bool ss_close_on_send;		/* a failure response is on its way */
 	bool ss_rx_inv_pending;
 	u32 ss_rx_inv_token;
 

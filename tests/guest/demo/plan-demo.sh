@@ -17,6 +17,19 @@ echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
 cat /sys/kernel/debug/smbd/devices
 echo
+echo "== an smbd connection pair streaming data both ways, per provider"
+insmod /smbd/smbd_fault.ko
+for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+	set -- $p
+	echo "-- over $1 ($2)"
+	echo "hold $2 7400" > /sys/kernel/debug/smbd_fault/ctl
+	cat /sys/kernel/debug/smbd_fault/result | sed 's/^SMBD-TEST: //'
+	echo "held" > /sys/kernel/debug/smbd_fault/ctl
+	cat /sys/kernel/debug/smbd_fault/result | sed 's/^SMBD-TEST: //'
+	echo "release" > /sys/kernel/debug/smbd_fault/ctl
+done
+rmmod smbd_fault
+echo
 echo "== removing rxe0: smbd follows the device away"
 $RDMA link delete rxe0
 cat /sys/kernel/debug/smbd/devices
