@@ -978,12 +978,21 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_stats, SMBD);
  * smbd_sock_shutdown() - end the connection, keep the socket
  * @sk: the socket
  *
- * Sends and receives fail from now on; smbd_sock_release() still frees.
+ * Sends and receives fail from now on; on a listener, accepting stops
+ * and a blocked smbd_sock_accept() returns. smbd_sock_release() still
+ * frees.
  *
  * Context: any.
  */
 void smbd_sock_shutdown(struct smbd_sock *sk)
 {
+	if (sk->ss_is_listener) {
+		/* Stop accepting; a blocked smbd_sock_accept() returns. */
+		spin_lock_bh(&sk->ss_lock);
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
 	smbd_sock_error(sk, -ESHUTDOWN);
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_shutdown, SMBD);

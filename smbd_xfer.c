@@ -189,6 +189,17 @@ void smbd_xfer_wake(struct smbd_sock *sk)
 
 /* ---- receive side ---- */
 
+/* Could a non-blocking send take a credit and a buffer now? */
+static bool smbd_space_locked(struct smbd_sock *sk)
+{
+	const struct smbd_credits *c = &sk->ss_cred;
+
+	lockdep_assert_held(&sk->ss_lock);
+	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx_free_count &&
+	       (c->send_credits > 1 ||
+		(c->send_credits == 1 && smbd_cred_ungranted(c)));
+}
+
 /*
  * Post up to @n free receive buffers in one chained post. Returns how
  * many were posted or a negative errno.
@@ -471,7 +482,7 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		list_add_tail(&rx->rx_node, &sk->ss_rx_ready);
 		*act |= SMBD_ACT_DATA;
 	}
-	if (h.credits_granted)
+	if (h.credits_granted && smbd_space_locked(sk))
 		*act |= SMBD_ACT_SPACE;
 
 	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
@@ -568,7 +579,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_sock *sk = tx->tx_sk;
 	const struct smbd_sock_ops *ops;
 	struct smbd_send_ctx *pos;
-	bool closing;
+	bool closing, space;
 	u32 n = 1;
 
 	/*
@@ -590,6 +601,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	sk->ss_tx_free_count += n;
 	ops = sk->ss_ops;
 	closing = sk->ss_close_on_send;
+	space = smbd_space_locked(sk);
 	spin_unlock(&sk->ss_lock);
 
 	if (closing) {
@@ -605,7 +617,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		smbd_sock_error(sk, -ECONNABORTED);
 	}
 	wake_up_all(&sk->ss_wait);
-	if (ops && ops->write_space)
+	if (space && ops && ops->write_space)
 		ops->write_space(sk);
 }
 
@@ -1124,7 +1136,10 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 	}
 	if (info)
 		info->msg_len = msg_len;
-	ret = trunc ? -EMSGSIZE : msg_len;
+	/* Not the conditional operator: u32 would turn -EMSGSIZE positive. */
+	ret = msg_len;
+	if (trunc)
+		ret = -EMSGSIZE;
 out:
 	mutex_unlock(&sk->ss_recv_mutex);
 	return ret;

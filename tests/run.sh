@@ -75,7 +75,7 @@ build() {
 }
 
 # The consumer test modules, built against smbd.ko's Module.symvers.
-test_dirs="tests/fault tests/interop"
+test_dirs="tests/kmod tests/fault tests/interop"
 test_modules=""
 build_test_modules() {
 	local kdir=$1 d log rc=0

@@ -1,0 +1,1997 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd_test: transport tests of smbd through its public API only
+ * (include/smbd.h), driven from user space through debugfs:
+ *
+ *   /sys/kernel/debug/smbd_test/ctl      write one command line
+ *   /sys/kernel/debug/smbd_test/result   what the last command found
+ *
+ * Commands (ADDR is an IPv4 address, PORT a number):
+ *
+ *   listen ADDR PORT
+ *	start a server: a listener thread that accepts connections and one
+ *	thread per connection serving the test protocol below.
+ *   stop ADDR PORT
+ *	stop that server; checks that every connection had ended by itself
+ *	once its client was gone, with -ENOTCONN, -ECONNRESET or
+ *	-ECONNABORTED.
+ *   echo ADDR PORT [sizes=0,1,...,max] [random=N] [seed=S] [iwarp=0|1]
+ *	one connection; each size (and N random sizes) is sent from a
+ *	seeded PRNG with a CRC32 trailer, echoed by the server and compared
+ *	byte for byte, through ITER_KVEC and ITER_BVEC at odd offsets; plus
+ *	the API edges (non-blocking receive, -EMSGSIZE, oversized send,
+ *	SMBD_SEND_MORE, upcalls) and the server's own count of what it got.
+ *   stream ADDR PORT [conns=N] [bytes=B] [msg=B] [seed=S]
+ *	N connections (odd ones through smbd_sock_connect_async()) each
+ *	send B bytes in messages of msg bytes at once; the server checks
+ *	every byte; prints the aggregate rate.
+ *   credit ADDR PORT [msg=B] [stall_ms=MS]
+ *	the server stops reading for stall_ms: a blocking send must block
+ *	until it reads again, a non-blocking one must see -EAGAIN (or a
+ *	partial count) and then write_space; nothing may be lost.
+ *   refused ADDR PORT
+ *	connecting where nobody listens fails, and does not hang.
+ * Every client command also takes timeout=SECONDS (default 120): past
+ * it, its sockets are shut down so that blocked calls return.
+ *
+ * The result file has one line per check, "ok NAME [- detail]" or
+ * "not ok NAME - reason", and "info TEXT" lines.
+ *
+ * Test protocol. A control message is exactly ST_CTL_LEN bytes starting
+ * with ST_CTL_MAGIC (random data never matches it). The client opens with
+ * HELLO(mode), the server answers READY. ECHO: every other message is
+ * sent back as it came. SINK: every other message is a struct st_hdr and
+ * a slice of a pattern both sides derive from the seed; the server checks
+ * all of it. STALL: like SINK after the server slept stall_ms. END makes
+ * the server answer STATS with what it counted since HELLO.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bvec.h>
+#include <linux/completion.h>
+#include <linux/crc32.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/in.h>
+#include <linux/inet.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/prandom.h>
+#include <linux/sched/debug.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+
+#include "smbd.h"
+
+#define ST_CTL_MAGIC	"smbd_test ctl v1"	/* 16 bytes, no NUL on the wire */
+#define ST_CTL_LEN	64
+#define ST_DATA_MAGIC	0x7e57da7a
+#define ST_PAT_SLACK	4096		/* pattern offsets vary in [0, 4096) */
+#define ST_MAX_SIZES	64
+#define ST_MAX_SOCKS	40
+#define ST_MAX_CONNS	32
+#define ST_OUT_MAX	(64 << 10)
+#define ST_CANARY	0xa5
+
+enum st_op { ST_OP_HELLO = 1, ST_OP_READY, ST_OP_END, ST_OP_STATS };
+enum st_mode { ST_MODE_NONE, ST_MODE_ECHO, ST_MODE_SINK, ST_MODE_STALL };
+
+/* HELLO: a[0] seed, a[1] largest message (SINK/STALL), a[2] stall ms */
+/* STATS: a[0] messages, a[1] bytes, a[2] bad, a[3] empty, a[4] detail */
+struct st_ctl {
+	u8 magic[16];
+	__le32 op;
+	__le32 mode;
+	__le64 a[5];
+};
+
+static_assert(sizeof(struct st_ctl) == ST_CTL_LEN);
+
+/* Head of a SINK/STALL data message; a pattern slice follows. */
+struct st_hdr {
+	__le32 magic;
+	__le32 seq;
+	__le32 len;
+	__le32 zero;
+};
+
+/* ------------------------------------------------------------ output */
+
+static DEFINE_MUTEX(st_out_lock);
+static char *st_out;
+static size_t st_out_len;
+
+static __printf(1, 2) void st_out_add(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	mutex_lock(&st_out_lock);
+	if (st_out_len + 2 < ST_OUT_MAX) {
+		va_start(ap, fmt);
+		n = vscnprintf(st_out + st_out_len, ST_OUT_MAX - 1 - st_out_len,
+			       fmt, ap);
+		va_end(ap);
+		st_out_len += n;
+		st_out[st_out_len++] = '\n';
+		st_out[st_out_len] = '\0';
+	}
+	mutex_unlock(&st_out_lock);
+}
+
+#define st_info(fmt, ...) st_out_add("info " fmt, ##__VA_ARGS__)
+
+/* st_check: one check result; the detail goes after " - " when given */
+static __printf(3, 4) bool st_check(bool ok, const char *name,
+				    const char *fmt, ...)
+{
+	char why[192] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vscnprintf(why, sizeof(why), fmt, ap);
+		va_end(ap);
+	}
+	st_out_add("%s %s%s%s", ok ? "ok" : "not ok", name,
+		   why[0] ? " - " : "", why);
+	if (!ok)
+		pr_info("not ok %s - %s\n", name, why);
+	return ok;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+/* A vmalloc()ed buffer that iterators can cover as kvec or bvec. */
+struct st_buf {
+	u8 *va;
+	size_t size;
+	struct bio_vec *bv;
+};
+
+static int st_buf_alloc(struct st_buf *b, size_t size)
+{
+	b->size = size;
+	b->va = vmalloc(max_t(size_t, size, 1));
+	b->bv = kvmalloc_array(DIV_ROUND_UP(size, PAGE_SIZE) + 1,
+			       sizeof(*b->bv), GFP_KERNEL);
+	if (!b->va || !b->bv) {
+		vfree(b->va);
+		kvfree(b->bv);
+		b->va = NULL;
+		b->bv = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void st_buf_free(struct st_buf *b)
+{
+	vfree(b->va);
+	kvfree(b->bv);
+	b->va = NULL;
+	b->bv = NULL;
+}
+
+/* st_iter: @len bytes of @b from @off, as ITER_BVEC or ITER_KVEC */
+static void st_iter(struct st_buf *b, size_t off, size_t len,
+		    unsigned int dir, bool bvec, struct kvec *kv,
+		    struct iov_iter *it)
+{
+	size_t pos = off, left = len, po, l;
+	unsigned int n = 0;
+
+	if (!bvec) {
+		kv->iov_base = b->va + off;
+		kv->iov_len = len;
+		iov_iter_kvec(it, dir, kv, 1, len);
+		return;
+	}
+	while (left) {
+		po = offset_in_page(pos);
+		l = min_t(size_t, PAGE_SIZE - po, left);
+		bvec_set_page(&b->bv[n++], vmalloc_to_page(b->va + pos), l, po);
+		pos += l;
+		left -= l;
+	}
+	iov_iter_bvec(it, dir, b->bv, n, len);
+}
+
+static struct iov_iter *st_iter_of(struct st_buf *b, struct kvec *kv,
+				   struct iov_iter *it)
+{
+	st_iter(b, 0, b->size, ITER_DEST, false, kv, it);
+	return it;
+}
+
+/* st_fill: PRNG bytes from @seed; a CRC32 of the rest in the last 4 */
+static void st_fill(u8 *p, u32 len, u64 seed)
+{
+	struct rnd_state rs;
+	__le32 crc;
+
+	prandom_seed_state(&rs, seed);
+	prandom_bytes_state(&rs, p, len);
+	if (len >= 8) {
+		crc = cpu_to_le32(crc32_le(~0, p, len - 4));
+		memcpy(p + len - 4, &crc, 4);
+	}
+}
+
+static bool st_trailer_ok(const u8 *p, u32 len)
+{
+	__le32 crc = cpu_to_le32(crc32_le(~0, p, len - 4));
+
+	return !memcmp(p + len - 4, &crc, 4);
+}
+
+static u8 *st_pattern(u64 seed, u32 msg)
+{
+	struct rnd_state rs;
+	u8 *p = vmalloc(msg + ST_PAT_SLACK);
+
+	if (p) {
+		prandom_seed_state(&rs, seed);
+		prandom_bytes_state(&rs, p, msg + ST_PAT_SLACK);
+	}
+	return p;
+}
+
+static u32 st_pat_off(u32 seq)
+{
+	return (seq * 251) % ST_PAT_SLACK;
+}
+
+static u32 st_ms_since(ktime_t t)
+{
+	return ktime_ms_delta(ktime_get(), t);
+}
+
+/* ------------------------------------------------------------ control */
+
+static bool st_is_ctl(const u8 *p, ssize_t len)
+{
+	return len == ST_CTL_LEN && !memcmp(p, ST_CTL_MAGIC, 16);
+}
+
+static int st_send_ctl(struct smbd_sock *sk, u32 op, u32 mode, const u64 *a)
+{
+	struct st_ctl m = { .op = cpu_to_le32(op), .mode = cpu_to_le32(mode) };
+	struct kvec kv = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct iov_iter it;
+	ssize_t n;
+	int i;
+
+	memcpy(m.magic, ST_CTL_MAGIC, 16);
+	for (i = 0; a && i < ARRAY_SIZE(m.a); i++)
+		m.a[i] = cpu_to_le64(a[i]);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(m));
+	n = smbd_sock_send(sk, &it, 0);
+	if (n == sizeof(m))
+		return 0;
+	return n < 0 ? n : -EIO;
+}
+
+/* st_recv_ctl: receive the control message @op; its a[] into @a */
+static int st_recv_ctl(struct smbd_sock *sk, u32 op, u64 *a, char *why,
+		       size_t whylen)
+{
+	struct smbd_recv_info ri = {};
+	struct st_ctl m;
+	struct kvec kv = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct iov_iter it;
+	ssize_t n;
+	int i;
+
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(m));
+	n = smbd_sock_recv(sk, &it, 0, &ri);
+	if (n < 0) {
+		scnprintf(why, whylen, "recv of control %u: %zd (msg_len %u)",
+			  op, n, ri.msg_len);
+		return n;
+	}
+	if (!st_is_ctl((u8 *)&m, n) || le32_to_cpu(m.op) != op) {
+		scnprintf(why, whylen, "want control %u, got a %zd-byte message",
+			  op, n);
+		return -EPROTO;
+	}
+	for (i = 0; a && i < ARRAY_SIZE(m.a); i++)
+		a[i] = le64_to_cpu(m.a[i]);
+	return 0;
+}
+
+/* ------------------------------------------------------------ server */
+
+struct st_server {
+	struct list_head node;
+	struct sockaddr_in addr;
+	struct smbd_sock *lsk;
+	struct task_struct *task;
+	struct completion done;
+	struct mutex lock;	/* conns, st_conn.sk */
+	struct list_head conns;
+	bool stopping;
+	u32 accepted;
+	u32 accept_errors;
+	int last_accept_err;
+};
+
+struct st_conn {
+	struct list_head node;
+	struct st_server *srv;
+	struct smbd_sock *sk;	/* NULL once released */
+	struct completion done;
+	struct task_struct *task;
+	u32 id;
+	int end_err;
+	bool ended_by_stop;
+	bool reaped;		/* its done was waited for */
+	char problem[128];	/* the first one */
+};
+
+/* Counters of one HELLO..END session of a connection. */
+struct st_session {
+	enum st_mode mode;
+	u64 seed;
+	u32 msg;
+	u32 stall_ms;
+	u8 *pat;
+	u64 msgs;
+	u64 bytes;
+	u64 bad;
+	u64 empty;
+	u64 detail;	/* ECHO: unchecked (< 8 bytes); SINK: first bad seq + 1 */
+	u32 seq;
+};
+
+static LIST_HEAD(st_servers);	/* under st_cmd_lock */
+static DEFINE_MUTEX(st_cmd_lock);
+
+static __printf(2, 3) void st_conn_problem(struct st_conn *c,
+					   const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->problem[0])
+		return;
+	va_start(ap, fmt);
+	vscnprintf(c->problem, sizeof(c->problem), fmt, ap);
+	va_end(ap);
+	pr_info("server conn %u: %s\n", c->id, c->problem);
+}
+
+static bool st_sink_check(struct st_session *s, const u8 *p, u32 n)
+{
+	const struct st_hdr *h = (const void *)p;
+
+	if (n < sizeof(*h) || n > s->msg || le32_to_cpu(h->magic) != ST_DATA_MAGIC ||
+	    le32_to_cpu(h->seq) != s->seq || le32_to_cpu(h->len) != n ||
+	    h->zero)
+		return false;
+	return !memcmp(p + sizeof(*h), s->pat + st_pat_off(s->seq),
+		       n - sizeof(*h));
+}
+
+/* st_serve_ctl: handle a control message; false ends the connection */
+static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
+			 const struct st_ctl *m)
+{
+	u64 a[5];
+	int err, i;
+
+	switch (le32_to_cpu(m->op)) {
+	case ST_OP_HELLO:
+		vfree(s->pat);
+		memset(s, 0, sizeof(*s));
+		s->mode = le32_to_cpu(m->mode);
+		s->seed = le64_to_cpu(m->a[0]);
+		s->msg = le64_to_cpu(m->a[1]);
+		s->stall_ms = le64_to_cpu(m->a[2]);
+		if (s->mode == ST_MODE_SINK || s->mode == ST_MODE_STALL) {
+			s->pat = s->msg <= SZ_16M ? st_pattern(s->seed, s->msg) : NULL;
+			if (!s->pat) {
+				st_conn_problem(c, "no pattern for msg %u", s->msg);
+				return false;
+			}
+		} else if (s->mode != ST_MODE_ECHO) {
+			st_conn_problem(c, "HELLO with mode %u", s->mode);
+			return false;
+		}
+		err = st_send_ctl(c->sk, ST_OP_READY, s->mode, NULL);
+		if (err) {
+			st_conn_problem(c, "send READY: %d", err);
+			return false;
+		}
+		/* Read nothing for a while: the client runs out of credits. */
+		for (i = 0; s->mode == ST_MODE_STALL && i < s->stall_ms / 20 &&
+		     !READ_ONCE(c->srv->stopping); i++)
+			msleep(20);
+		return true;
+	case ST_OP_END:
+		a[0] = s->msgs;
+		a[1] = s->bytes;
+		a[2] = s->bad;
+		a[3] = s->empty;
+		a[4] = s->detail;
+		err = st_send_ctl(c->sk, ST_OP_STATS, s->mode, a);
+		if (err) {
+			st_conn_problem(c, "send STATS: %d", err);
+			return false;
+		}
+		return true;
+	default:
+		st_conn_problem(c, "control op %u", le32_to_cpu(m->op));
+		return false;
+	}
+}
+
+static int st_conn_thread(void *arg)
+{
+	struct st_conn *c = arg;
+	struct smbd_sock *sk = c->sk;
+	struct smbd_sock_info info = {};
+	struct smbd_recv_info ri;
+	struct st_session s = {};
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n, m;
+	u8 *buf = NULL;
+	u32 cap;
+	int err;
+
+	allow_signal(SIGKILL);
+	err = smbd_sock_query(sk, &info);
+	cap = info.max_fragmented_recv_size;
+	if (err || !cap || cap > SZ_64M) {
+		st_conn_problem(c, "query: %d, max_fragmented_recv_size %u",
+				err, cap);
+		c->end_err = err ?: -EINVAL;
+		goto out;
+	}
+	buf = vmalloc(cap);
+	if (!buf) {
+		c->end_err = -ENOMEM;
+		goto out;
+	}
+
+	for (;;) {
+		kv.iov_base = buf;
+		kv.iov_len = cap;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, cap);
+		memset(&ri, 0, sizeof(ri));
+		n = smbd_sock_recv(sk, &it, 0, &ri);
+		if (n < 0) {
+			c->end_err = n;
+			if (n == -EMSGSIZE)
+				st_conn_problem(c, "-EMSGSIZE: msg_len %u > %u",
+						ri.msg_len, cap);
+			break;
+		}
+		if (n > cap || ri.msg_len != n)
+			st_conn_problem(c, "recv returned %zd, msg_len %u",
+					n, ri.msg_len);
+		if (st_is_ctl(buf, n)) {
+			if (!st_serve_ctl(c, &s, (struct st_ctl *)buf)) {
+				c->end_err = -EPROTO;
+				break;
+			}
+			continue;
+		}
+		s.msgs++;
+		s.bytes += n;
+		if (!n)
+			s.empty++;
+		switch (s.mode) {
+		case ST_MODE_ECHO:
+			if (n >= 8 && !st_trailer_ok(buf, n))
+				s.bad++;
+			else if (n < 8)
+				s.detail++;
+			kv.iov_base = buf;
+			kv.iov_len = n;
+			iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, n);
+			m = smbd_sock_send(sk, &it, 0);
+			if (m != n) {
+				st_conn_problem(c, "echo of %zd bytes: send %zd",
+						n, m);
+				c->end_err = m < 0 ? m : -EIO;
+				goto out;
+			}
+			break;
+		case ST_MODE_SINK:
+		case ST_MODE_STALL:
+			if (!st_sink_check(&s, buf, n)) {
+				if (!s.bad)
+					s.detail = s.seq + 1ULL;
+				s.bad++;
+			}
+			s.seq++;
+			break;
+		default:
+			st_conn_problem(c, "%zd-byte message before HELLO", n);
+			c->end_err = -EPROTO;
+			goto out;
+		}
+	}
+out:
+	vfree(s.pat);
+	vfree(buf);
+	mutex_lock(&c->srv->lock);
+	c->sk = NULL;
+	mutex_unlock(&c->srv->lock);
+	smbd_sock_release(sk);
+	kthread_complete_and_exit(&c->done, 0);
+}
+
+static int st_listen_thread(void *arg)
+{
+	struct st_server *srv = arg;
+	struct smbd_sock *nsk;
+	struct task_struct *t;
+	struct st_conn *c;
+	int err;
+
+	/* the fallback when smbd_sock_shutdown() does not end an accept */
+	allow_signal(SIGKILL);
+	for (;;) {
+		err = smbd_sock_accept(srv->lsk, &nsk, 0);
+		if (err) {
+			if (READ_ONCE(srv->stopping))
+				break;
+			srv->accept_errors++;
+			srv->last_accept_err = err;
+			pr_info("accept on %pI4:%u: %d\n", &srv->addr.sin_addr,
+				ntohs(srv->addr.sin_port), err);
+			if (srv->accept_errors >= 100)
+				break;
+			msleep(20);
+			continue;
+		}
+		c = kzalloc(sizeof(*c), GFP_KERNEL);
+		if (!c) {
+			smbd_sock_release(nsk);
+			continue;
+		}
+		c->srv = srv;
+		c->sk = nsk;
+		c->id = ++srv->accepted;
+		init_completion(&c->done);
+		t = kthread_create(st_conn_thread, c, "smbd_test_c%u", c->id);
+		if (IS_ERR(t)) {
+			smbd_sock_release(nsk);
+			kfree(c);
+			continue;
+		}
+		c->task = get_task_struct(t);
+		mutex_lock(&srv->lock);
+		list_add_tail(&c->node, &srv->conns);
+		mutex_unlock(&srv->lock);
+		wake_up_process(t);
+	}
+	kthread_complete_and_exit(&srv->done, 0);
+}
+
+static struct st_server *st_server_find(const struct sockaddr_in *a)
+{
+	struct st_server *srv;
+
+	list_for_each_entry(srv, &st_servers, node)
+		if (srv->addr.sin_addr.s_addr == a->sin_addr.s_addr &&
+		    srv->addr.sin_port == a->sin_port)
+			return srv;
+	return NULL;
+}
+
+static void st_server_start(const struct sockaddr_in *addr)
+{
+	struct smbd_params p;
+	struct st_server *srv;
+	const char *step;
+	int err;
+
+	if (st_server_find(addr)) {
+		st_check(false, "listen", "already listening there");
+		return;
+	}
+	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
+	if (!srv) {
+		st_check(false, "listen", "out of memory");
+		return;
+	}
+	srv->addr = *addr;
+	mutex_init(&srv->lock);
+	INIT_LIST_HEAD(&srv->conns);
+	init_completion(&srv->done);
+	smbd_params_init(&p, true);
+	step = "smbd_sock_create";
+	err = smbd_sock_create(&init_net, &p, &srv->lsk);
+	if (err)
+		goto fail;
+	step = "smbd_sock_bind";
+	err = smbd_sock_bind(srv->lsk, (const struct sockaddr *)addr);
+	if (err)
+		goto fail;
+	step = "smbd_sock_listen";
+	err = smbd_sock_listen(srv->lsk, 64);
+	if (err)
+		goto fail;
+	step = "kthread_run";
+	srv->task = kthread_create(st_listen_thread, srv, "smbd_test_l%u",
+				   ntohs(addr->sin_port));
+	if (IS_ERR(srv->task)) {
+		err = PTR_ERR(srv->task);
+		goto fail;
+	}
+	get_task_struct(srv->task);
+	wake_up_process(srv->task);
+	list_add_tail(&srv->node, &st_servers);
+	st_check(true, "listen", "%pI4:%u", &addr->sin_addr,
+		 ntohs(addr->sin_port));
+	return;
+fail:
+	st_check(false, "listen", "%s: %d", step, err);
+	if (srv->lsk)
+		smbd_sock_release(srv->lsk);
+	kfree(srv);
+}
+
+/*
+ * st_wait: wait for @done; past @quiet_s seconds, show where @task (when
+ * known) is stuck, and again every 60 s until it completes
+ */
+static void st_wait(struct completion *done, const char *what,
+		    struct task_struct *task, u32 quiet_s)
+{
+	if (wait_for_completion_timeout(done, quiet_s * HZ))
+		return;
+	for (;;) {
+		pr_warn("still waiting for %s\n", what);
+		if (task)
+			sched_show_task(task);
+		if (wait_for_completion_timeout(done, 60 * HZ))
+			return;
+	}
+}
+
+static void st_server_stop(struct st_server *srv)
+{
+	unsigned long deadline;
+	struct st_conn *c, *tmp;
+	u32 lingering = 0, bad_end = 0, problems = 0, n = 0, linger_id = 0;
+	char first[160] = "";
+	bool listener_ok;
+
+	WRITE_ONCE(srv->stopping, true);
+	smbd_sock_shutdown(srv->lsk);
+	listener_ok = wait_for_completion_timeout(&srv->done, 10 * HZ);
+	st_check(listener_ok, "stop/accept-returns-on-shutdown", "%s",
+		 listener_ok ? "" :
+		 "a blocked smbd_sock_accept() did not return in 10 s; SIGKILL");
+	if (!listener_ok) {
+		sched_show_task(srv->task);
+		send_sig(SIGKILL, srv->task, 1);
+		st_wait(&srv->done, "the listener thread", srv->task, 10);
+	}
+	put_task_struct(srv->task);
+
+	/* Every client is gone: each connection must have seen it. */
+	deadline = jiffies + 15 * HZ;
+	list_for_each_entry(c, &srv->conns, node) {
+		long left = max_t(long, (long)(deadline - jiffies), 1);
+
+		if (wait_for_completion_timeout(&c->done, left)) {
+			c->reaped = true;
+		} else {
+			if (!lingering++)
+				linger_id = c->id;
+			pr_info("connection %u is still up; its thread:\n", c->id);
+			sched_show_task(c->task);
+		}
+	}
+	mutex_lock(&srv->lock);
+	list_for_each_entry(c, &srv->conns, node) {
+		if (c->sk) {
+			c->ended_by_stop = true;
+			smbd_sock_shutdown(c->sk);
+		}
+	}
+	mutex_unlock(&srv->lock);
+	list_for_each_entry_safe(c, tmp, &srv->conns, node) {
+		if (!c->reaped && !wait_for_completion_timeout(&c->done, 10 * HZ)) {
+			st_check(false, "stop/recv-returns-on-shutdown",
+				 "connection %u still blocked 10 s after shutdown; sent SIGKILL",
+				 c->id);
+			sched_show_task(c->task);
+			send_sig(SIGKILL, c->task, 1);
+			st_wait(&c->done, "a connection thread", c->task, 10);
+		}
+		put_task_struct(c->task);
+		n++;
+		/*
+		 * A peer's teardown may surface first as a QP error on
+		 * iWARP (-ECONNABORTED) rather than as a disconnect.
+		 */
+		if (!c->ended_by_stop && c->end_err != -ENOTCONN &&
+		    c->end_err != -ECONNRESET && c->end_err != -ECONNABORTED) {
+			if (!bad_end++ && !first[0])
+				scnprintf(first, sizeof(first),
+					  "connection %u ended with %d", c->id,
+					  c->end_err);
+		}
+		if (c->problem[0] && !problems++ && !first[0])
+			scnprintf(first, sizeof(first), "connection %u: %s",
+				  c->id, c->problem);
+		list_del(&c->node);
+		kfree(c);
+	}
+	st_check(!lingering, "stop/peer-release-ends-connections",
+		 "%u of %u connections (first: %u) still up 15 s after their clients left",
+		 lingering, n, linger_id);
+	st_check(!bad_end && !problems, "stop/server-connections-clean",
+		 "%u connections, %u ended with an unexpected error, %u had problems%s%s",
+		 n, bad_end, problems, first[0] ? ": " : "", first);
+	st_check(!srv->accept_errors, "stop/no-accept-errors",
+		 "accepted %u, %u accept errors (last %d)", srv->accepted,
+		 srv->accept_errors, srv->last_accept_err);
+	smbd_sock_release(srv->lsk);
+	list_del(&srv->node);
+	kfree(srv);
+}
+
+/* ------------------------------------------------------------ client */
+
+struct st_cmd {
+	struct sockaddr_in dst;
+	u32 sizes[ST_MAX_SIZES];
+	unsigned int nr_sizes;
+	u32 nrandom;
+	u64 seed;
+	int iwarp;
+	u32 conns;
+	u64 bytes;
+	u32 msg;
+	u32 stall_ms;
+	u32 timeout_s;
+
+	/* the watchdog: past timeout_s, shut every socket down */
+	struct mutex lock;
+	struct smbd_sock *socks[ST_MAX_SOCKS];
+	bool expired;
+	struct delayed_work watchdog;
+};
+
+#define ST_SIZE_MAX	U32_MAX	/* "max" in sizes= */
+
+/* Upcall counters of one client socket. */
+struct st_upcalls {
+	atomic_t data_ready;
+	atomic_t write_space;
+	atomic_t state_change;
+	wait_queue_head_t wq;
+	struct completion connected;
+	int connect_status;
+};
+
+static void st_data_ready(struct smbd_sock *sk)
+{
+	struct st_upcalls *u = smbd_sock_priv(sk);
+
+	atomic_inc(&u->data_ready);
+	wake_up(&u->wq);
+}
+
+static void st_write_space(struct smbd_sock *sk)
+{
+	struct st_upcalls *u = smbd_sock_priv(sk);
+
+	atomic_inc(&u->write_space);
+	wake_up(&u->wq);
+}
+
+static void st_state_change(struct smbd_sock *sk)
+{
+	struct st_upcalls *u = smbd_sock_priv(sk);
+
+	atomic_inc(&u->state_change);
+	wake_up(&u->wq);
+}
+
+static const struct smbd_sock_ops st_ops = {
+	.data_ready = st_data_ready,
+	.write_space = st_write_space,
+	.state_change = st_state_change,
+};
+
+static void st_connect_done(struct smbd_sock *sk, int status)
+{
+	struct st_upcalls *u = smbd_sock_priv(sk);
+
+	u->connect_status = status;
+	complete(&u->connected);
+}
+
+static void st_upcalls_init(struct st_upcalls *u)
+{
+	memset(u, 0, sizeof(*u));
+	init_waitqueue_head(&u->wq);
+	init_completion(&u->connected);
+}
+
+static void st_watchdog(struct work_struct *w)
+{
+	struct st_cmd *c = container_of(w, struct st_cmd, watchdog.work);
+	int i;
+
+	mutex_lock(&c->lock);
+	WRITE_ONCE(c->expired, true);
+	pr_warn("timeout (%u s): shutting the test's sockets down\n",
+		c->timeout_s);
+	for (i = 0; i < ST_MAX_SOCKS; i++)
+		if (c->socks[i])
+			smbd_sock_shutdown(c->socks[i]);
+	mutex_unlock(&c->lock);
+}
+
+static void st_release(struct st_cmd *c, struct smbd_sock *sk)
+{
+	int i;
+
+	if (!sk)
+		return;
+	mutex_lock(&c->lock);
+	for (i = 0; i < ST_MAX_SOCKS; i++)
+		if (c->socks[i] == sk)
+			c->socks[i] = NULL;
+	mutex_unlock(&c->lock);
+	smbd_sock_release(sk);
+}
+
+/*
+ * st_connect: a connected client socket with the upcalls @u (may be NULL),
+ * through smbd_sock_connect_async() when @async; registered with the
+ * watchdog. Returns 0 or an error, with *skp NULL on error.
+ */
+static int st_connect(struct st_cmd *c, struct st_upcalls *u, bool async,
+		      struct smbd_sock **skp)
+{
+	struct smbd_params p;
+	struct smbd_sock *sk;
+	int err, i;
+
+	*skp = NULL;
+	smbd_params_init(&p, false);
+	err = smbd_sock_create(&init_net, &p, &sk);
+	if (err)
+		return err;
+	if (u)
+		smbd_sock_set_ops(sk, &st_ops, u);
+	mutex_lock(&c->lock);
+	for (i = 0; i < ST_MAX_SOCKS && c->socks[i]; i++)
+		;
+	if (i < ST_MAX_SOCKS)
+		c->socks[i] = sk;
+	mutex_unlock(&c->lock);
+	if (i == ST_MAX_SOCKS) {
+		smbd_sock_release(sk);
+		return -EMFILE;
+	}
+	if (async && u) {
+		err = smbd_sock_connect_async(sk, (struct sockaddr *)&c->dst,
+					      st_connect_done);
+		if (!err) {
+			if (wait_for_completion_timeout(&u->connected,
+							c->timeout_s * HZ))
+				err = u->connect_status;
+			else
+				err = -ETIMEDOUT;
+		}
+	} else {
+		err = smbd_sock_connect(sk, (struct sockaddr *)&c->dst);
+	}
+	if (err) {
+		if (err == -ETIMEDOUT && async && u) {
+			/* the done callback may still come: end it first */
+			smbd_sock_shutdown(sk);
+			wait_for_completion_timeout(&u->connected, 20 * HZ);
+		}
+		st_release(c, sk);
+		return err;
+	}
+	*skp = sk;
+	return 0;
+}
+
+/* st_hello: HELLO(@mode) and its READY; 0 or an error, reason in @why */
+static int st_hello(struct smbd_sock *sk, u32 mode, u64 seed, u32 msg,
+		    u32 stall_ms, char *why, size_t whylen)
+{
+	u64 a[5] = { seed, msg, stall_ms };
+	int err = st_send_ctl(sk, ST_OP_HELLO, mode, a);
+
+	if (err) {
+		scnprintf(why, whylen, "send HELLO: %d", err);
+		return err;
+	}
+	return st_recv_ctl(sk, ST_OP_READY, NULL, why, whylen);
+}
+
+/* st_end: END, and the server's STATS into @a */
+static int st_end(struct smbd_sock *sk, u64 *a, char *why, size_t whylen)
+{
+	int err = st_send_ctl(sk, ST_OP_END, 0, NULL);
+
+	if (err) {
+		scnprintf(why, whylen, "send END: %d", err);
+		return err;
+	}
+	return st_recv_ctl(sk, ST_OP_STATS, a, why, whylen);
+}
+
+/* A SINK/STALL data message: its header, and the iterator over it. */
+struct st_sink_msg {
+	struct st_hdr hdr;
+	struct kvec kv[2];
+	struct iov_iter it;
+};
+
+static void st_sink_prep(struct st_sink_msg *m, const u8 *pat, u32 seq,
+			 u32 len)
+{
+	m->hdr.magic = cpu_to_le32(ST_DATA_MAGIC);
+	m->hdr.seq = cpu_to_le32(seq);
+	m->hdr.len = cpu_to_le32(len);
+	m->hdr.zero = 0;
+	m->kv[0].iov_base = &m->hdr;
+	m->kv[0].iov_len = sizeof(m->hdr);
+	m->kv[1].iov_base = (void *)pat + st_pat_off(seq);
+	m->kv[1].iov_len = len - sizeof(m->hdr);
+	iov_iter_kvec(&m->it, ITER_SOURCE, m->kv, 2, len);
+}
+
+/* ------------------------------------------------------------ echo */
+
+struct st_echo {
+	struct st_cmd *c;
+	struct smbd_sock *sk;
+	struct st_upcalls u;
+	struct st_buf sbuf;
+	struct st_buf rbuf;
+	u32 max;
+	u64 sent_msgs;	/* non-empty data messages the server must count */
+	u64 sent_bytes;
+	u32 idx;
+};
+
+/* st_echo_recv: receive the echo of @len bytes from @sp and compare */
+static bool st_echo_recv(struct st_echo *e, const u8 *sp, u32 len,
+			 bool bvec, const char *name)
+{
+	u32 roff = (e->idx * 5) & 7, i;
+	struct smbd_recv_info ri = {};
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+	u8 *rp;
+
+	/* 16 bytes beyond the message stay in the iterator: must stay 0xa5 */
+	memset(e->rbuf.va, ST_CANARY, roff + len + 16);
+	st_iter(&e->rbuf, roff, len + 16, ITER_DEST, bvec, &kv, &it);
+	n = smbd_sock_recv(e->sk, &it, 0, &ri);
+	rp = e->rbuf.va + roff;
+	if (n != len || ri.msg_len != len)
+		return st_check(false, name, "recv returned %zd, msg_len %u, want %u",
+				n, ri.msg_len, len);
+	if (memcmp(rp, sp, len)) {
+		for (i = 0; i < len && rp[i] == sp[i]; i++)
+			;
+		return st_check(false, name, "echo differs from byte %u of %u",
+				i, len);
+	}
+	for (i = 0; i < 16; i++)
+		if (rp[len + i] != ST_CANARY)
+			return st_check(false, name,
+					"recv wrote beyond the message (byte %u)",
+					len + i);
+	if (iov_iter_count(&it) != 16)
+		return st_check(false, name, "iterator left with %zu, want 16",
+				iov_iter_count(&it));
+	return true;
+}
+
+/* st_echo_one: send @len PRNG bytes, get them back; one check @name */
+static bool st_echo_one(struct st_echo *e, u32 len, const char *name)
+{
+	u32 soff = (e->idx * 3) & 7;
+	bool bvec = e->idx & 1;
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+	u8 *sp = e->sbuf.va + soff;
+
+	e->idx++;
+	st_fill(sp, len, e->c->seed ^ ((u64)e->idx << 32));
+	st_iter(&e->sbuf, soff, len, ITER_SOURCE, bvec, &kv, &it);
+	n = smbd_sock_send(e->sk, &it, 0);
+	if (n != len)
+		return st_check(false, name, "send returned %zd, want %u", n, len);
+	if (iov_iter_count(&it))
+		return st_check(false, name, "send left %zu bytes in the iterator",
+				iov_iter_count(&it));
+	if (!len)
+		return st_check(true, name, "send returned 0; nothing comes back");
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (!st_echo_recv(e, sp, len, !bvec, name))
+		return false;
+	return st_check(true, name, "%s out, %s back", bvec ? "bvec" : "kvec",
+			bvec ? "kvec" : "bvec");
+}
+
+static void st_echo_edges(struct st_echo *e)
+{
+	struct smbd_recv_info ri = {};
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n, m1, m2, m3;
+	struct iov_iter mit[3];
+	struct kvec mkv[3];
+	u32 len = 5000, before;
+	u8 *sp = e->sbuf.va;
+	u8 small[100];
+	long t;
+
+	st_echo_one(e, 100, "echo/before-edges");
+
+	/* Oversized: refused, and the connection still works. */
+	if (e->max < e->sbuf.size) {
+		st_fill(sp, e->max + 1, e->c->seed + 1);
+		st_iter(&e->sbuf, 0, e->max + 1, ITER_SOURCE, false, &kv, &it);
+		n = smbd_sock_send(e->sk, &it, 0);
+		if (st_check(n == -EMSGSIZE || n == -EINVAL, "echo/oversized-send-refused",
+			     "send of max_fragmented_send_size + 1 = %u: %zd",
+			     e->max + 1, n))
+			st_echo_one(e, 100, "echo/works-after-oversized-send");
+	}
+
+	/*
+	 * Too small a buffer: -EMSGSIZE with the length, the part that fit,
+	 * and the message is consumed whole.
+	 */
+	st_fill(sp, len, e->c->seed + 2);
+	before = atomic_read(&e->u.data_ready);
+	kv.iov_base = sp;
+	kv.iov_len = len;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	n = smbd_sock_send(e->sk, &it, 0);
+	if (n != len) {
+		st_check(false, "echo/recv-emsgsize", "send returned %zd", n);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	/* wait for the echo to arrive, then ask with 100 bytes of room */
+	t = wait_event_timeout(e->u.wq, atomic_read(&e->u.data_ready) != before,
+			       e->c->timeout_s * HZ);
+	st_check(t > 0, "echo/data-ready-upcall", "data_ready called %d times",
+		 atomic_read(&e->u.data_ready));
+	kv.iov_base = small;
+	kv.iov_len = sizeof(small);
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(small));
+	n = smbd_sock_recv(e->sk, &it, 0, &ri);
+	st_check(n == -EMSGSIZE && ri.msg_len == len &&
+		 !memcmp(small, sp, sizeof(small)), "echo/recv-emsgsize",
+		 "recv into 100 bytes: %zd, msg_len %u (want -EMSGSIZE, %u)%s",
+		 n, ri.msg_len, len,
+		 memcmp(small, sp, sizeof(small)) ? ", the 100 bytes differ" : "");
+	kv.iov_base = e->rbuf.va;
+	kv.iov_len = e->rbuf.size;
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, e->rbuf.size);
+	n = smbd_sock_recv(e->sk, &it, SMBD_RECV_NONBLOCK, &ri);
+	st_check(n == -EAGAIN, "echo/emsgsize-consumes-message",
+		 "the next non-blocking recv: %zd", n);
+	if (n != -EAGAIN)
+		return;
+
+	/*
+	 * One message in three calls with SMBD_SEND_MORE: a two-element
+	 * kvec, a bvec and a kvec. The parts are not copied until the last
+	 * call: their memory and arrays stay untouched until it returns.
+	 */
+	len = 4500;
+	st_fill(sp, len, e->c->seed + 3);
+	mkv[0].iov_base = sp;
+	mkv[0].iov_len = 400;
+	mkv[1].iov_base = sp + 400;
+	mkv[1].iov_len = 600;
+	mkv[2].iov_base = sp + 4000;
+	mkv[2].iov_len = 500;
+	iov_iter_kvec(&mit[0], ITER_SOURCE, mkv, 2, 1000);
+	st_iter(&e->sbuf, 1000, 3000, ITER_SOURCE, true, &kv, &mit[1]);
+	iov_iter_kvec(&mit[2], ITER_SOURCE, &mkv[2], 1, 500);
+	m1 = smbd_sock_send(e->sk, &mit[0], SMBD_SEND_MORE);
+	m2 = m1 == 1000 ? smbd_sock_send(e->sk, &mit[1], SMBD_SEND_MORE) : 0;
+	m3 = m2 == 3000 ? smbd_sock_send(e->sk, &mit[2], 0) : 0;
+	if (m1 == -EOPNOTSUPP) {
+		st_out_add("skip echo/send-more - SMBD_SEND_MORE: -EOPNOTSUPP");
+		return;
+	}
+	if (m1 != 1000 || m2 != 3000 || m3 != len) {
+		/* the connection is in an unknown state: stop here */
+		st_check(false, "echo/send-more",
+			 "returned %zd %zd %zd (want 1000 3000, then the message: %u)",
+			 m1, m2, m3, len);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (st_echo_recv(e, sp, len, false, "echo/send-more"))
+		st_check(true, "echo/send-more",
+			 "kvec[2] + bvec + kvec parts, one 4500-byte message");
+}
+
+/*
+ * st_stream_frame: read one frame of smbd_sock_recv_stream() (a 4-byte
+ * big-endian length and the message) into @buf, in reads of at most
+ * @chunk bytes that ask for up to 10 bytes more than the frame has left:
+ * no read may go past the end of the frame. Returns the message length.
+ */
+static int st_stream_frame(struct smbd_sock *sk, u8 *buf, u32 cap, u32 chunk,
+			   char *why, size_t whylen)
+{
+	u32 got = 0, want = 4, ask;
+	struct iov_iter it;
+	struct kvec kv;
+	__be32 be;
+	ssize_t n;
+
+	while (got < want) {
+		ask = min3(chunk, want - got + 10, cap - got);
+		kv.iov_base = buf + got;
+		kv.iov_len = ask;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, ask);
+		n = smbd_sock_recv_stream(sk, &it, 0);
+		if (n <= 0 || n > ask) {
+			scnprintf(why, whylen, "recv_stream of %u at %u: %zd",
+				  ask, got, n);
+			return n < 0 ? n : -EIO;
+		}
+		got += n;
+		if (got >= 4 && want == 4) {
+			memcpy(&be, buf, 4);
+			want = 4 + be32_to_cpu(be);
+			if (want > cap || want < 4) {
+				scnprintf(why, whylen, "frame length %u", want - 4);
+				return -EMSGSIZE;
+			}
+		}
+		if (got > want) {
+			scnprintf(why, whylen,
+				  "a read of %zd went %u bytes past a %u-byte frame",
+				  n, got - want, want);
+			return -EPROTO;
+		}
+	}
+	return want - 4;
+}
+
+/* On a new connection, the echoes read with smbd_sock_recv_stream(). */
+static void st_echo_stream(struct st_echo *e)
+{
+	static const u32 sizes[] = { 3000, 1, 70000 };
+	u64 bytes = 0, a[5];
+	struct smbd_sock *sk;
+	char why[128] = "";
+	struct st_ctl *m;
+	struct iov_iter it;
+	struct kvec kv;
+	u8 *buf = e->rbuf.va;
+	u32 i, off = 0;
+	ssize_t n;
+	int err;
+
+	if (e->max < 70000 + 64)
+		return;
+	err = st_connect(e->c, NULL, false, &sk);
+	if (!st_check(!err, "echo/recv-stream-connect", "%d", err))
+		return;
+	err = st_send_ctl(sk, ST_OP_HELLO, ST_MODE_ECHO, NULL);
+	if (err) {
+		scnprintf(why, sizeof(why), "send HELLO: %d", err);
+		goto out;
+	}
+	err = st_stream_frame(sk, buf, e->rbuf.size, 777, why, sizeof(why));
+	if (err < 0)
+		goto out;
+	m = (struct st_ctl *)(buf + 4);
+	if (err != ST_CTL_LEN || !st_is_ctl(buf + 4, err) ||
+	    le32_to_cpu(m->op) != ST_OP_READY) {
+		scnprintf(why, sizeof(why), "READY frame: %d bytes", err);
+		err = -EPROTO;
+		goto out;
+	}
+	/* all three out first: the frames queue up behind each other */
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		st_fill(e->sbuf.va + off, sizes[i], e->c->seed + 10 + i);
+		kv.iov_base = e->sbuf.va + off;
+		kv.iov_len = sizes[i];
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizes[i]);
+		n = smbd_sock_send(sk, &it, 0);
+		if (n != sizes[i]) {
+			scnprintf(why, sizeof(why), "send %u: %zd", sizes[i], n);
+			err = -EIO;
+			goto out;
+		}
+		off += sizes[i];
+		bytes += sizes[i];
+	}
+	for (off = 0, i = 0; i < ARRAY_SIZE(sizes); off += sizes[i], i++) {
+		err = st_stream_frame(sk, buf, e->rbuf.size, 777 + i * 1000,
+				      why, sizeof(why));
+		if (err < 0)
+			goto out;
+		if (err != sizes[i] || memcmp(buf + 4, e->sbuf.va + off, err)) {
+			scnprintf(why, sizeof(why),
+				  "frame %u: %d bytes (want %u)%s", i, err,
+				  sizes[i], err == sizes[i] ? ", data differs" : "");
+			err = -EBADMSG;
+			goto out;
+		}
+	}
+	err = st_send_ctl(sk, ST_OP_END, 0, NULL);
+	if (!err)
+		err = st_stream_frame(sk, buf, e->rbuf.size, 4096, why, sizeof(why));
+	if (err < 0)
+		goto out;
+	m = (struct st_ctl *)(buf + 4);
+	for (i = 0; i < ARRAY_SIZE(a); i++)
+		a[i] = le64_to_cpu(m->a[i]);
+	if (err != ST_CTL_LEN || le32_to_cpu(m->op) != ST_OP_STATS ||
+	    a[0] != ARRAY_SIZE(sizes) || a[1] != bytes || a[2]) {
+		scnprintf(why, sizeof(why),
+			  "STATS frame of %d bytes: %llu messages %llu bytes %llu bad",
+			  err, a[0], a[1], a[2]);
+		err = -EBADMSG;
+		goto out;
+	}
+	err = 0;
+out:
+	st_check(!err, "echo/recv-stream", "%s",
+		 err ? why : "3 messages as 4-byte length + message frames, no read past a frame");
+	st_release(e->c, sk);
+}
+
+static void st_cmd_echo(struct st_cmd *c)
+{
+	struct smbd_sock_info info = {};
+	struct rnd_state rs;
+	struct st_echo *e;
+	char name[64], why[128] = "";
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+	u64 a[5];
+	ktime_t t0;
+	u32 len, i;
+	int err;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e) {
+		st_check(false, "echo/connect", "out of memory");
+		return;
+	}
+	e->c = c;
+	st_upcalls_init(&e->u);
+	t0 = ktime_get();
+	err = st_connect(c, &e->u, false, &e->sk);
+	if (!st_check(!err, "echo/connect", "%d after %u ms", err, st_ms_since(t0)))
+		goto out;
+	err = smbd_sock_query(e->sk, &info);
+	st_info("echo: negotiated max_send %u max_recv %u max_frag_send %u max_frag_recv %u max_rw %u ka %u ms send_credits %u recv_credits %u target %u iwarp %d ird/ord %u/%u",
+		info.max_send_size, info.max_recv_size,
+		info.max_fragmented_send_size, info.max_fragmented_recv_size,
+		info.max_read_write_size, info.keepalive_interval_ms,
+		info.send_credits, info.recv_credits, info.recv_credit_target,
+		info.iwarp, info.responder_resources, info.initiator_depth);
+	st_check(!err && info.max_fragmented_send_size && info.max_send_size &&
+		 info.send_credits && (c->iwarp < 0 || info.iwarp == c->iwarp),
+		 "echo/query", "%d, iwarp %d (want %d)", err, info.iwarp, c->iwarp);
+	wait_event_timeout(e->u.wq, atomic_read(&e->u.state_change) > 0, 5 * HZ);
+	st_check(atomic_read(&e->u.state_change) > 0, "echo/state-change-upcall",
+		 "state_change called %d times on connect",
+		 atomic_read(&e->u.state_change));
+	e->max = info.max_fragmented_send_size;
+	if (err || !e->max || e->max > SZ_64M)
+		goto out;
+	if (st_buf_alloc(&e->sbuf, e->max + 64) ||
+	    st_buf_alloc(&e->rbuf, e->max + 64)) {
+		st_check(false, "echo/buffers", "out of memory for %u", e->max);
+		goto out;
+	}
+
+	err = st_hello(e->sk, ST_MODE_ECHO, 0, 0, 0, why, sizeof(why));
+	if (!st_check(!err, "echo/hello", "%s", why))
+		goto out;
+	/* Nothing queued: a non-blocking receive says -EAGAIN at once. */
+	n = smbd_sock_recv(e->sk, st_iter_of(&e->rbuf, &kv, &it), SMBD_RECV_NONBLOCK,
+			   NULL);
+	st_check(n == -EAGAIN, "echo/recv-nonblock-empty", "recv: %zd", n);
+
+	for (i = 0; i < c->nr_sizes; i++) {
+		len = c->sizes[i] == ST_SIZE_MAX ? e->max : c->sizes[i];
+		if (c->sizes[i] == ST_SIZE_MAX)
+			snprintf(name, sizeof(name), "echo/size-max");
+		else
+			snprintf(name, sizeof(name), "echo/size-%u", len);
+		if (len > e->max) {
+			st_check(false, name, "larger than max_fragmented_send_size %u",
+				 e->max);
+			continue;
+		}
+		st_echo_one(e, len, name);
+	}
+	prandom_seed_state(&rs, c->seed);
+	for (i = 0; i < c->nrandom; i++) {
+		len = prandom_u32_state(&rs) % (e->max + 1);
+		snprintf(name, sizeof(name), "echo/random-%u-size-%u", i, len);
+		st_echo_one(e, len, name);
+	}
+	st_echo_edges(e);
+
+	err = st_end(e->sk, a, why, sizeof(why));
+	if (!st_check(!err, "echo/end", "%s", why))
+		goto out;
+	st_check(a[0] == e->sent_msgs && a[1] == e->sent_bytes && !a[2] && !a[3],
+		 "echo/server-counts",
+		 "server got %llu messages, %llu bytes, %llu bad trailers, %llu empty; sent %llu, %llu",
+		 a[0], a[1], a[2], a[3], e->sent_msgs, e->sent_bytes);
+	st_release(c, e->sk);
+	e->sk = NULL;
+	st_echo_stream(e);
+out:
+	st_release(c, e->sk);
+	st_buf_free(&e->sbuf);
+	st_buf_free(&e->rbuf);
+	kfree(e);
+}
+
+/* ------------------------------------------------------------ stream */
+
+struct st_worker {
+	struct st_cmd *c;
+	struct st_stream *st;
+	u32 idx;
+	struct smbd_sock *sk;
+	struct st_upcalls u;
+	struct completion ready;	/* connected (or failed) */
+	struct completion done;
+	struct task_struct *task;
+	int err;
+	char why[128];
+	u8 *pat;
+	u64 msgs;
+	u64 bytes;
+	u32 ms;
+};
+
+struct st_stream {
+	struct completion go;
+	bool abort;
+};
+
+static int st_worker_thread(void *arg)
+{
+	struct st_worker *w = arg;
+	struct st_cmd *c = w->c;
+	struct st_sink_msg m;
+	u64 left = c->bytes, a[5];
+	ktime_t t0;
+	ssize_t n;
+	u32 len;
+
+	st_upcalls_init(&w->u);
+	w->err = st_connect(c, &w->u, w->idx & 1, &w->sk);
+	if (w->err) {
+		scnprintf(w->why, sizeof(w->why), "connect: %d", w->err);
+		complete(&w->ready);
+		goto out;
+	}
+	w->err = st_hello(w->sk, ST_MODE_SINK, c->seed + w->idx, c->msg, 0,
+			  w->why, sizeof(w->why));
+	complete(&w->ready);
+	if (w->err)
+		goto out;
+	wait_for_completion(&w->st->go);
+	if (READ_ONCE(w->st->abort)) {
+		w->err = -ECANCELED;
+		goto out;
+	}
+	t0 = ktime_get();
+	while (left) {
+		len = min_t(u64, left, c->msg);
+		len = max_t(u32, len, sizeof(struct st_hdr));
+		st_sink_prep(&m, w->pat, w->msgs, len);
+		n = smbd_sock_send(w->sk, &m.it, 0);
+		if (n != len) {
+			scnprintf(w->why, sizeof(w->why),
+				  "send %llu (%u bytes): %zd", w->msgs, len, n);
+			w->err = n < 0 ? n : -EIO;
+			goto out;
+		}
+		w->msgs++;
+		w->bytes += len;
+		left -= min_t(u64, left, len);
+	}
+	w->err = st_end(w->sk, a, w->why, sizeof(w->why));
+	w->ms = st_ms_since(t0);
+	if (!w->err && (a[0] != w->msgs || a[1] != w->bytes || a[2])) {
+		scnprintf(w->why, sizeof(w->why),
+			  "server counted %llu messages %llu bytes %llu bad (first seq %llu); sent %llu, %llu",
+			  a[0], a[1], a[2], a[4] - 1, w->msgs, w->bytes);
+		w->err = -EBADMSG;
+	}
+out:
+	st_release(c, w->sk);
+	w->sk = NULL;
+	kthread_complete_and_exit(&w->done, 0);
+}
+
+static void st_cmd_stream(struct st_cmd *c)
+{
+	struct st_worker *w;
+	struct st_stream st = {};
+	struct task_struct *t;
+	u32 i, started = 0, nconn = 0, nok = 0, ms, maxms = 0, minms = U32_MAX;
+	u64 total = 0, rate10;
+	char first[192] = "";
+	ktime_t t0;
+
+	if (c->conns > ST_MAX_CONNS || c->msg < sizeof(struct st_hdr)) {
+		st_check(false, "stream/setup", "conns %u (max %u), msg %u",
+			 c->conns, ST_MAX_CONNS, c->msg);
+		return;
+	}
+	init_completion(&st.go);
+	w = kcalloc(c->conns, sizeof(*w), GFP_KERNEL);
+	for (i = 0; w && i < c->conns; i++) {
+		/* the server derives the same pattern from the same seed */
+		w[i].pat = st_pattern(c->seed + i, c->msg);
+		if (!w[i].pat)
+			break;
+	}
+	if (!w || i < c->conns) {
+		st_check(false, "stream/setup", "out of memory");
+		goto out;
+	}
+	for (i = 0; i < c->conns; i++) {
+		w[i].c = c;
+		w[i].st = &st;
+		w[i].idx = i;
+		init_completion(&w[i].ready);
+		init_completion(&w[i].done);
+		t = kthread_create(st_worker_thread, &w[i], "smbd_test_w%u", i);
+		if (IS_ERR(t)) {
+			st_check(false, "stream/setup", "kthread_create: %ld",
+				 PTR_ERR(t));
+			break;
+		}
+		w[i].task = get_task_struct(t);
+		wake_up_process(t);
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		st_wait(&w[i].ready, "a stream worker's connection", w[i].task,
+			c->timeout_s + 30);
+		if (!w[i].err)
+			nconn++;
+		else if (!first[0])
+			scnprintf(first, sizeof(first), "connection %u: %s", i,
+				  w[i].why);
+	}
+	st_check(nconn == c->conns, "stream/connect",
+		 "%u of %u connected (odd ones with connect_async)%s%s",
+		 nconn, c->conns, first[0] ? "; " : "", first);
+	if (nconn != started)
+		WRITE_ONCE(st.abort, true);
+	t0 = ktime_get();
+	complete_all(&st.go);
+	first[0] = '\0';
+	for (i = 0; i < started; i++) {
+		st_wait(&w[i].done, "a stream worker", w[i].task,
+			c->timeout_s + 30);
+		if (!w[i].err) {
+			nok++;
+			maxms = max(maxms, w[i].ms);
+			minms = min(minms, w[i].ms);
+		} else if (!first[0] && w[i].err != -ECANCELED && w[i].why[0]) {
+			scnprintf(first, sizeof(first), "connection %u: %s", i,
+				  w[i].why);
+		}
+		total += w[i].bytes;
+		put_task_struct(w[i].task);
+	}
+	ms = max_t(u32, st_ms_since(t0), 1);
+	st_check(nok == c->conns, "stream/data",
+		 "%u of %u connections moved %llu bytes each, verified by the server%s%s",
+		 nok, c->conns, c->bytes, first[0] ? "; " : "", first);
+	/* MiB/s, times 10 */
+	rate10 = div64_u64(total * 10000ULL, (u64)ms * 1048576ULL);
+	st_info("stream: %u connections x %llu bytes in %u-byte messages: %llu bytes in %u ms = %llu.%llu MiB/s aggregate (per connection %u..%u ms)",
+		c->conns, c->bytes, c->msg, total, ms, div_u64(rate10, 10),
+		rate10 % 10, nok ? minms : 0, maxms);
+out:
+	for (i = 0; w && i < c->conns; i++)
+		vfree(w[i].pat);
+	kfree(w);
+}
+
+/* ------------------------------------------------------------ credit */
+
+/* st_send_nb: one whole message with SMBD_SEND_NONBLOCK, waiting for
+ * write_space whenever it says -EAGAIN or takes part of it.
+ */
+static ssize_t st_send_nb(struct st_cmd *c, struct smbd_sock *sk,
+			  struct st_upcalls *u, struct st_sink_msg *m, u32 len,
+			  size_t done, u32 *again)
+{
+	ssize_t n;
+	int ws;
+
+	while (done < len) {
+		/* go on from what the calls took, whatever they did */
+		iov_iter_kvec(&m->it, ITER_SOURCE, m->kv, 2, len);
+		iov_iter_advance(&m->it, done);
+		ws = atomic_read(&u->write_space);
+		n = smbd_sock_send(sk, &m->it, SMBD_SEND_NONBLOCK);
+		if (n < 0 && n != -EAGAIN)
+			return n;
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		(*again)++;
+		if (!wait_event_timeout(u->wq, atomic_read(&u->write_space) != ws ||
+					READ_ONCE(c->expired), c->timeout_s * HZ) ||
+		    READ_ONCE(c->expired))
+			return -ETIMEDOUT;
+	}
+	return done;
+}
+
+static void st_credit_blocking(struct st_cmd *c, const u8 *pat)
+{
+	struct smbd_sock_stats stats = {};
+	struct smbd_sock_info info = {};
+	struct st_upcalls u;
+	struct smbd_sock *sk;
+	struct st_sink_msg m;
+	char why[128] = "";
+	u32 sent = 0, cap = 100000, d = 0, at = 0, credits = U32_MAX, i;
+	bool blocked = false;
+	ktime_t t_ready, t;
+	ssize_t n = 0;
+	u64 a[5];
+	int err;
+
+	st_upcalls_init(&u);
+	err = st_connect(c, &u, false, &sk);
+	if (!st_check(!err, "credit/blocking-connect", "%d", err))
+		return;
+	err = st_hello(sk, ST_MODE_STALL, c->seed, c->msg, c->stall_ms, why,
+		       sizeof(why));
+	if (!st_check(!err, "credit/blocking-hello", "%s", why))
+		goto out;
+	t_ready = ktime_get();
+	/* The server reads nothing for stall_ms from now. */
+	while (sent < cap && st_ms_since(t_ready) < c->stall_ms) {
+		st_sink_prep(&m, pat, sent, c->msg);
+		t = ktime_get();
+		n = smbd_sock_send(sk, &m.it, 0);
+		d = st_ms_since(t);
+		at = st_ms_since(t_ready);
+		if (n != c->msg)
+			break;
+		sent++;
+		/* a send that waited until the server read again */
+		if (d >= 200 && at + 200 >= c->stall_ms) {
+			blocked = true;
+			break;
+		}
+		if (!smbd_sock_query(sk, &info))
+			credits = info.send_credits;
+	}
+	if (!st_check(n == c->msg, "credit/blocking-send-completes",
+		      "send %u: %zd after %u ms", sent, n, d))
+		goto out;
+	smbd_sock_stats(sk, &stats);
+	st_check(blocked && stats.credit_waits, "credit/blocking-send-blocks",
+		 "message %u waited %u ms, returned %u ms after the %u ms stall began; %u credits before it, credit_waits %llu",
+		 sent, d, at, c->stall_ms, credits, stats.credit_waits);
+	for (i = 0; i < 16; i++) {
+		st_sink_prep(&m, pat, sent, c->msg);
+		n = smbd_sock_send(sk, &m.it, 0);
+		if (n != c->msg)
+			break;
+		sent++;
+	}
+	err = st_end(sk, a, why, sizeof(why));
+	st_check(!err && a[0] == sent && a[1] == (u64)sent * c->msg && !a[2],
+		 "credit/blocking-nothing-lost",
+		 "%s%sserver counted %llu messages %llu bytes %llu bad; sent %u",
+		 why, why[0] ? "; " : "", err ? 0 : a[0], err ? 0 : a[1],
+		 err ? 0 : a[2], sent);
+out:
+	st_release(c, sk);
+}
+
+static void st_credit_nonblock(struct st_cmd *c, const u8 *pat)
+{
+	struct st_upcalls u;
+	struct smbd_sock *sk;
+	struct st_sink_msg m;
+	char why[128] = "";
+	u32 sent = 0, cap = 100000, at = 0, i, again = 0, ws_at;
+	bool stopped = false;
+	ktime_t t_ready;
+	ssize_t n = 0;
+	long left;
+	int ws = 0;
+	u64 a[5];
+	int err;
+
+	st_upcalls_init(&u);
+	err = st_connect(c, &u, false, &sk);
+	if (!st_check(!err, "credit/nonblock-connect", "%d", err))
+		return;
+	err = st_hello(sk, ST_MODE_STALL, c->seed, c->msg, c->stall_ms, why,
+		       sizeof(why));
+	if (!st_check(!err, "credit/nonblock-hello", "%s", why))
+		goto out;
+	t_ready = ktime_get();
+	while (sent < cap && st_ms_since(t_ready) < c->stall_ms) {
+		st_sink_prep(&m, pat, sent, c->msg);
+		ws = atomic_read(&u.write_space);
+		n = smbd_sock_send(sk, &m.it, SMBD_SEND_NONBLOCK);
+		if (n != c->msg) {
+			stopped = true;
+			break;
+		}
+		sent++;
+	}
+	at = st_ms_since(t_ready);
+	if (!st_check(stopped && (n == -EAGAIN || (n >= 0 && n < c->msg)) &&
+		      at < c->stall_ms, "credit/nonblock-eagain",
+		      "message %u: %zd after %u ms of the %u ms stall",
+		      sent, n, at, c->stall_ms))
+		goto out;
+	left = wait_event_timeout(u.wq, atomic_read(&u.write_space) != ws,
+				  msecs_to_jiffies(c->stall_ms) + 20 * HZ);
+	ws_at = st_ms_since(t_ready);
+	st_check(left > 0, "credit/nonblock-write-space",
+		 "write_space %s %u ms after the stall began (-EAGAIN at %u ms)",
+		 left > 0 ? "came" : "did not come in 20 s;", ws_at, at);
+	/* the rest of the message the last call took part of */
+	if (n > 0) {
+		n = st_send_nb(c, sk, &u, &m, c->msg, n, &again);
+		if (n != c->msg)
+			goto stats;
+		sent++;
+	} else {
+		n = st_send_nb(c, sk, &u, &m, c->msg, 0, &again);
+		if (n != c->msg)
+			goto stats;
+		sent++;
+	}
+	st_info("credit: after the first write_space (at %u ms), %u more non-blocking sends said -EAGAIN; the message went at %u ms",
+		ws_at, again, st_ms_since(t_ready));
+	for (i = 0; i < 16; i++) {
+		st_sink_prep(&m, pat, sent, c->msg);
+		n = st_send_nb(c, sk, &u, &m, c->msg, 0, &again);
+		if (n != c->msg)
+			break;
+		sent++;
+	}
+stats:
+	err = st_end(sk, a, why, sizeof(why));
+	st_check(!err && a[0] == sent && a[1] == (u64)sent * c->msg && !a[2],
+		 "credit/nonblock-nothing-lost",
+		 "%s%slast send %zd; server counted %llu messages %llu bytes %llu bad; sent %u",
+		 why, why[0] ? "; " : "", n, err ? 0 : a[0], err ? 0 : a[1],
+		 err ? 0 : a[2], sent);
+out:
+	st_release(c, sk);
+}
+
+static void st_cmd_credit(struct st_cmd *c)
+{
+	u8 *pat;
+
+	if (c->msg < sizeof(struct st_hdr) || c->msg > SZ_16M) {
+		st_check(false, "credit/setup", "msg %u", c->msg);
+		return;
+	}
+	pat = st_pattern(c->seed, c->msg);
+	if (!pat) {
+		st_check(false, "credit/setup", "out of memory");
+		return;
+	}
+	st_credit_blocking(c, pat);
+	st_credit_nonblock(c, pat);
+	vfree(pat);
+}
+
+/* ------------------------------------------------------------ refused */
+
+static void st_cmd_refused(struct st_cmd *c)
+{
+	struct smbd_sock *sk;
+	ktime_t t0 = ktime_get();
+	int err;
+
+	err = st_connect(c, NULL, false, &sk);
+	st_check(err < 0 && !READ_ONCE(c->expired), "connect/refused",
+		 "connect to a port with no listener: %d after %u ms", err,
+		 st_ms_since(t0));
+	if (!err)
+		st_release(c, sk);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int st_parse_sizes(struct st_cmd *c, char *v)
+{
+	char *tok;
+	u64 x;
+
+	c->nr_sizes = 0;
+	while ((tok = strsep(&v, ",")) != NULL) {
+		if (!*tok)
+			continue;
+		if (c->nr_sizes == ST_MAX_SIZES)
+			return -E2BIG;
+		if (!strcmp(tok, "max")) {
+			c->sizes[c->nr_sizes++] = ST_SIZE_MAX;
+			continue;
+		}
+		x = memparse(tok, &tok);
+		if (*tok || x >= ST_SIZE_MAX)
+			return -EINVAL;
+		c->sizes[c->nr_sizes++] = x;
+	}
+	return 0;
+}
+
+static int st_parse_u64(const char *v, u64 *out)
+{
+	char *end;
+	u64 x = memparse(v, &end);
+
+	if (*end || end == v)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int st_parse_u32(const char *v, u32 *out)
+{
+	u64 x;
+
+	if (st_parse_u64(v, &x) || x > U32_MAX)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int st_parse(struct st_cmd *c, int argc, char **argv)
+{
+	u32 port, iw = 0;
+	char *k, *v;
+	int i, err;
+
+	if (argc < 3)
+		return -EINVAL;
+	c->dst.sin_family = AF_INET;
+	if (!in4_pton(argv[1], -1, (u8 *)&c->dst.sin_addr.s_addr, -1, NULL) ||
+	    kstrtou32(argv[2], 10, &port) || !port || port > 65535)
+		return -EINVAL;
+	c->dst.sin_port = htons(port);
+	for (i = 3; i < argc; i++) {
+		k = argv[i];
+		v = strchr(k, '=');
+		if (!v)
+			return -EINVAL;
+		*v++ = '\0';
+		if (!strcmp(k, "sizes"))
+			err = st_parse_sizes(c, v);
+		else if (!strcmp(k, "random"))
+			err = st_parse_u32(v, &c->nrandom);
+		else if (!strcmp(k, "seed"))
+			err = kstrtou64(v, 0, &c->seed);
+		else if (!strcmp(k, "iwarp"))
+			err = kstrtou32(v, 10, &iw) ?: (iw > 1 ? -EINVAL : 0);
+		else if (!strcmp(k, "conns"))
+			err = st_parse_u32(v, &c->conns);
+		else if (!strcmp(k, "bytes"))
+			err = st_parse_u64(v, &c->bytes);
+		else if (!strcmp(k, "msg"))
+			err = st_parse_u32(v, &c->msg);
+		else if (!strcmp(k, "stall_ms"))
+			err = st_parse_u32(v, &c->stall_ms);
+		else if (!strcmp(k, "timeout"))
+			err = st_parse_u32(v, &c->timeout_s);
+		else
+			err = -EINVAL;
+		if (err)
+			return err;
+		if (!strcmp(k, "iwarp"))
+			c->iwarp = iw;
+	}
+	return c->timeout_s ? 0 : -EINVAL;
+}
+
+static int st_run(char *line)
+{
+	static const u32 def_sizes[] = { 0, 1, 1339, 1340, 1341, 4096, 65536,
+					 ST_SIZE_MAX };
+	struct st_server *srv;
+	struct st_cmd *c;
+	char **argv;
+	int argc, err;
+
+	argv = argv_split(GFP_KERNEL, line, &argc);
+	if (!argv)
+		return -ENOMEM;
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c || !argc) {
+		err = c ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	memcpy(c->sizes, def_sizes, sizeof(def_sizes));
+	c->nr_sizes = ARRAY_SIZE(def_sizes);
+	c->seed = 0x5eed;
+	c->iwarp = -1;
+	c->conns = 16;
+	c->bytes = SZ_64M;
+	c->msg = SZ_64K;
+	c->stall_ms = 3000;
+	c->timeout_s = 120;
+	mutex_init(&c->lock);
+	INIT_DELAYED_WORK(&c->watchdog, st_watchdog);
+	err = st_parse(c, argc, argv);
+	if (err) {
+		st_out_add("error: cannot parse \"%s ...\": %d", argv[0], err);
+		goto out;
+	}
+
+	if (!strcmp(argv[0], "listen")) {
+		st_server_start(&c->dst);
+		goto out;
+	}
+	if (!strcmp(argv[0], "stop")) {
+		srv = st_server_find(&c->dst);
+		if (srv)
+			st_server_stop(srv);
+		else
+			st_check(false, "stop", "no server on %pI4:%u",
+				 &c->dst.sin_addr, ntohs(c->dst.sin_port));
+		goto out;
+	}
+
+	schedule_delayed_work(&c->watchdog, c->timeout_s * HZ);
+	if (!strcmp(argv[0], "echo"))
+		st_cmd_echo(c);
+	else if (!strcmp(argv[0], "stream"))
+		st_cmd_stream(c);
+	else if (!strcmp(argv[0], "credit"))
+		st_cmd_credit(c);
+	else if (!strcmp(argv[0], "refused"))
+		st_cmd_refused(c);
+	else
+		err = -EINVAL;
+	cancel_delayed_work_sync(&c->watchdog);
+	if (c->expired)
+		st_check(false, "timeout", "\"%s\" ran past %u s; its sockets were shut down",
+			 argv[0], c->timeout_s);
+	if (err)
+		st_out_add("error: unknown command \"%s\"", argv[0]);
+out:
+	kfree(c);
+	argv_free(argv);
+	return err;
+}
+
+/* ------------------------------------------------------------ debugfs */
+
+static struct dentry *st_dir;
+
+static ssize_t st_ctl_write(struct file *f, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char *line, *cmd;
+	int err;
+
+	if (len > 1024)
+		return -E2BIG;
+	line = memdup_user_nul(ubuf, len);
+	if (IS_ERR(line))
+		return PTR_ERR(line);
+	err = mutex_lock_interruptible(&st_cmd_lock);
+	if (err)
+		goto out;
+	mutex_lock(&st_out_lock);
+	st_out_len = 0;
+	st_out[0] = '\0';
+	mutex_unlock(&st_out_lock);
+	cmd = strim(line);
+	pr_info("command: %s\n", cmd);
+	err = st_run(cmd);
+	mutex_unlock(&st_cmd_lock);
+out:
+	kfree(line);
+	return err ?: len;
+}
+
+static ssize_t st_result_read(struct file *f, char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	ssize_t n;
+
+	mutex_lock(&st_out_lock);
+	n = simple_read_from_buffer(ubuf, len, ppos, st_out, st_out_len);
+	mutex_unlock(&st_out_lock);
+	return n;
+}
+
+static const struct file_operations st_ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = st_ctl_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations st_result_fops = {
+	.owner = THIS_MODULE,
+	.read = st_result_read,
+	.llseek = default_llseek,
+};
+
+static int __init st_init(void)
+{
+	st_out = kzalloc(ST_OUT_MAX, GFP_KERNEL);
+	if (!st_out)
+		return -ENOMEM;
+	st_dir = debugfs_create_dir("smbd_test", NULL);
+	debugfs_create_file("ctl", 0200, st_dir, NULL, &st_ctl_fops);
+	debugfs_create_file("result", 0400, st_dir, NULL, &st_result_fops);
+	return 0;
+}
+
+static void __exit st_exit(void)
+{
+	struct st_server *srv, *tmp;
+
+	debugfs_remove_recursive(st_dir);
+	mutex_lock(&st_cmd_lock);
+	list_for_each_entry_safe(srv, tmp, &st_servers, node)
+		st_server_stop(srv);
+	mutex_unlock(&st_cmd_lock);
+	kfree(st_out);
+}
+
+module_init(st_init);
+module_exit(st_exit);
+
+MODULE_DESCRIPTION("smbd transport tests, driven through debugfs");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(SMBD);
