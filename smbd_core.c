@@ -372,8 +372,10 @@ static void smbd_qp_event(struct ib_event *event, void *ctx)
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
-		pr_warn_ratelimited("smbd: QP error event %s\n",
-				    ib_event_msg(event->event));
+		/* On iWARP a peer's teardown often ends this way: no alarm. */
+		if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
+			pr_warn_ratelimited("smbd: QP error event %s\n",
+					    ib_event_msg(event->event));
 		smbd_sock_error(sk, -ECONNABORTED);
 		break;
 	default:

@@ -12,7 +12,7 @@ $RDMA link show
 echo
 echo "== modprobe-equivalent: insmod smbd.ko"
 insmod /smbd/smbd.ko && echo "smbd loaded"
-dmesg | grep 'smbd' | sed 's/^\[[ 0-9.]*\] /  /'
+dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
 cat /sys/kernel/debug/smbd/devices
