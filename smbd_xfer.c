@@ -642,13 +642,18 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch)
 	list_del_init(&tail->tx_node);
 	list_splice_init(batch, &tail->tx_batch);
 
-	ret = ib_post_send(sk->ss_qp, tx == tail ? &tail->tx_wr :
-			   &tx->tx_wr, NULL);
+	/* @tx is the head of the chain (the tail itself for one request). */
+	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, NULL);
 	if (ret) {
 		/* The connection is lost; its buffers go back with it. */
+		u32 n = 1;
+
 		spin_lock_bh(&sk->ss_lock);
+		list_for_each_entry(tx, &tail->tx_batch, tx_node)
+			n++;
 		list_splice_init(&tail->tx_batch, &sk->ss_tx_free);
 		list_add(&tail->tx_node, &sk->ss_tx_free);
+		sk->ss_tx_free_count += n;
 		spin_unlock_bh(&sk->ss_lock);
 		smbd_sock_error(sk, ret);
 	}
