@@ -419,6 +419,37 @@ static long wait_dropped(struct smbd_sock *sk, unsigned int ms)
 	return -1;
 }
 
+/* An smbd listener on @addr with the responder's default parameters. */
+static int smbd_listener(struct sockaddr *addr, struct smbd_sock **lskp)
+{
+	struct smbd_params sp;
+
+	smbd_params_init(&sp, true);
+	return smbd_sock_create(&init_net, &sp, lskp) ?:
+	       smbd_sock_bind(*lskp, addr) ?: smbd_sock_listen(*lskp, 4);
+}
+
+/*
+ * An smbd initiator (@sp, or defaults) negotiated with a raw responder
+ * listening on @addr, which grants 10 credits. The connect is async: the
+ * raw peer answers from this thread.
+ */
+static int smbd_to_raw(struct raw_peer *p, struct sockaddr *addr,
+		       const struct smbd_params *sp, struct smbd_sock **skp)
+{
+	struct smbd_sock_info info;
+	int i, ret;
+
+	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, sp, skp) ?:
+	      smbd_sock_connect_async(*skp, addr, NULL);
+	if (!ret)
+		ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
+		      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
+	for (i = 0; !ret && i < 100 && smbd_sock_query(*skp, &info); i++)
+		msleep(20);
+	return ret ?: smbd_sock_query(*skp, &info);
+}
+
 /* ---- the tests ---- */
 
 static void test_ka_idle(struct sockaddr *addr)
@@ -489,26 +520,8 @@ static void test_ka_dead(struct sockaddr *addr)
 
 	if (!p)
 		return;
-	ret = raw_listen(p, addr);
-	if (!ret) {
-		fast_params(&sp, false);
-		ret = smbd_sock_create(&init_net, &sp, &sk);
-	}
-	if (!ret) {
-		/* The raw peer negotiates from this thread's view: async connect. */
-		ret = smbd_sock_connect_async(sk, addr, NULL);
-		if (!ret)
-			ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
-			      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
-		if (!ret) {
-			struct smbd_sock_info info;
-			int i;
-
-			for (i = 0; i < 100 && smbd_sock_query(sk, &info); i++)
-				msleep(20);
-			ret = smbd_sock_query(sk, &info);
-		}
-	}
+	fast_params(&sp, false);
+	ret = smbd_to_raw(p, addr, &sp, &sk);
 	report(!ret, "ka-dead negotiated with the raw peer", "%d", ret);
 	if (ret)
 		goto out;
@@ -528,18 +541,13 @@ static void test_neg_silent(struct sockaddr *addr)
 {
 	struct smbd_sock *lsk = NULL, *ssk = NULL;
 	struct raw_peer *p = raw_alloc();
-	struct smbd_params sp;
 	unsigned long start;
 	long ms = -1;
 	int ret;
 
 	if (!p)
 		return;
-	smbd_params_init(&sp, true);
-	ret = smbd_sock_create(&init_net, &sp, &lsk) ?:
-	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
-	if (!ret)
-		ret = raw_connect(p, addr);
+	ret = smbd_listener(addr, &lsk) ?: raw_connect(p, addr);
 	report(!ret, "neg-silent raw initiator connected", "%d", ret);
 	if (ret)
 		goto out;
@@ -562,17 +570,12 @@ static void test_neg_bad_request(struct sockaddr *addr, bool version)
 	struct smbd_sock *lsk = NULL;
 	struct raw_peer *p = raw_alloc();
 	struct smbd_neg_req_pdu *q;
-	struct smbd_params sp;
 	struct raw_rx *rx;
 	int ret;
 
 	if (!p)
 		return;
-	smbd_params_init(&sp, true);
-	ret = smbd_sock_create(&init_net, &sp, &lsk) ?:
-	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
-	if (!ret)
-		ret = raw_connect(p, addr);
+	ret = smbd_listener(addr, &lsk) ?: raw_connect(p, addr);
 	if (!ret) {
 		q = p->tx_buf;
 		memset(q, 0, sizeof(*q));
@@ -638,7 +641,6 @@ static void test_bad(struct sockaddr *addr, const char *which)
 	struct raw_peer *p;
 	struct smbd_sock *sk = NULL;
 	char name[48], buf[64], n2[96];
-	struct smbd_sock_info info;
 	struct iov_iter it;
 	struct kvec kv;
 	unsigned int i;
@@ -656,15 +658,7 @@ static void test_bad(struct sockaddr *addr, const char *which)
 	p = raw_alloc();
 	if (!p)
 		return;
-	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, NULL, &sk) ?:
-	      smbd_sock_connect_async(sk, addr, NULL);
-	if (!ret)
-		ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
-		      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
-	for (i = 0; !ret && i < 100 && smbd_sock_query(sk, &info); i++)
-		msleep(20);
-	if (!ret)
-		ret = smbd_sock_query(sk, &info);
+	ret = smbd_to_raw(p, addr, NULL, &sk);
 	snprintf(n2, sizeof(n2), "%s negotiated", name);
 	report(!ret, n2, "%d", ret);
 	if (ret)
