@@ -438,7 +438,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	attr.recv_cq = sk->ss_recv_cq;
 	attr.cap.max_send_wr = sk->ss_sq_depth;
 	attr.cap.max_recv_wr = sk->ss_rq_depth;
-	attr.cap.max_send_sge = 1;
+	sk->ss_tx_sge = min_t(u32, sd->sd_max_send_sge, SMBD_TX_SGE_MAX);
+	attr.cap.max_send_sge = sk->ss_tx_sge;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -447,6 +448,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (ret)
 		goto fail;
 	sk->ss_qp = id->qp;
+	/* The provider may round up, never down. */
+	sk->ss_tx_sge = min(sk->ss_tx_sge, attr.cap.max_send_sge);
 
 	ret = smbd_xfer_alloc(sk);
 	if (ret)

@@ -21,10 +21,13 @@
  *   returns them all on its completion.
  *
  * Copies
- *   Payload is copied once into the pre-mapped send buffer, and out of
- *   the receive buffer into the consumer's iov_iter; a segment is at most
- *   MaxSendSize (1364 bytes by default). Zero-copy sends of the
- *   consumer's pages are not done yet.
+ *   A blocking send maps the sender's pages for the device and returns
+ *   once every segment that maps them completed (zero-copy); a segment
+ *   needing more gather entries than the device has copies its
+ *   remainder into the context's pre-mapped buffer, right after the
+ *   header. Non-blocking sends, sends from user memory and payloads of
+ *   at most SMBD_COPYBREAK bytes are copied. Received payload is copied
+ *   out of the receive buffer into the consumer's iov_iter.
  *
  * Error handling
  *   A protocol violation, a failed post or a completion error ends the
@@ -41,6 +44,12 @@
 
 #define SMBD_SEND_BATCH	16
 
+/*
+ * Payload of at most this many bytes per segment is copied even by a
+ * blocking send: cheaper than mapping it and waiting for the device.
+ */
+#define SMBD_COPYBREAK	256
+
 /* Work for the completion handler to do once the lock is dropped. */
 #define SMBD_ACT_WAKE		BIT(0)
 #define SMBD_ACT_DATA		BIT(1)
@@ -51,6 +60,8 @@
 
 static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
+static void smbd_tx_wait_put(struct smbd_send_wait *w);
 
 /**
  * smbd_xfer_alloc() - allocate and map the send and receive buffers
@@ -69,7 +80,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk)
 	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
 			   sizeof(struct smbd_neg_resp_pdu));
 	int node = ibdev_to_node(sk->ss_ibdev);
-	u32 i;
+	u32 i, j;
 
 	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
 				      GFP_KERNEL, node);
@@ -119,10 +130,11 @@ int smbd_xfer_alloc(struct smbd_sock *sk)
 			tx->tx_buf = NULL;
 			goto nomem;
 		}
-		tx->tx_sge.addr = tx->tx_dma;
-		tx->tx_sge.lkey = sk->ss_pd->local_dma_lkey;
+		for (j = 0; j < SMBD_TX_SGE_MAX; j++)
+			tx->tx_sge[j].lkey = sk->ss_pd->local_dma_lkey;
+		tx->tx_sge[0].addr = tx->tx_dma;
 		tx->tx_wr.wr_cqe = &tx->tx_cqe;
-		tx->tx_wr.sg_list = &tx->tx_sge;
+		tx->tx_wr.sg_list = tx->tx_sge;
 		tx->tx_wr.num_sge = 1;
 		tx->tx_wr.opcode = IB_WR_SEND;
 		list_add_tail(&tx->tx_node, &sk->ss_tx_free);
@@ -162,6 +174,16 @@ void smbd_xfer_free(struct smbd_sock *sk)
 
 		if (!tx->tx_buf)
 			continue;
+		/*
+		 * A send whose completion never came: left on the queue
+		 * pair by a failed post, or lost by a provider that flushes
+		 * its drain marker ahead of older requests (siw after a
+		 * fatal error). The queue pair is gone, so the pages are
+		 * free: give them back and wake their sender.
+		 */
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait);
+		tx->tx_wait = NULL;
 		ib_dma_unmap_single(sk->ss_ibdev, tx->tx_dma, tx_len,
 				    DMA_TO_DEVICE);
 		kfree(tx->tx_buf);
@@ -306,7 +328,9 @@ static int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	list_del(&tx->tx_node);
 	sk->ss_tx_free_count--;
 	memcpy(tx->tx_buf, pdu, len);
-	tx->tx_sge.length = len;
+	tx->tx_sge[0].length = len;
+	tx->tx_wr.num_sge = 1;
+	tx->tx_wait = NULL;
 	tx->tx_wr.next = NULL;
 	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
 	ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma, len,
@@ -572,12 +596,31 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /* ---- send side ---- */
 
+/* Give the sender's pages back: unmap what this send mapped. */
+static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx)
+{
+	u32 i;
+
+	for (i = 1; i <= tx->tx_nmapped; i++)
+		ib_dma_unmap_page(sk->ss_ibdev, tx->tx_sge[i].addr,
+				  tx->tx_sge[i].length, DMA_TO_DEVICE);
+	tx->tx_nmapped = 0;
+}
+
+/* A batch is done with the sender's pages; wake it after the last one. */
+static void smbd_tx_wait_put(struct smbd_send_wait *w)
+{
+	if (w && atomic_dec_and_test(&w->sw_pending))
+		complete(&w->sw_done);
+}
+
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_send_ctx *tx = container_of(wc->wr_cqe,
 						struct smbd_send_ctx, tx_cqe);
 	struct smbd_sock *sk = tx->tx_sk;
 	const struct smbd_sock_ops *ops;
+	struct smbd_send_wait *w;
 	struct smbd_send_ctx *pos;
 	bool closing, space;
 	u32 n = 1;
@@ -593,9 +636,20 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	spin_lock(&sk->ss_lock);
-	list_for_each_entry(pos, &tx->tx_batch, tx_node)
+	/*
+	 * Every request of the batch is done (a send queue completes in
+	 * order): its pages go back to their blocking sender.
+	 */
+	list_for_each_entry(pos, &tx->tx_batch, tx_node) {
+		smbd_tx_unmap(sk, pos);
 		n++;
+	}
+	smbd_tx_unmap(sk, tx);
+	w = tx->tx_wait;
+	tx->tx_wait = NULL;
+	smbd_tx_wait_put(w);
+
+	spin_lock(&sk->ss_lock);
 	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
 	list_add(&tx->tx_node, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;
@@ -621,10 +675,15 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		ops->write_space(sk);
 }
 
-/* Post a batch of filled send contexts as one chain; last one signalled. */
-static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch)
+/*
+ * Post a batch of filled send contexts as one chain, the last one
+ * signalled. @w: the blocking sender whose pages the batch maps, or NULL.
+ */
+static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
+			   struct smbd_send_wait *w)
 {
 	struct smbd_send_ctx *tx, *tail, *prev = NULL;
+	const struct ib_send_wr *bad_wr = NULL;
 	int ret;
 
 	if (list_empty(batch))
@@ -638,21 +697,42 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch)
 	}
 	tail = prev;
 	tail->tx_wr.send_flags = IB_SEND_SIGNALED;
+	tail->tx_wait = w;
+	if (w)
+		atomic_inc(&w->sw_pending);
 	tx = list_first_entry(batch, struct smbd_send_ctx, tx_node);
 	list_del_init(&tail->tx_node);
 	list_splice_init(batch, &tail->tx_batch);
 
 	/* @tx is the head of the chain (the tail itself for one request). */
-	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, NULL);
+	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, &bad_wr);
 	if (ret) {
-		/* The connection is lost; its buffers go back with it. */
-		u32 n = 1;
+		if (!bad_wr)
+			bad_wr = &tx->tx_wr;
+		/*
+		 * The connection is lost. The requests before @bad_wr were
+		 * posted and stay with the queue pair: the drain in teardown
+		 * completes them and smbd_xfer_free() unmaps what they map.
+		 * The rest, the signalled tail included, come back now.
+		 */
+		u32 n = 0;
+		bool posted = true;
 
-		spin_lock_bh(&sk->ss_lock);
-		list_for_each_entry(tx, &tail->tx_batch, tx_node)
+		list_add_tail(&tail->tx_node, &tail->tx_batch);
+		list_for_each_entry_safe(tx, prev, &tail->tx_batch, tx_node) {
+			if (&tx->tx_wr == bad_wr)
+				posted = false;
+			if (posted) {
+				list_del_init(&tx->tx_node);
+				continue;
+			}
+			smbd_tx_unmap(sk, tx);
 			n++;
+		}
+		tail->tx_wait = NULL;
+		smbd_tx_wait_put(w);
+		spin_lock_bh(&sk->ss_lock);
 		list_splice_init(&tail->tx_batch, &sk->ss_tx_free);
-		list_add(&tail->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count += n;
 		spin_unlock_bh(&sk->ss_lock);
 		smbd_sock_error(sk, ret);
@@ -725,15 +805,123 @@ static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
 }
 
 /*
+ * Map @len bytes of kernel iterator @it into the gather list of @tx from
+ * entry *@nsge on, using at most @max entries. Physically contiguous
+ * pages share an entry. Returns the bytes mapped; the iterator advances
+ * by exactly that much.
+ */
+static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+			  struct iov_iter *it, size_t len, u32 *nsge, u32 max)
+{
+	struct page *pages[SMBD_TX_SGE_MAX], **pp = pages;
+	size_t off, got, done = 0;
+	ssize_t ret;
+	u32 k = 0;
+
+	if (*nsge >= max || user_backed_iter(it))
+		return 0;
+	ret = iov_iter_extract_pages(it, &pp, len, max - *nsge, 0, &off);
+	if (ret <= 0)
+		return 0;
+	got = ret;
+	while (done < got && *nsge < max) {
+		size_t n = min_t(size_t, got - done, PAGE_SIZE - off);
+		struct page *first = pages[k];
+		u64 dma;
+
+		while (done + n < got &&
+		       page_to_pfn(pages[k + 1]) == page_to_pfn(pages[k]) + 1) {
+			k++;
+			n += min_t(size_t, got - done - n, PAGE_SIZE);
+		}
+		dma = ib_dma_map_page(sk->ss_ibdev, first, off, n,
+				      DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(sk->ss_ibdev, dma))
+			break;
+		tx->tx_sge[*nsge].addr = dma;
+		tx->tx_sge[*nsge].length = n;
+		(*nsge)++;
+		done += n;
+		off = 0;
+		k++;
+	}
+	/* What could not be mapped is copied by the caller. */
+	if (done < got)
+		iov_iter_revert(it, got - done);
+	return done;
+}
+
+/*
+ * Build the gather list of one segment: the header (@hdr_len bytes,
+ * already in tx_buf), then @len payload bytes from the message's parts.
+ * With @zcopy the parts' pages are mapped as they are; a segment needing
+ * more gather entries than the device has, or from user memory, has its
+ * remainder copied into tx_buf after the header. Returns the payload
+ * bytes taken (fewer only on a fault) and adds the mapped ones to
+ * *@mapped.
+ */
+static size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+			   struct iov_iter *parts, u32 nparts, u32 *cur,
+			   u32 hdr_len, u32 len, bool zcopy, u32 *mapped)
+{
+	u32 nsge = 1, done = 0, bounce;
+
+	tx->tx_sge[0].length = hdr_len;
+	/* The last entry is kept for the copied remainder. */
+	while (zcopy && done < len && *cur < nparts) {
+		struct iov_iter *it = &parts[*cur];
+		size_t n;
+
+		if (!iov_iter_count(it)) {
+			(*cur)++;
+			continue;
+		}
+		n = smbd_tx_map(sk, tx, it, len - done, &nsge,
+				sk->ss_tx_sge - 1);
+		if (!n)
+			break;
+		done += n;
+	}
+	tx->tx_nmapped = nsge - 1;
+	*mapped += done;
+	if (done < len) {
+		/* The copy goes right after the header's padding. */
+		bounce = smbd_copy_parts(parts, nparts, cur,
+					 tx->tx_buf + SMBD_DATA_OFFSET,
+					 len - done);
+		if (nsge == 1) {
+			tx->tx_sge[0].length = SMBD_DATA_OFFSET + bounce;
+		} else {
+			tx->tx_sge[nsge].addr = tx->tx_dma + SMBD_DATA_OFFSET;
+			tx->tx_sge[nsge].length = bounce;
+			nsge++;
+		}
+		done += bounce;
+		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
+					      SMBD_DATA_OFFSET + bounce,
+					      DMA_TO_DEVICE);
+	} else {
+		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
+					      hdr_len, DMA_TO_DEVICE);
+	}
+	tx->tx_wr.num_sge = nsge;
+	return done;
+}
+
+/*
  * Send one upper-layer message made of @nparts iterators, or continue one
  * a non-blocking call left half-sent. Caller holds ss_send_mutex.
+ * @w: a blocking sender's wait, whose pages may be mapped (zero-copy);
+ * NULL to copy everything (non-blocking sends cannot wait for the device).
  * Returns the bytes accepted.
  */
 static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
-			     u32 nparts, bool nonblock)
+			     u32 nparts, struct smbd_send_wait *w)
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
+	bool nonblock = !w, batch_mapped = false;
+	u32 mapped = 0, seg_mapped;
 	struct smbd_send_ctx *tx;
 	LIST_HEAD(batch);
 	u32 nbatch = 0;
@@ -768,8 +956,10 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		while ((ret = smbd_take_credit(sk, &tx, &grant)) == -EAGAIN) {
 			if (nbatch) {
 				spin_unlock_bh(&sk->ss_lock);
-				ret = smbd_post_batch(sk, &batch);
+				ret = smbd_post_batch(sk, &batch,
+						      batch_mapped ? w : NULL);
 				nbatch = 0;
+				batch_mapped = false;
 				spin_lock_bh(&sk->ss_lock);
 				if (ret)
 					break;
@@ -798,6 +988,9 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
 					 msecs_to_jiffies(rearm));
 		h.credits_requested = sk->ss_cred.send_credit_target;
+		sk->ss_stats.segs_sent++;
+		if (grant)
+			sk->ss_stats.grants_sent++;
 		spin_unlock_bh(&sk->ss_lock);
 
 		h.credits_granted = grant;
@@ -806,28 +999,31 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		h.data_offset = seg.data_offset;
 		h.data_length = seg.data_length;
 		smbd_data_hdr_encode(&h, tx->tx_buf);
-		if (seg.data_length &&
-		    smbd_copy_parts(parts, nparts, &cur,
-				    tx->tx_buf + SMBD_DATA_OFFSET,
-				    seg.data_length) != seg.data_length) {
+		seg_mapped = 0;
+		if (smbd_tx_fill(sk, tx, parts, nparts, &cur,
+				 smbd_data_hdr_wire_len(&h), seg.data_length,
+				 !nonblock && seg.data_length > SMBD_COPYBREAK,
+				 &seg_mapped) != seg.data_length) {
+			/* A fault in a kernel iterator; the credit is spent. */
+			smbd_tx_unmap(sk, tx);
 			spin_lock_bh(&sk->ss_lock);
 			list_add(&tx->tx_node, &sk->ss_tx_free);
 			sk->ss_tx_free_count++;
 			spin_unlock_bh(&sk->ss_lock);
+			smbd_sock_error(sk, -EFAULT);
 			ret = -EFAULT;
 			break;
 		}
-		tx->tx_sge.length = smbd_data_hdr_wire_len(&h) + seg.data_length;
-		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
-					      tx->tx_sge.length, DMA_TO_DEVICE);
+		mapped += seg_mapped;
+		if (seg_mapped)
+			batch_mapped = true;
 		list_add_tail(&tx->tx_node, &batch);
 		sent += seg.data_length;
-		sk->ss_stats.segs_sent++;
-		if (grant)
-			sk->ss_stats.grants_sent++;
 		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
-			ret = smbd_post_batch(sk, &batch);
+			ret = smbd_post_batch(sk, &batch,
+					      batch_mapped ? w : NULL);
 			nbatch = 0;
+			batch_mapped = false;
 			if (ret)
 				break;
 		}
@@ -835,6 +1031,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 
 	if (nbatch) {
 		/* Filled but never posted: return them. */
+		list_for_each_entry(tx, &batch, tx_node)
+			smbd_tx_unmap(sk, tx);
 		spin_lock_bh(&sk->ss_lock);
 		list_for_each_entry(tx, &batch, tx_node)
 			sk->ss_tx_free_count++;
@@ -845,12 +1043,15 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		return ret ?: -EAGAIN;
 	sk->ss_tx_msg_len = total;
 	sk->ss_tx_msg_done = start + sent;
+	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_tx_msg_done == total) {
 		sk->ss_tx_msg_len = 0;
 		sk->ss_tx_msg_done = 0;
 		sk->ss_stats.msgs_sent++;
 	}
 	sk->ss_stats.bytes_sent += sent;
+	sk->ss_stats.bytes_zcopy += mapped;
+	spin_unlock_bh(&sk->ss_lock);
 	return sent;
 }
 
@@ -884,12 +1085,14 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
  * came. An empty @from sends an empty message: it carries credits and
  * keep-alive state and is delivered to nobody.
  *
- * Blocking (the default) waits for Send Credits and returns once every
- * segment is posted; @from may be reused then. With
- * %SMBD_SEND_NONBLOCK the call never sleeps: it returns -EAGAIN when not
- * even the first segment could go, or the bytes of the segments that
- * went; the rest of that message must be the next send on this socket
- * (the write_space upcall tells when to try again).
+ * Blocking (the default) waits for Send Credits, posts every segment
+ * with @from's pages mapped for the device (no copy), and returns once
+ * the device is done with them; @from's memory may be reused then. With
+ * %SMBD_SEND_NONBLOCK the payload is copied and the call never sleeps:
+ * it returns -EAGAIN when not even the first segment could go, or the
+ * bytes of the segments that went; the rest of that message must be the
+ * next send on this socket (the write_space upcall tells when to try
+ * again).
  *
  * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
  * parts follow; nothing is sent and the part is not copied: the memory
@@ -909,6 +1112,7 @@ ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 		       unsigned int flags)
 {
 	bool nonblock = flags & SMBD_SEND_NONBLOCK;
+	struct smbd_send_wait wait;
 	ssize_t ret;
 
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
@@ -920,22 +1124,32 @@ ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 		return -ERESTARTSYS;
 	}
 
+	atomic_set(&wait.sw_pending, 1);
+	init_completion(&wait.sw_done);
 	if (sk->ss_more_n && nonblock) {
 		ret = -EOPNOTSUPP;
 	} else if (flags & SMBD_SEND_MORE) {
 		ret = smbd_send_more(sk, from, nonblock);
 	} else if (sk->ss_more_n) {
 		sk->ss_more[sk->ss_more_n++] = *from;
-		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, false);
+		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, &wait);
 		/* The last part was consumed through its copy. */
 		if (ret >= 0)
 			iov_iter_advance(from, iov_iter_count(from));
 		sk->ss_more_n = 0;
 		sk->ss_more_len = 0;
 	} else {
-		ret = smbd_send_msg(sk, from, 1, nonblock);
+		ret = smbd_send_msg(sk, from, 1, nonblock ? NULL : &wait);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
+
+	/*
+	 * The device may still read the pages this send mapped: wait for
+	 * it, uninterruptibly (the completions always come, flushed at
+	 * worst). The next sender is already posting meanwhile.
+	 */
+	if (!atomic_dec_and_test(&wait.sw_pending))
+		wait_for_completion(&wait.sw_done);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_send, SMBD);
@@ -950,7 +1164,7 @@ static void smbd_send_empty(struct smbd_sock *sk)
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, true);
+		smbd_send_msg(sk, &it, 1, NULL);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 }

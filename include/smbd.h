@@ -108,6 +108,8 @@ struct smbd_sock_info {
  * @segs_sent: Data Transfer messages sent, empty ones included
  * @segs_recv: Data Transfer messages received, empty ones included
  * @bytes_sent: payload bytes sent
+ * @bytes_zcopy: of @bytes_sent, those sent from the sender's own pages
+ *	mapped for the device (the rest were copied into smbd's buffers)
  * @bytes_recv: payload bytes received
  * @grants_sent: messages that granted credits
  * @credit_waits: times a sender waited for a Send Credit or a buffer
@@ -120,6 +122,7 @@ struct smbd_sock_stats {
 	u64 segs_sent;
 	u64 segs_recv;
 	u64 bytes_sent;
+	u64 bytes_zcopy;
 	u64 bytes_recv;
 	u64 grants_sent;
 	u64 credit_waits;

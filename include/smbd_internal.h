@@ -8,6 +8,7 @@
 #ifndef _SMBD_INTERNAL_H
 #define _SMBD_INTERNAL_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -107,16 +108,36 @@ struct smbd_recv_ctx {
 	u32 rx_token;
 };
 
+/* Gather entries of one send: the header, mapped payload, one bounce. */
+#define SMBD_TX_SGE_MAX	8
+
 /**
- * struct smbd_send_ctx - one send buffer, DMA-mapped once
+ * struct smbd_send_wait - a blocking sender waiting for its pages
+ * @sw_pending: posted batches that still map the sender's pages, plus
+ *	one held by the sender while it posts
+ * @sw_done: completed when @sw_pending drops to zero
+ */
+struct smbd_send_wait {
+	atomic_t sw_pending;
+	struct completion sw_done;
+};
+
+/**
+ * struct smbd_send_ctx - one send context with its pre-mapped buffer
  * @tx_cqe: completion entry; .done is smbd_send_done()
  * @tx_sk: owning socket
  * @tx_node: on ss_tx_free, or on a batch tail's @tx_batch
  * @tx_batch: for the signalled last work request of a posted batch, the
  *	unsignalled contexts posted before it
+ * @tx_wait: for a batch tail, the blocking sender whose pages the batch
+ *	maps, or NULL
  * @tx_wr: the work request
- * @tx_sge: its single gather entry (header and payload are contiguous)
- * @tx_buf: max_send_size bytes: header, zero padding, payload
+ * @tx_sge: gather list: [0] the header in @tx_buf, then
+ *	[1..@tx_nmapped] the sender's own pages, then possibly the rest of
+ *	the payload copied into @tx_buf after the header
+ * @tx_nmapped: entries of @tx_sge mapped for this send only
+ * @tx_buf: max_send_size bytes, DMA-mapped once: header, zero padding,
+ *	copied payload
  * @tx_dma: its DMA address
  */
 struct smbd_send_ctx {
@@ -124,8 +145,10 @@ struct smbd_send_ctx {
 	struct smbd_sock *tx_sk;
 	struct list_head tx_node;
 	struct list_head tx_batch;
+	struct smbd_send_wait *tx_wait;
 	struct ib_send_wr tx_wr;
-	struct ib_sge tx_sge;
+	struct ib_sge tx_sge[SMBD_TX_SGE_MAX];
+	u32 tx_nmapped;
 	void *tx_buf;
 	u64 tx_dma;
 };
@@ -172,6 +195,7 @@ struct smbd_sock {
 	struct ib_cq *ss_send_cq;
 	struct ib_cq *ss_recv_cq;
 	u32 ss_sq_depth;
+	u32 ss_tx_sge;			/* gather entries per send */
 	u32 ss_rq_depth;
 	u8 ss_initiator_depth;
 	u8 ss_responder_resources;
