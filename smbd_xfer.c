@@ -44,6 +44,9 @@
 
 #define SMBD_SEND_BATCH	16
 
+/* Fragments of one long message received before the reader is woken. */
+#define SMBD_RX_WAKE_SEGS	16
+
 /*
  * Payload of at most this many bytes per segment is copied even by a
  * blocking send: cheaper than mapping it and waiting for the device.
@@ -504,7 +507,16 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		}
 		sk->ss_stats.bytes_recv += h.data_length;
 		list_add_tail(&rx->rx_node, &sk->ss_rx_ready);
-		*act |= SMBD_ACT_DATA;
+		/*
+		 * Wake the reader for a whole message, or every few
+		 * fragments of a long one, or when the peer's credits run
+		 * low and only the reader can give buffers back.
+		 */
+		if (rx->rx_last || ++sk->ss_rx_unwoken >= SMBD_RX_WAKE_SEGS ||
+		    sk->ss_cred.recv_posted <= SMBD_RX_WAKE_SEGS) {
+			sk->ss_rx_unwoken = 0;
+			*act |= SMBD_ACT_DATA;
+		}
 	}
 	if (h.credits_granted && smbd_space_locked(sk))
 		*act |= SMBD_ACT_SPACE;

@@ -213,6 +213,7 @@ struct smbd_sock {
 	struct list_head ss_rx_free;
 	struct list_head ss_rx_ready;
 	u32 ss_rx_complete_msgs;
+	u32 ss_rx_unwoken;		/* fragments queued since the last wake */
 	struct mutex ss_recv_mutex;	/* one reader at a time */
 	u32 ss_stream_hdr_left;
 	u32 ss_stream_msg_left;
