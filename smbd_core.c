@@ -519,6 +519,42 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 	return 1;
 }
 
+/* ---- addresses and ports ---- */
+
+/* [MS-SMBD] 1.9, 2.1: SMB Direct's port on the device @id is bound to. */
+static u16 smbd_default_port(struct rdma_cm_id *id)
+{
+	return rdma_protocol_iwarp(id->device, id->port_num) ?
+	       SMBD_PORT_IWARP : SMBD_PORT_IB;
+}
+
+static u16 smbd_addr_port(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)a)->sin_port);
+}
+
+static void smbd_addr_set_port(struct sockaddr *a, u16 port)
+{
+	if (a->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+}
+
+static int smbd_addr_len(const struct sockaddr *a)
+{
+	switch (a->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
 /* ---- connection manager ---- */
 
 static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
@@ -655,12 +691,17 @@ fail:
 static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {
 	struct smbd_sock *sk = id->context;
+	struct sockaddr *dst;
 	int ret = 0;
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return smbd_cm_connect_request(sk, id, event);
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		/* Port 0: the default of the device that reaches the peer. */
+		dst = (struct sockaddr *)&id->route.addr.dst_addr;
+		if (!smbd_addr_port(dst))
+			smbd_addr_set_port(dst, smbd_default_port(id));
 		ret = rdma_resolve_route(id, 5000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -707,12 +748,69 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	return 0;
 }
 
+/* Events of the short-lived id smbd_listen_port() binds: none matter. */
+static int smbd_cm_probe_handler(struct rdma_cm_id *id,
+				 struct rdma_cm_event *event)
+{
+	return 0;
+}
+
+/*
+ * The port a listener on @addr takes when it asks for port 0: that of
+ * the RDMA device owning the address. A wildcard address has no single
+ * device, so it needs an explicit port.
+ */
+static int smbd_listen_port(struct net *net, const struct sockaddr *addr)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(net, smbd_cm_probe_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
+	if (!ret)
+		ret = id->device ? smbd_default_port(id) : -EDESTADDRREQ;
+	rdma_destroy_id(id);
+	return ret;
+}
+
+/**
+ * smbd_sock_getname() - a socket's local or peer address
+ * @sk: a bound, listening, connecting or connected socket
+ * @addr: filled with the address and port
+ * @peer: the peer's address rather than the local one
+ *
+ * Context: process; may sleep. Takes the socket's teardown mutex.
+ * Return: 0; -ENOTCONN when the socket has no RDMA connection id (new,
+ * or its device went away).
+ */
+int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
+		      bool peer)
+{
+	int ret = -ENOTCONN;
+
+	mutex_lock(&sk->ss_teardown_mutex);
+	if (sk->ss_cm_id) {
+		struct rdma_addr *ra = &sk->ss_cm_id->route.addr;
+
+		memcpy(addr, peer ? &ra->dst_addr : &ra->src_addr,
+		       sizeof(*addr));
+		ret = 0;
+	}
+	mutex_unlock(&sk->ss_teardown_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
+
 /* ---- initiator ---- */
 
 /**
  * smbd_sock_connect_async() - start connecting ([MS-SMBD] 3.1.4.1)
  * @sk: a new socket
- * @dst: the peer; sockaddr_in or sockaddr_in6 with its port
+ * @dst: the peer; sockaddr_in or sockaddr_in6 with its port, or port 0
+ *	for SMB Direct's default on the device that reaches the peer
  *	(%SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB on IB/RoCE)
  * @done: called once from process context with 0 when negotiation
  *	succeeded or a negative errno; may be NULL
@@ -726,6 +824,8 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	struct rdma_cm_id *id;
 	int ret;
 
+	if (smbd_addr_len(dst) < 0)
+		return -EAFNOSUPPORT;
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
@@ -819,23 +919,40 @@ void smbd_established(struct smbd_sock *sk)
 /**
  * smbd_sock_bind() - the local address of a listener
  * @sk: a new socket
- * @addr: sockaddr_in or sockaddr_in6 with the port to listen on
+ * @addr: sockaddr_in or sockaddr_in6 with the port to listen on. Port 0
+ *	on an address of an RDMA device picks SMB Direct's default for that
+ *	device ([MS-SMBD] 1.9, 2.1: %SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB
+ *	on IB/RoCE); a wildcard address needs an explicit port (one listener
+ *	per port serves both kinds of device).
  *
  * Context: process; may sleep.
- * Return: 0 or an errno from the RDMA connection manager.
+ * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
+ * with no RDMA device; -EAFNOSUPPORT; or an errno from the RDMA
+ * connection manager (-EADDRINUSE, -EADDRNOTAVAIL).
  */
 int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 {
+	struct sockaddr_storage a;
 	struct rdma_cm_id *id;
-	int ret;
+	int ret, len;
 
 	if (READ_ONCE(sk->ss_state) != SMBD_CREATED || sk->ss_cm_id)
 		return -EINVAL;
+	len = smbd_addr_len(addr);
+	if (len < 0)
+		return len;
+	memcpy(&a, addr, len);
+	if (!smbd_addr_port(addr)) {
+		ret = smbd_listen_port(sk->ss_net, addr);
+		if (ret < 0)
+			return ret;
+		smbd_addr_set_port((struct sockaddr *)&a, ret);
+	}
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&a);
 	if (ret) {
 		rdma_destroy_id(id);
 		return ret;

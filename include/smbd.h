@@ -179,6 +179,8 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 			      unsigned int flags);
 
 int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info);
+int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
+		      bool peer);
 void smbd_sock_stats(struct smbd_sock *sk, struct smbd_sock_stats *stats);
 void smbd_sock_shutdown(struct smbd_sock *sk);
 void smbd_sock_release(struct smbd_sock *sk);
