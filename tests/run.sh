@@ -15,7 +15,9 @@
 #    tests/guest/plan-*.sh: KUnit suites (every case counts) and
 #    integration checks, failing on any KASAN, lockdep, WARNING, Oops,
 #    hung task, RCU stall or kmemleak report;
-# 4. mutation checks (tests/mutants.sh): protocol rules broken on purpose
+# 4. a second VM boot for the bulk transfer (tests/guest/bulk): 16
+#    connections x 64 MiB over rxe and over siw, every byte checked;
+# 5. mutation checks (tests/mutants.sh): protocol rules broken on purpose
 #    must make the KUnit suites fail.
 # Logs go to out/test/.
 set -uo pipefail
@@ -135,6 +137,17 @@ if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 else
 	fail=$((fail + 1))
 	echo "not ok - VM tests (no modules were built)"
+fi
+
+# The bulk transfer boots a VM of its own: 16 x 64 MiB per provider.
+if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
+	SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
+	SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh \
+		bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko \
+		tests/kmod/smbd_test.ko >"$out/vm-bulk-summary.log" 2>&1
+	grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
+	tail -n 1 "$out/vm-bulk-summary.log"
+	add_counts "$out/vm-bulk-summary.log" "bulk VM run"
 fi
 
 if [ -x tests/mutants.sh ]; then

@@ -7,7 +7,8 @@
 # kernel, packs an initramfs with EXTRA_FILEs (modules, plan scripts) and
 # tests/guest/plan-*.sh, boots it and judges the console log. The last line
 # printed is check-log.sh's "N passed, N failed[, N skipped]".
-# Environment: SMBD_VM_TIMEOUT (seconds, default 1200), SMBD_VM_APPEND.
+# Environment: SMBD_VM_TIMEOUT (seconds, default 1200), SMBD_VM_APPEND,
+# SMBD_VM_PLANS (the plan scripts instead of tests/guest/plan-*.sh).
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 LOGFILE [EXTRA_FILE...]" >&2; exit 2; }
@@ -20,7 +21,9 @@ kdir=$(bash "$top/scripts/build-kernel.sh")
 
 initrd=$(mktemp "${TMPDIR:-/tmp}/smbd-initramfs.XXXXXX.cpio.gz")
 trap 'rm -f "$initrd"' EXIT
-bash "$top/scripts/mkinitramfs.sh" "$kdir" "$initrd" "$@" "$top"/tests/guest/plan-*.sh
+# shellcheck disable=SC2086 # a list of paths
+bash "$top/scripts/mkinitramfs.sh" "$kdir" "$initrd" "$@" \
+	${SMBD_VM_PLANS:-"$top"/tests/guest/plan-*.sh}
 
 vmrc=0
 bash "$top/scripts/vm-run.sh" "$kdir" "$initrd" "$log" "${SMBD_VM_TIMEOUT:-1200}" || vmrc=$?

@@ -59,13 +59,19 @@ echo "SMBD-GUEST: kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2
 echo "SMBD-GUEST: cmdline $(cat /proc/cmdline)"
 echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at /init"
 
-# Network: only dummy links with TEST-NET-1 addresses; the VM has no NIC.
+# Network: only dummy links with TEST-NET-1 and 2001:db8:: (documentation)
+# addresses; the VM has no NIC.
 step "lo up" $IP link set lo up
 step "smbdr0 dummy" $IP link add smbdr0 type dummy
 step "smbdr0 addr" $IP addr add 192.0.2.1/28 dev smbdr0
+step "smbdr0 addr6" $IP -6 addr add 2001:db8::1/64 dev smbdr0 nodad
+# Jumbo frames, as RoCE fabrics run: rxe's path MTU becomes 4096, so a
+# 1364-byte SMB Direct message is one packet instead of two.
+step "smbdr0 mtu" $IP link set smbdr0 mtu 9000
 step "smbdr0 up" $IP link set smbdr0 up
 step "smbds0 dummy" $IP link add smbds0 type dummy
 step "smbds0 addr" $IP addr add 192.0.2.17/28 dev smbds0
+step "smbds0 addr6" $IP -6 addr add 2001:db8:0:1::1/64 dev smbds0 nodad
 step "smbds0 up" $IP link set smbds0 up
 step "accept_local" sysctl -w net.ipv4.conf.all.accept_local=1
 step "modprobe rdma_rxe" $MODPROBE rdma_rxe

@@ -8,26 +8,26 @@
 # the edge sizes and random ones, recv_stream framing, API edges), credit
 # pressure (blocking and non-blocking sends against a server that stops
 # reading), N concurrent connections with their throughput as SMBD-INFO,
-# and a connect where nobody listens. Loads smbd.ko if it is not loaded
+# a connect where nobody listens, the default ports (port 0), and echo
+# over IPv6. Loads smbd.ko if it is not loaded
 # and leaves it loaded; unloads smbd_test.ko.
 #
 # The concurrent runs are CONNSxBYTES specs (BYTES sent by each
-# connection; K/M/G suffixes). Under TCG with KASAN and lockdep a
-# connection moves well under 1 MiB/s, so the defaults are small. siw
-# runs stay under ~10 s: under sustained load its siw_tx thread
-# (siw_run_sq(), no cond_resched()) does not schedule for 20 s and more on
-# this PREEMPT_NONE kernel, a soft lockup report. Longer runs from the
-# kernel command line (SMBD_VM_APPEND):
+# connection; K/M/G suffixes). Under TCG with KASAN and lockdep the
+# connections share 1-3 MiB/s, so the defaults here are small; the bulk
+# run (16 x 64 MiB per provider) has its own VM boot
+# (tests/guest/bulk/plan-60-bulk.sh). Other runs from the kernel command
+# line (SMBD_VM_APPEND):
 #   smbdtest.transport_rxe=16x64M,1x8M   rxe runs (default 16x2M)
-#   smbdtest.transport_siw=16x64M        siw runs (default 16x256K,4x1M)
+#   smbdtest.transport_siw=16x64M        siw runs (default 16x1M)
 #   smbdtest.transport_random=N          random echo sizes (default 8)
 #   smbdtest.transport_timeout=S         limit of each run (default 240)
 
-D=/sys/kernel/debug/smbd_test
-INSMOD=/usr/sbin/insmod
-RMMOD=/usr/sbin/rmmod
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+
 RXE_RUNS=16x2M
-SIW_RUNS=16x256K,4x1M
+SIW_RUNS=16x1M
 RANDOM_SIZES=8
 STREAM_TIMEOUT=240
 PORT=5445
@@ -40,35 +40,6 @@ for a in $(cat /proc/cmdline); do
 	smbdtest.transport_timeout=*) STREAM_TIMEOUT=${a#*=} ;;
 	esac
 done
-
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-
-# run PREFIX COMMAND...: one smbd_test command; its result lines become
-# SMBD-TEST (ok / not ok / skip) and SMBD-INFO lines named PREFIX/...
-run() {
-	prefix=$1
-	shift
-	t0=$(uptime_s)
-	if ! echo "$*" > $D/ctl 2>/tmp/st-ctl.err; then
-		nok "$prefix/$1" "writing \"$*\" failed: $(cat /tmp/st-ctl.err)"
-	fi
-	cat $D/result > /tmp/st-result
-	if [ ! -s /tmp/st-result ]; then
-		nok "$prefix/$1" "\"$*\" gave no result"
-	fi
-	while IFS= read -r l; do
-		case $l in
-		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
-		"skip "*) echo "SMBD-TEST: skip $prefix/${l#skip }" ;;
-		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
-		*) nok "$prefix/$1" "$l" ;;
-		esac
-	done < /tmp/st-result
-	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
-}
 
 # provider NAME ADDR IWARP RUNS: every scenario over one RDMA provider
 provider() {
@@ -85,18 +56,23 @@ provider() {
 			msg=65536 timeout="$STREAM_TIMEOUT"
 	done
 	run "$p" stop "$a" $PORT
+	run "$p" defport "$a" 0 iwarp="$3" timeout=60
 }
 
-if ! grep -q '^smbd ' /proc/modules; then
-	if $INSMOD /smbd/smbd.ko; then ok transport/load-smbd; else nok transport/load-smbd; fi
-fi
-if ! $INSMOD /smbd/smbd_test.ko; then
-	nok transport/load-smbd_test
-	exit 0
-fi
-ok transport/load-smbd_test
+# provider6 NAME ADDR IWARP: the same over IPv6, echo only
+provider6() {
+	p=transport/$1/ipv6
+	run "$p" listen "$2" $PORT
+	run "$p" echo "$2" $PORT sizes=0,1,1340,1341,65536 random=2 \
+		seed=0x6eed iwarp="$3" timeout=180
+	run "$p" stop "$2" $PORT
+}
+
+st_load || exit 0
 
 provider rxe 192.0.2.1 0 "$RXE_RUNS"
 provider siw 192.0.2.17 1 "$SIW_RUNS"
+provider6 rxe 2001:db8::1 0
+provider6 siw 2001:db8:0:1::1 1
 
 if $RMMOD smbd_test; then ok transport/unload-smbd_test; else nok transport/unload-smbd_test; fi

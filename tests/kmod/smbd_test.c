@@ -31,6 +31,10 @@
  *	partial count) and then write_space; nothing may be lost.
  *   refused ADDR PORT
  *	connecting where nobody listens fails, and does not hang.
+ *   defport ADDR 0 iwarp=0|1
+ *	port 0 picks SMB Direct's port of the device, for a listener and
+ *	for a connection; the wildcard address needs a port.
+ * ADDR is IPv4 or IPv6 (without brackets).
  * Every client command also takes timeout=SECONDS (default 120): past
  * it, its sockets are shut down so that blocked calls return.
  *
@@ -55,6 +59,8 @@
 #include <linux/err.h>
 #include <linux/in.h>
 #include <linux/inet.h>
+#include <linux/in6.h>
+#include <net/ipv6.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -317,7 +323,7 @@ static int st_recv_ctl(struct smbd_sock *sk, u32 op, u64 *a, char *why,
 
 struct st_server {
 	struct list_head node;
-	struct sockaddr_in addr;
+	struct sockaddr_storage addr;	/* as asked: port 0 for the default */
 	struct smbd_sock *lsk;
 	struct task_struct *task;
 	struct completion done;
@@ -553,8 +559,7 @@ static int st_listen_thread(void *arg)
 				break;
 			srv->accept_errors++;
 			srv->last_accept_err = err;
-			pr_info("accept on %pI4:%u: %d\n", &srv->addr.sin_addr,
-				ntohs(srv->addr.sin_port), err);
+			pr_info("accept on %pISpc: %d\n", &srv->addr, err);
 			if (srv->accept_errors >= 100)
 				break;
 			msleep(20);
@@ -584,19 +589,39 @@ static int st_listen_thread(void *arg)
 	kthread_complete_and_exit(&srv->done, 0);
 }
 
-static struct st_server *st_server_find(const struct sockaddr_in *a)
+static u16 st_port(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)a)->sin_port);
+}
+
+static bool st_addr_eq(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+
+	if (a->ss_family != b->ss_family || st_port(a) != st_port(b))
+		return false;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+	return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+}
+
+static struct st_server *st_server_find(const struct sockaddr_storage *a)
 {
 	struct st_server *srv;
 
 	list_for_each_entry(srv, &st_servers, node)
-		if (srv->addr.sin_addr.s_addr == a->sin_addr.s_addr &&
-		    srv->addr.sin_port == a->sin_port)
+		if (st_addr_eq(&srv->addr, a))
 			return srv;
 	return NULL;
 }
 
-static void st_server_start(const struct sockaddr_in *addr)
+static void st_server_start(const struct sockaddr_storage *addr)
 {
+	struct sockaddr_storage bound;
 	struct smbd_params p;
 	struct st_server *srv;
 	const char *step;
@@ -628,9 +653,13 @@ static void st_server_start(const struct sockaddr_in *addr)
 	err = smbd_sock_listen(srv->lsk, 64);
 	if (err)
 		goto fail;
+	step = "smbd_sock_getname";
+	err = smbd_sock_getname(srv->lsk, &bound, false);
+	if (err)
+		goto fail;
 	step = "kthread_run";
 	srv->task = kthread_create(st_listen_thread, srv, "smbd_test_l%u",
-				   ntohs(addr->sin_port));
+				   st_port(&bound));
 	if (IS_ERR(srv->task)) {
 		err = PTR_ERR(srv->task);
 		goto fail;
@@ -638,8 +667,7 @@ static void st_server_start(const struct sockaddr_in *addr)
 	get_task_struct(srv->task);
 	wake_up_process(srv->task);
 	list_add_tail(&srv->node, &st_servers);
-	st_check(true, "listen", "%pI4:%u", &addr->sin_addr,
-		 ntohs(addr->sin_port));
+	st_check(true, "listen", "%pISpc", &bound);
 	return;
 fail:
 	st_check(false, "listen", "%s: %d", step, err);
@@ -655,15 +683,18 @@ fail:
 static void st_wait(struct completion *done, const char *what,
 		    struct task_struct *task, u32 quiet_s)
 {
-	if (wait_for_completion_timeout(done, quiet_s * HZ))
-		return;
-	for (;;) {
+	long left;
+
+	/* killable: a long run is no hung task */
+	left = wait_for_completion_killable_timeout(done, quiet_s * HZ);
+	while (!left) {
 		pr_warn("still waiting for %s\n", what);
 		if (task)
 			sched_show_task(task);
-		if (wait_for_completion_timeout(done, 60 * HZ))
-			return;
+		left = wait_for_completion_killable_timeout(done, 60 * HZ);
 	}
+	if (left < 0)
+		wait_for_completion(done);
 }
 
 static void st_server_stop(struct st_server *srv)
@@ -754,7 +785,7 @@ static void st_server_stop(struct st_server *srv)
 /* ------------------------------------------------------------ client */
 
 struct st_cmd {
-	struct sockaddr_in dst;
+	struct sockaddr_storage dst;
 	u32 sizes[ST_MAX_SIZES];
 	unsigned int nr_sizes;
 	u32 nrandom;
@@ -864,20 +895,11 @@ static void st_release(struct st_cmd *c, struct smbd_sock *sk)
  * through smbd_sock_connect_async() when @async; registered with the
  * watchdog. Returns 0 or an error, with *skp NULL on error.
  */
-static int st_connect(struct st_cmd *c, struct st_upcalls *u, bool async,
-		      struct smbd_sock **skp)
+/* st_track: the watchdog shuts @sk down past the timeout; or release */
+static int st_track(struct st_cmd *c, struct smbd_sock *sk)
 {
-	struct smbd_params p;
-	struct smbd_sock *sk;
-	int err, i;
+	int i;
 
-	*skp = NULL;
-	smbd_params_init(&p, false);
-	err = smbd_sock_create(&init_net, &p, &sk);
-	if (err)
-		return err;
-	if (u)
-		smbd_sock_set_ops(sk, &st_ops, u);
 	mutex_lock(&c->lock);
 	for (i = 0; i < ST_MAX_SOCKS && c->socks[i]; i++)
 		;
@@ -888,6 +910,26 @@ static int st_connect(struct st_cmd *c, struct st_upcalls *u, bool async,
 		smbd_sock_release(sk);
 		return -EMFILE;
 	}
+	return 0;
+}
+
+static int st_connect(struct st_cmd *c, struct st_upcalls *u, bool async,
+		      struct smbd_sock **skp)
+{
+	struct smbd_params p;
+	struct smbd_sock *sk;
+	int err;
+
+	*skp = NULL;
+	smbd_params_init(&p, false);
+	err = smbd_sock_create(&init_net, &p, &sk);
+	if (err)
+		return err;
+	if (u)
+		smbd_sock_set_ops(sk, &st_ops, u);
+	err = st_track(c, sk);
+	if (err)
+		return err;
 	if (async && u) {
 		err = smbd_sock_connect_async(sk, (struct sockaddr *)&c->dst,
 					      st_connect_done);
@@ -1040,6 +1082,119 @@ static bool st_echo_one(struct st_echo *e, u32 len, const char *name)
 			bvec ? "kvec" : "bvec");
 }
 
+/* st_zc_delta: bytes_zcopy and bytes_sent since the last call */
+static void st_zc_delta(struct smbd_sock *sk, struct smbd_sock_stats *last,
+			u64 *zc, u64 *sent)
+{
+	struct smbd_sock_stats now;
+
+	smbd_sock_stats(sk, &now);
+	*zc = now.bytes_zcopy - last->bytes_zcopy;
+	*sent = now.bytes_sent - last->bytes_sent;
+	*last = now;
+}
+
+/*
+ * Zero-copy sends: a blocking send maps the caller's pages and returns
+ * only when the device is done with them, so the caller may scribble on
+ * them at once; pieces beyond the device's gather limit are copied; a
+ * non-blocking send copies everything.
+ */
+static void st_echo_zcopy_run(struct st_echo *e, struct kvec *pkv, u32 npkv)
+{
+	u32 len = min_t(u32, SZ_64K, e->max / 4), i, off;
+	u8 *sp = e->sbuf.va, *want = e->sbuf.va + e->max / 2;
+	struct smbd_sock_stats last;
+	struct iov_iter it;
+	struct kvec kv;
+	u64 zc, sent;
+	ssize_t n;
+
+	if (len < 8192) {
+		st_out_add("skip echo/zcopy - max_fragmented_send_size %u", e->max);
+		return;
+	}
+	smbd_sock_stats(e->sk, &last);
+
+	/* 1. bvec at an odd offset; overwritten as soon as send returns */
+	st_fill(sp + 3, len, e->c->seed + 11);
+	memcpy(want, sp + 3, len);
+	st_iter(&e->sbuf, 3, len, ITER_SOURCE, true, &kv, &it);
+	n = smbd_sock_send(e->sk, &it, 0);
+	memset(sp, 0xee, len + 3);
+	st_zc_delta(e->sk, &last, &zc, &sent);
+	if (n != len) {
+		st_check(false, "echo/zcopy-blocking", "send returned %zd, want %u",
+			 n, len);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (st_echo_recv(e, want, len, false, "echo/zcopy-blocking"))
+		st_check(zc == len && sent == len, "echo/zcopy-blocking",
+			 "%u bytes from a bvec: %llu mapped, %llu sent; buffer reused on return, echo intact",
+			 len, zc, sent);
+
+	/*
+	 * 2. 40 scattered 97-byte pieces: more than the device gathers in
+	 * one segment, so part is mapped and the rest copied.
+	 */
+	st_fill(want, npkv * 97, e->c->seed + 13);
+	for (i = 0; i < npkv; i++) {
+		off = i * 200 + (i & 3);
+		memcpy(sp + off, want + i * 97, 97);
+		pkv[i].iov_base = sp + off;
+		pkv[i].iov_len = 97;
+	}
+	iov_iter_kvec(&it, ITER_SOURCE, pkv, npkv, npkv * 97);
+	n = smbd_sock_send(e->sk, &it, 0);
+	memset(sp, 0xee, npkv * 200 + 4);
+	st_zc_delta(e->sk, &last, &zc, &sent);
+	if (n != npkv * 97) {
+		st_check(false, "echo/zcopy-scattered",
+			 "send returned %zd, want %u", n, npkv * 97);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += n;
+	if (st_echo_recv(e, want, npkv * 97, true, "echo/zcopy-scattered"))
+		st_check(zc > 0 && zc < sent && sent == npkv * 97,
+			 "echo/zcopy-scattered",
+			 "%u kvec pieces of 97 bytes: %llu mapped, %llu copied",
+			 npkv, zc, sent - zc);
+
+	/* 3. non-blocking: copied, so the caller may reuse at once too */
+	len = 5000;
+	st_fill(sp, len, e->c->seed + 12);
+	memcpy(want, sp, len);
+	st_iter(&e->sbuf, 0, len, ITER_SOURCE, false, &kv, &it);
+	n = smbd_sock_send(e->sk, &it, SMBD_SEND_NONBLOCK);
+	memset(sp, 0xee, len);
+	st_zc_delta(e->sk, &last, &zc, &sent);
+	if (n != len) {
+		st_check(false, "echo/zcopy-nonblock-copies",
+			 "non-blocking send returned %zd, want %u", n, len);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (st_echo_recv(e, want, len, true, "echo/zcopy-nonblock-copies"))
+		st_check(zc == 0 && sent == len, "echo/zcopy-nonblock-copies",
+			 "%llu of %llu bytes mapped (want 0)", zc, sent);
+}
+
+static void st_echo_zcopy(struct st_echo *e)
+{
+	struct kvec *pkv = kcalloc(40, sizeof(*pkv), GFP_KERNEL);
+
+	if (!pkv) {
+		st_check(false, "echo/zcopy", "out of memory");
+		return;
+	}
+	st_echo_zcopy_run(e, pkv, 40);
+	kfree(pkv);
+}
+
 static void st_echo_edges(struct st_echo *e)
 {
 	struct smbd_recv_info ri = {};
@@ -1054,6 +1209,7 @@ static void st_echo_edges(struct st_echo *e)
 	long t;
 
 	st_echo_one(e, 100, "echo/before-edges");
+	st_echo_zcopy(e);
 
 	/* Oversized: refused, and the connection still works. */
 	if (e->max < e->sbuf.size) {
@@ -1748,6 +1904,114 @@ static void st_cmd_refused(struct st_cmd *c)
 		st_release(c, sk);
 }
 
+/*
+ * defport ADDR 0 iwarp=N: port 0 means SMB Direct's port for the device
+ * ([MS-SMBD] 1.9, 2.1): 5445 on iWARP, 445 on IB/RoCE, for a listener
+ * bound to ADDR and for a connection to ADDR alike; a listener on the
+ * wildcard address needs an explicit port.
+ */
+static void st_cmd_defport(struct st_cmd *c)
+{
+	u16 want = c->iwarp == 1 ? SMBD_PORT_IWARP : SMBD_PORT_IB;
+	struct smbd_sock *lsk = NULL, *nsk = NULL, *sk = NULL;
+	struct sockaddr_storage any = {}, got;
+	struct smbd_recv_info ri = {};
+	struct iov_iter it;
+	struct smbd_params p;
+	struct st_upcalls *u;
+	u8 msg[100], in[128];
+	struct kvec kv;
+	ssize_t n;
+	int err;
+
+	if (c->iwarp < 0 || st_port(&c->dst)) {
+		st_check(false, "defport", "needs port 0 and iwarp=0|1");
+		return;
+	}
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u) {
+		st_check(false, "defport", "out of memory");
+		return;
+	}
+	st_upcalls_init(u);
+	smbd_params_init(&p, true);
+
+	err = smbd_sock_create(&init_net, &p, &lsk);
+	if (!err) {
+		any.ss_family = c->dst.ss_family;
+		err = smbd_sock_bind(lsk, (struct sockaddr *)&any);
+		smbd_sock_release(lsk);
+		lsk = NULL;
+	}
+	st_check(err == -EDESTADDRREQ, "defport/wildcard-needs-port",
+		 "bind to the wildcard address with port 0: %d (want %d)", err,
+		 -EDESTADDRREQ);
+
+	err = smbd_sock_create(&init_net, &p, &lsk) ?: st_track(c, lsk);
+	if (err) {
+		lsk = NULL;
+		goto fail;
+	}
+	err = smbd_sock_bind(lsk, (struct sockaddr *)&c->dst) ?:
+	      smbd_sock_listen(lsk, 4) ?:
+	      smbd_sock_getname(lsk, &got, false);
+	if (!st_check(!err && st_port(&got) == want, "defport/listener",
+		      "bind to %pISc port 0: %d, bound to %pISpc (want port %u)",
+		      &c->dst, err, err ? &c->dst : &got, want))
+		goto out;
+
+	smbd_params_init(&p, false);
+	err = smbd_sock_create(&init_net, &p, &sk) ?: st_track(c, sk);
+	if (err) {
+		sk = NULL;
+		goto fail;
+	}
+	smbd_sock_set_ops(sk, &st_ops, u);
+	err = smbd_sock_connect_async(sk, (struct sockaddr *)&c->dst,
+				      st_connect_done);
+	if (!err)
+		err = smbd_sock_accept(lsk, &nsk, 0);
+	if (!err)
+		err = st_track(c, nsk);
+	if (err) {
+		nsk = NULL;
+		st_check(false, "defport/connect", "connect and accept: %d", err);
+		goto out;
+	}
+	if (!wait_for_completion_timeout(&u->connected, c->timeout_s * HZ) ||
+	    u->connect_status) {
+		st_check(false, "defport/connect", "connect: %d",
+			 u->connect_status ?: -ETIMEDOUT);
+		goto out;
+	}
+	err = smbd_sock_getname(sk, &got, true);
+	st_check(!err && st_port(&got) == want, "defport/connect",
+		 "connected to %pISpc (want port %u): %d", &got, want, err);
+
+	/* one message across it */
+	st_fill(msg, sizeof(msg), c->seed);
+	kv.iov_base = msg;
+	kv.iov_len = sizeof(msg);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(msg));
+	n = smbd_sock_send(sk, &it, 0);
+	if (n == sizeof(msg)) {
+		kv.iov_base = in;
+		kv.iov_len = sizeof(in);
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(in));
+		n = smbd_sock_recv(nsk, &it, 0, &ri);
+	}
+	st_check(n == sizeof(msg) && !memcmp(in, msg, sizeof(msg)),
+		 "defport/data", "a %zu-byte message: %zd", sizeof(msg), n);
+	goto out;
+fail:
+	st_check(false, "defport", "socket: %d", err);
+out:
+	st_release(c, sk);
+	st_release(c, nsk);
+	st_release(c, lsk);
+	kfree(u);
+}
+
 /* ------------------------------------------------------------ commands */
 
 static int st_parse_sizes(struct st_cmd *c, char *v)
@@ -1796,17 +2060,14 @@ static int st_parse_u32(const char *v, u32 *out)
 
 static int st_parse(struct st_cmd *c, int argc, char **argv)
 {
-	u32 port, iw = 0;
+	u32 iw = 0;
 	char *k, *v;
 	int i, err;
 
-	if (argc < 3)
+	/* IPv4 or IPv6 (no brackets); port 0 asks for SMB Direct's default */
+	if (argc < 3 ||
+	    inet_pton_with_scope(&init_net, AF_UNSPEC, argv[1], argv[2], &c->dst))
 		return -EINVAL;
-	c->dst.sin_family = AF_INET;
-	if (!in4_pton(argv[1], -1, (u8 *)&c->dst.sin_addr.s_addr, -1, NULL) ||
-	    kstrtou32(argv[2], 10, &port) || !port || port > 65535)
-		return -EINVAL;
-	c->dst.sin_port = htons(port);
 	for (i = 3; i < argc; i++) {
 		k = argv[i];
 		v = strchr(k, '=');
@@ -1884,8 +2145,7 @@ static int st_run(char *line)
 		if (srv)
 			st_server_stop(srv);
 		else
-			st_check(false, "stop", "no server on %pI4:%u",
-				 &c->dst.sin_addr, ntohs(c->dst.sin_port));
+			st_check(false, "stop", "no server on %pISpc", &c->dst);
 		goto out;
 	}
 
@@ -1898,6 +2158,8 @@ static int st_run(char *line)
 		st_cmd_credit(c);
 	else if (!strcmp(argv[0], "refused"))
 		st_cmd_refused(c);
+	else if (!strcmp(argv[0], "defport"))
+		st_cmd_defport(c);
 	else
 		err = -EINVAL;
 	cancel_delayed_work_sync(&c->watchdog);

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest library for the plans that drive smbd_test.ko (tests/kmod)
+# through debugfs: result reporting and one-command runs.
+
+D=/sys/kernel/debug/smbd_test
+INSMOD=/usr/sbin/insmod
+RMMOD=/usr/sbin/rmmod
+export INSMOD RMMOD D
+
+ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
+nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# run PREFIX COMMAND...: one smbd_test command; its result lines become
+# SMBD-TEST (ok / not ok / skip) and SMBD-INFO lines named PREFIX/...
+run() {
+	prefix=$1
+	shift
+	t0=$(uptime_s)
+	if ! echo "$*" > $D/ctl 2>/tmp/st-ctl.err; then
+		nok "$prefix/$1" "writing \"$*\" failed: $(cat /tmp/st-ctl.err)"
+	fi
+	cat $D/result > /tmp/st-result
+	if [ ! -s /tmp/st-result ]; then
+		nok "$prefix/$1" "\"$*\" gave no result"
+	fi
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
+		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
+		"skip "*) echo "SMBD-TEST: skip $prefix/${l#skip }" ;;
+		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
+		*) nok "$prefix/$1" "$l" ;;
+		esac
+	done < /tmp/st-result
+	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
+}
+
+# st_load: smbd.ko if it is not loaded yet, then smbd_test.ko
+st_load() {
+	if ! grep -q '^smbd ' /proc/modules; then
+		if $INSMOD /smbd/smbd.ko; then ok transport/load-smbd; else nok transport/load-smbd; fi
+	fi
+	if ! $INSMOD /smbd/smbd_test.ko; then
+		nok transport/load-smbd_test
+		return 1
+	fi
+	ok transport/load-smbd_test
+}
