@@ -35,7 +35,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/in.h>
@@ -55,8 +54,10 @@
 #include <net/net_namespace.h>
 
 #include "smbd.h"
+#include "../include/smbd_testctl.h"
 
 #define SI_OUT_MAX	(16 << 10)
+#define SI_LINE_MAX	256
 #define SI_MSG_MAX	(64 << 10)	/* largest NEGOTIATE we take */
 #define SI_BACKLOG	8
 
@@ -203,101 +204,12 @@ static size_t si_build_negotiate(u8 *buf, size_t size, const u16 *dialects,
 
 /* ------------------------------------------------------------ output */
 
-/* Check results: printed lines, or (quiet) only a count of failures. */
-struct si_out {
-	struct mutex lock;	/* protects the rest */
-	char *buf;
-	size_t len;
-	bool quiet;
-	unsigned int failed;
-};
+static struct testctl si_tc;	/* ctl, result; its lock runs commands */
 
-static struct si_out si_result;
-
-static int si_out_init(struct si_out *o)
-{
-	mutex_init(&o->lock);
-	o->buf = kzalloc(SI_OUT_MAX, GFP_KERNEL);
-	o->len = 0;
-	o->quiet = false;
-	o->failed = 0;
-	return o->buf ? 0 : -ENOMEM;
-}
-
-static void si_out_reset(struct si_out *o)
-{
-	mutex_lock(&o->lock);
-	o->len = 0;
-	o->buf[0] = '\0';
-	o->failed = 0;
-	mutex_unlock(&o->lock);
-}
-
-static __printf(2, 0) void si_out_line(struct si_out *o, const char *fmt,
-					va_list ap)
-{
-	size_t n;
-
-	if (o->len + 2 >= SI_OUT_MAX)
-		return;
-	n = vscnprintf(o->buf + o->len, SI_OUT_MAX - 1 - o->len, fmt, ap);
-	o->len += n;
-	o->buf[o->len++] = '\n';
-	o->buf[o->len] = '\0';
-}
-
-static __printf(2, 3) void si_out_add(struct si_out *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	mutex_lock(&o->lock);
-	if (!o->quiet) {
-		va_start(ap, fmt);
-		si_out_line(o, fmt, ap);
-		va_end(ap);
-	}
-	mutex_unlock(&o->lock);
-}
-
-#define si_info(o, fmt, ...) si_out_add(o, "info " fmt, ##__VA_ARGS__)
-
-/*
- * si_out_copy: append what @from printed to @o, line for line. Nobody
- * writes to @from any more (its lock is of the same class as @o's: not
- * nested).
- */
-static void si_out_copy(struct si_out *o, const struct si_out *from)
-{
-	size_t n;
-
-	mutex_lock(&o->lock);
-	n = min(from->len, SI_OUT_MAX - 1 - o->len);
-	memcpy(o->buf + o->len, from->buf, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-	mutex_unlock(&o->lock);
-}
-
+#define si_out_add testctl_out_add
+#define si_info testctl_info
 /* si_check: the check PREFIX/NAME; the detail goes after " - " */
-static __printf(5, 6) bool si_check(struct si_out *o, bool ok,
-				    const char *prefix, const char *name,
-				    const char *fmt, ...)
-{
-	char why[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vscnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	mutex_lock(&o->lock);
-	if (!ok)
-		o->failed++;
-	mutex_unlock(&o->lock);
-	si_out_add(o, "%s %s/%s - %s", ok ? "ok" : "not ok", prefix, name, why);
-	if (!ok)
-		pr_info("not ok %s/%s - %s\n", prefix, name, why);
-	return ok;
-}
+#define si_check testctl_check
 
 /* ------------------------------------------------------------ helpers */
 
@@ -370,7 +282,7 @@ static ssize_t si_recv_stream(struct smbd_sock *sk, void *buf, size_t len,
  * 128 KiB. A responder holds Send Credits only once the initiator's first
  * message granted some: @credits says whether to check them.
  */
-static void si_check_query(struct si_out *o, const char *p,
+static void si_check_query(struct testctl_out *o, const char *p,
 			   struct smbd_sock *sk, bool sizes, bool credits)
 {
 	struct smbd_sock_info in;
@@ -437,7 +349,7 @@ static bool si_ctx_walk(const u8 *buf, size_t len, u32 off, u16 count,
 }
 
 /* si_check_header: the SYNC header of the first message either way */
-static void si_check_header(struct si_out *o, const char *p,
+static void si_check_header(struct testctl_out *o, const char *p,
 			    const struct si_smb2_hdr *h, bool response)
 {
 	u32 flags = le32_to_cpu(h->flags);
@@ -458,8 +370,9 @@ static void si_check_header(struct si_out *o, const char *p,
  * si_check_neg_rsp: @buf is a successful NEGOTIATE response ([MS-SMB2]
  * 2.2.4) to a request that offered @dialects.
  */
-static void si_check_neg_rsp(struct si_out *o, const char *p, const u8 *buf,
-			     size_t len, const u16 *dialects, unsigned int n)
+static void si_check_neg_rsp(struct testctl_out *o, const char *p,
+			     const u8 *buf, size_t len, const u16 *dialects,
+			     unsigned int n)
 {
 	const struct si_neg_rsp *rsp = (const struct si_neg_rsp *)buf;
 	u16 dialect, sb_off, sb_len, count;
@@ -512,8 +425,8 @@ static void si_check_neg_rsp(struct si_out *o, const char *p, const u8 *buf,
  * and the negotiate contexts (3.1.1 only) make it, give or take the
  * padding of the last item to 8 bytes.
  */
-static void si_check_neg_req(struct si_out *o, const char *p, const u8 *buf,
-			     size_t len)
+static void si_check_neg_req(struct testctl_out *o, const char *p,
+			     const u8 *buf, size_t len)
 {
 	const struct si_neg_req *req = (const struct si_neg_req *)buf;
 	size_t base, end, i;
@@ -579,7 +492,7 @@ struct si_cmd {
 
 static int si_connect(struct si_cmd *c, const char *p, struct smbd_sock **skp)
 {
-	struct si_out *o = &si_result;
+	struct testctl_out *o = &si_tc.out;
 	struct smbd_params par;
 	struct smbd_sock *sk;
 	ktime_t t0;
@@ -613,7 +526,7 @@ static bool si_send_negotiate(struct si_cmd *c, const char *p,
 	size_t len = si_build_negotiate(c->req, sizeof(c->req), dialects, n);
 	ssize_t ret = si_send(sk, c->req, len);
 
-	return si_check(&si_result, ret == len, p, "send-negotiate",
+	return si_check(&si_tc.out, ret == len, p, "send-negotiate",
 			"smbd_sock_send(%zu bytes): %zd", len, ret);
 }
 
@@ -630,17 +543,17 @@ static void si_client_recv(struct si_cmd *c)
 
 	if (si_connect(c, p, &sk))
 		return;
-	si_check_query(&si_result, p, sk, true, true);
+	si_check_query(&si_tc.out, p, sk, true, true);
 	if (!si_send_negotiate(c, p, sk, dialects, ARRAY_SIZE(dialects)))
 		goto out;
 	si_guard_arm(&c->guard, sk, c->timeout_s);
 	n = si_recv(sk, c->msg, SI_MSG_MAX, &info);
 	expired = si_guard_disarm(&c->guard);
-	if (!si_check(&si_result, n > 0 && n == info.msg_len, p,
+	if (!si_check(&si_tc.out, n > 0 && n == info.msg_len, p,
 		      "recv-response", "smbd_sock_recv: %zd, msg_len %u%s", n,
 		      info.msg_len, expired ? " (timed out)" : ""))
 		goto out;
-	si_check_neg_rsp(&si_result, "ksmbd/response", c->msg, n, dialects,
+	si_check_neg_rsp(&si_tc.out, "ksmbd/response", c->msg, n, dialects,
 			 ARRAY_SIZE(dialects));
 out:
 	smbd_sock_release(sk);
@@ -671,7 +584,7 @@ static void si_client_stream(struct si_cmd *c)
 	si_guard_arm(&c->guard, sk, c->timeout_s);
 	n = si_recv_stream(sk, &hdr, sizeof(hdr), 0);
 	mlen = be32_to_cpu(hdr);
-	if (!si_check(&si_result, n == sizeof(hdr) &&
+	if (!si_check(&si_tc.out, n == sizeof(hdr) &&
 		      mlen >= sizeof(struct si_neg_rsp) && mlen <= SI_MSG_MAX,
 		      p, "length-prefix", "read %zd, message length %u", n,
 		      n == sizeof(hdr) ? mlen : 0)) {
@@ -686,18 +599,18 @@ static void si_client_stream(struct si_cmd *c)
 		got += n;
 		reads++;
 	}
-	si_check(&si_result, got == mlen, p, "message",
+	si_check(&si_tc.out, got == mlen, p, "message",
 		 "%zu of %u bytes in %u read(s), last %zd", got, mlen, reads,
 		 n);
 	n = si_recv_stream(sk, &hdr, sizeof(hdr), SMBD_RECV_NONBLOCK);
-	si_check(&si_result, n == -EAGAIN, p, "nothing-more",
+	si_check(&si_tc.out, n == -EAGAIN, p, "nothing-more",
 		 "non-blocking read after the message: %zd", n);
 	expired = si_guard_disarm(&c->guard);
 	if (expired)
-		si_check(&si_result, false, p, "timeout", "past %u s",
+		si_check(&si_tc.out, false, p, "timeout", "past %u s",
 			 c->timeout_s);
 	if (got == mlen)
-		si_check_neg_rsp(&si_result, "ksmbd-stream/response", c->msg,
+		si_check_neg_rsp(&si_tc.out, "ksmbd-stream/response", c->msg,
 				 got, dialects, ARRAY_SIZE(dialects));
 out:
 	smbd_sock_release(sk);
@@ -707,7 +620,7 @@ static void si_cmd_client(struct si_cmd *c)
 {
 	c->msg = kvmalloc(SI_MSG_MAX, GFP_KERNEL);
 	if (!c->msg) {
-		si_check(&si_result, false, "ksmbd", "setup", "no memory");
+		si_check(&si_tc.out, false, "ksmbd", "setup", "no memory");
 		return;
 	}
 	si_client_recv(c);
@@ -723,7 +636,7 @@ struct si_server {
 	u32 timeout_s;
 	struct smbd_sock *lsk;
 	struct task_struct *task;
-	struct si_out out;	/* the first connection's checks */
+	struct testctl_out out;	/* the first connection's checks */
 	struct si_guard guard;
 	u8 *msg;
 	unsigned int conns;	/* connections checked */
@@ -731,8 +644,7 @@ struct si_server {
 	wait_queue_head_t wq;
 };
 
-static LIST_HEAD(si_servers);	/* under si_cmd_lock */
-static DEFINE_MUTEX(si_cmd_lock);
+static LIST_HEAD(si_servers);	/* under si_tc.lock */
 
 /*
  * si_serve: check one accepted connection of a stock cifs: the negotiated
@@ -743,7 +655,7 @@ static DEFINE_MUTEX(si_cmd_lock);
 static void si_serve(struct si_server *srv, struct smbd_sock *sk)
 {
 	struct smbd_recv_info info = { };
-	struct si_out *o = &srv->out;
+	struct testctl_out *o = &srv->out;
 	bool first = !srv->conns, expired;
 	const char *p = "cifs";
 	unsigned int before;
@@ -823,13 +735,13 @@ static void si_server_free(struct si_server *srv)
 	if (srv->lsk)
 		smbd_sock_release(srv->lsk);
 	kvfree(srv->msg);
-	kfree(srv->out.buf);
+	testctl_out_free(&srv->out);
 	kfree(srv);
 }
 
 static void si_cmd_listen(struct si_cmd *c)
 {
-	struct si_out *o = &si_result;
+	struct testctl_out *o = &si_tc.out;
 	struct smbd_params par;
 	struct si_server *srv;
 	const char *step;
@@ -851,7 +763,7 @@ static void si_cmd_listen(struct si_cmd *c)
 	step = "allocation";
 	err = -ENOMEM;
 	srv->msg = kvmalloc(SI_MSG_MAX, GFP_KERNEL);
-	if (!srv->msg || si_out_init(&srv->out))
+	if (!srv->msg || testctl_out_init(&srv->out, SI_OUT_MAX))
 		goto fail;
 	smbd_params_init(&par, true);
 	step = "smbd_sock_create";
@@ -888,7 +800,7 @@ static void si_cmd_wait(struct si_cmd *c)
 	unsigned int n;
 
 	if (!srv) {
-		si_check(&si_result, false, "cifs", "wait", "no responder on %pISpc",
+		si_check(&si_tc.out, false, "cifs", "wait", "no responder on %pISpc",
 			 &c->addr);
 		return;
 	}
@@ -896,7 +808,7 @@ static void si_cmd_wait(struct si_cmd *c)
 	wait_event_killable_timeout(srv->wq, READ_ONCE(srv->conns) >= c->conns,
 				    c->timeout_s * HZ);
 	n = READ_ONCE(srv->conns);
-	si_check(&si_result, n >= c->conns, "cifs", "wait",
+	si_check(&si_tc.out, n >= c->conns, "cifs", "wait",
 		 "%u connection(s) checked, want %u within %u s", n, c->conns,
 		 c->timeout_s);
 }
@@ -909,10 +821,10 @@ static void si_server_stop(struct si_server *srv)
 	put_task_struct(srv->task);
 	list_del(&srv->node);
 	n = srv->conns;
-	si_out_copy(&si_result, &srv->out);
-	si_check(&si_result, n >= 1, "cifs", "connections",
+	testctl_out_copy(&si_tc.out, &srv->out);
+	si_check(&si_tc.out, n >= 1, "cifs", "connections",
 		 "%u connection(s) from cifs", n);
-	si_check(&si_result, !srv->later_bad, "cifs", "later-connections",
+	si_check(&si_tc.out, !srv->later_bad, "cifs", "later-connections",
 		 "%u after the first, %u with a failed check",
 		 n ? n - 1 : 0, srv->later_bad);
 	si_server_free(srv);
@@ -925,7 +837,7 @@ static void si_cmd_stop(struct si_cmd *c)
 	if (srv)
 		si_server_stop(srv);
 	else
-		si_check(&si_result, false, "cifs", "stop",
+		si_check(&si_tc.out, false, "cifs", "stop",
 			 "no responder on %pISpc", &c->addr);
 }
 
@@ -992,85 +904,31 @@ static int si_run(char *line)
 		err = -EINVAL;
 out:
 	if (err)
-		si_out_add(&si_result, "error: cannot run \"%s ...\": %d",
+		si_out_add(&si_tc.out, "error: cannot run \"%s ...\": %d",
 			   argc ? argv[0] : "", err);
 	kfree(c);
 	argv_free(argv);
 	return err;
 }
 
-/* ------------------------------------------------------------ debugfs */
-
-static struct dentry *si_dir;
-
-static ssize_t si_ctl_write(struct file *f, const char __user *ubuf,
-			    size_t len, loff_t *ppos)
-{
-	char *line, *cmd;
-	int err;
-
-	if (len > 256)
-		return -E2BIG;
-	line = memdup_user_nul(ubuf, len);
-	if (IS_ERR(line))
-		return PTR_ERR(line);
-	err = mutex_lock_killable(&si_cmd_lock);
-	if (err)
-		goto out;
-	si_out_reset(&si_result);
-	cmd = strim(line);
-	pr_info("command: %s\n", cmd);
-	err = si_run(cmd);
-	mutex_unlock(&si_cmd_lock);
-out:
-	kfree(line);
-	return err ?: len;
-}
-
-static ssize_t si_result_read(struct file *f, char __user *ubuf, size_t len,
-			      loff_t *ppos)
-{
-	ssize_t n;
-
-	mutex_lock(&si_result.lock);
-	n = simple_read_from_buffer(ubuf, len, ppos, si_result.buf,
-				    si_result.len);
-	mutex_unlock(&si_result.lock);
-	return n;
-}
-
-static const struct file_operations si_ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = si_ctl_write,
-	.llseek = noop_llseek,
-};
-
-static const struct file_operations si_result_fops = {
-	.owner = THIS_MODULE,
-	.read = si_result_read,
-	.llseek = default_llseek,
-};
+/* ------------------------------------------------------------ module */
 
 static int __init si_init(void)
 {
-	if (si_out_init(&si_result))
-		return -ENOMEM;
-	si_dir = debugfs_create_dir("smbd_interop", NULL);
-	debugfs_create_file("ctl", 0200, si_dir, NULL, &si_ctl_fops);
-	debugfs_create_file("result", 0400, si_dir, NULL, &si_result_fops);
-	return 0;
+	return testctl_init(&si_tc, "smbd_interop", SI_OUT_MAX, SI_LINE_MAX,
+			    si_run);
 }
 
 static void __exit si_exit(void)
 {
 	struct si_server *srv, *tmp;
 
-	debugfs_remove_recursive(si_dir);
-	mutex_lock(&si_cmd_lock);
+	testctl_remove(&si_tc);
+	mutex_lock(&si_tc.lock);
 	list_for_each_entry_safe(srv, tmp, &si_servers, node)
 		si_server_stop(srv);
-	mutex_unlock(&si_cmd_lock);
-	kfree(si_result.buf);
+	mutex_unlock(&si_tc.lock);
+	testctl_out_free(&si_tc.out);
 }
 
 module_init(si_init);

@@ -54,7 +54,6 @@
 #include <linux/bvec.h>
 #include <linux/completion.h>
 #include <linux/crc32.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/in.h>
@@ -81,6 +80,7 @@
 #include <net/net_namespace.h>
 
 #include "smbd.h"
+#include "../include/smbd_testctl.h"
 
 #define ST_CTL_MAGIC	"smbd_test ctl v1"	/* 16 bytes, no NUL on the wire */
 #define ST_CTL_LEN	64
@@ -90,6 +90,7 @@
 #define ST_MAX_SOCKS	40
 #define ST_MAX_CONNS	32
 #define ST_OUT_MAX	(64 << 10)
+#define ST_LINE_MAX	1024
 #define ST_CANARY	0xa5
 
 enum st_op { ST_OP_HELLO = 1, ST_OP_READY, ST_OP_END, ST_OP_STATS };
@@ -116,46 +117,20 @@ struct st_hdr {
 
 /* ------------------------------------------------------------ output */
 
-static DEFINE_MUTEX(st_out_lock);
-static char *st_out;
-static size_t st_out_len;
+static struct testctl st_tc;	/* ctl, result; its lock runs commands */
 
-static __printf(1, 2) void st_out_add(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	mutex_lock(&st_out_lock);
-	if (st_out_len + 2 < ST_OUT_MAX) {
-		va_start(ap, fmt);
-		n = vscnprintf(st_out + st_out_len, ST_OUT_MAX - 1 - st_out_len,
-			       fmt, ap);
-		va_end(ap);
-		st_out_len += n;
-		st_out[st_out_len++] = '\n';
-		st_out[st_out_len] = '\0';
-	}
-	mutex_unlock(&st_out_lock);
-}
-
+#define st_out_add(fmt, ...) testctl_out_add(&st_tc.out, fmt, ##__VA_ARGS__)
 #define st_info(fmt, ...) st_out_add("info " fmt, ##__VA_ARGS__)
 
 /* st_check: one check result; the detail goes after " - " when given */
 static __printf(3, 4) bool st_check(bool ok, const char *name,
 				    const char *fmt, ...)
 {
-	char why[192] = "";
 	va_list ap;
 
-	if (fmt) {
-		va_start(ap, fmt);
-		vscnprintf(why, sizeof(why), fmt, ap);
-		va_end(ap);
-	}
-	st_out_add("%s %s%s%s", ok ? "ok" : "not ok", name,
-		   why[0] ? " - " : "", why);
-	if (!ok)
-		pr_info("not ok %s - %s\n", name, why);
+	va_start(ap, fmt);
+	ok = testctl_vcheck(&st_tc.out, ok, NULL, name, fmt, ap);
+	va_end(ap);
 	return ok;
 }
 
@@ -363,8 +338,7 @@ struct st_session {
 	u32 seq;
 };
 
-static LIST_HEAD(st_servers);	/* under st_cmd_lock */
-static DEFINE_MUTEX(st_cmd_lock);
+static LIST_HEAD(st_servers);	/* under st_tc.lock */
 
 static __printf(2, 3) void st_conn_problem(struct st_conn *c,
 					   const char *fmt, ...)
@@ -1183,7 +1157,7 @@ static void st_echo_zcopy_run(struct st_echo *e, struct kvec *pkv, u32 npkv)
 			 "%llu of %llu bytes mapped (want 0)", zc, sent);
 }
 
-static void st_echo_zcopy(struct st_echo *e)
+static noinline_for_stack void st_echo_zcopy(struct st_echo *e)
 {
 	struct kvec *pkv = kcalloc(40, sizeof(*pkv), GFP_KERNEL);
 
@@ -1919,7 +1893,7 @@ static void st_cmd_defport(struct st_cmd *c)
 	struct iov_iter it;
 	struct smbd_params p;
 	struct st_upcalls *u;
-	u8 msg[100], in[128];
+	u8 *msg, *in;
 	struct kvec kv;
 	ssize_t n;
 	int err;
@@ -1928,11 +1902,14 @@ static void st_cmd_defport(struct st_cmd *c)
 		st_check(false, "defport", "needs port 0 and iwarp=0|1");
 		return;
 	}
-	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	/* the buffers after the upcalls: a small stack frame */
+	u = kzalloc(sizeof(*u) + 100 + 128, GFP_KERNEL);
 	if (!u) {
 		st_check(false, "defport", "out of memory");
 		return;
 	}
+	msg = (u8 *)(u + 1);
+	in = msg + 100;
 	st_upcalls_init(u);
 	smbd_params_init(&p, true);
 
@@ -1989,19 +1966,19 @@ static void st_cmd_defport(struct st_cmd *c)
 		 "connected to %pISpc (want port %u): %d", &got, want, err);
 
 	/* one message across it */
-	st_fill(msg, sizeof(msg), c->seed);
+	st_fill(msg, 100, c->seed);
 	kv.iov_base = msg;
-	kv.iov_len = sizeof(msg);
-	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(msg));
+	kv.iov_len = 100;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, 100);
 	n = smbd_sock_send(sk, &it, 0);
-	if (n == sizeof(msg)) {
+	if (n == 100) {
 		kv.iov_base = in;
-		kv.iov_len = sizeof(in);
-		iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(in));
+		kv.iov_len = 128;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, 128);
 		n = smbd_sock_recv(nsk, &it, 0, &ri);
 	}
-	st_check(n == sizeof(msg) && !memcmp(in, msg, sizeof(msg)),
-		 "defport/data", "a %zu-byte message: %zd", sizeof(msg), n);
+	st_check(n == 100 && !memcmp(in, msg, 100),
+		 "defport/data", "a 100-byte message: %zd", n);
 	goto out;
 fail:
 	st_check(false, "defport", "socket: %d", err);
@@ -2174,81 +2151,24 @@ out:
 	return err;
 }
 
-/* ------------------------------------------------------------ debugfs */
-
-static struct dentry *st_dir;
-
-static ssize_t st_ctl_write(struct file *f, const char __user *ubuf,
-			    size_t len, loff_t *ppos)
-{
-	char *line, *cmd;
-	int err;
-
-	if (len > 1024)
-		return -E2BIG;
-	line = memdup_user_nul(ubuf, len);
-	if (IS_ERR(line))
-		return PTR_ERR(line);
-	err = mutex_lock_interruptible(&st_cmd_lock);
-	if (err)
-		goto out;
-	mutex_lock(&st_out_lock);
-	st_out_len = 0;
-	st_out[0] = '\0';
-	mutex_unlock(&st_out_lock);
-	cmd = strim(line);
-	pr_info("command: %s\n", cmd);
-	err = st_run(cmd);
-	mutex_unlock(&st_cmd_lock);
-out:
-	kfree(line);
-	return err ?: len;
-}
-
-static ssize_t st_result_read(struct file *f, char __user *ubuf, size_t len,
-			      loff_t *ppos)
-{
-	ssize_t n;
-
-	mutex_lock(&st_out_lock);
-	n = simple_read_from_buffer(ubuf, len, ppos, st_out, st_out_len);
-	mutex_unlock(&st_out_lock);
-	return n;
-}
-
-static const struct file_operations st_ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = st_ctl_write,
-	.llseek = noop_llseek,
-};
-
-static const struct file_operations st_result_fops = {
-	.owner = THIS_MODULE,
-	.read = st_result_read,
-	.llseek = default_llseek,
-};
+/* ------------------------------------------------------------ module */
 
 static int __init st_init(void)
 {
-	st_out = kzalloc(ST_OUT_MAX, GFP_KERNEL);
-	if (!st_out)
-		return -ENOMEM;
-	st_dir = debugfs_create_dir("smbd_test", NULL);
-	debugfs_create_file("ctl", 0200, st_dir, NULL, &st_ctl_fops);
-	debugfs_create_file("result", 0400, st_dir, NULL, &st_result_fops);
-	return 0;
+	return testctl_init(&st_tc, "smbd_test", ST_OUT_MAX, ST_LINE_MAX,
+			    st_run);
 }
 
 static void __exit st_exit(void)
 {
 	struct st_server *srv, *tmp;
 
-	debugfs_remove_recursive(st_dir);
-	mutex_lock(&st_cmd_lock);
+	testctl_remove(&st_tc);
+	mutex_lock(&st_tc.lock);
 	list_for_each_entry_safe(srv, tmp, &st_servers, node)
 		st_server_stop(srv);
-	mutex_unlock(&st_cmd_lock);
-	kfree(st_out);
+	mutex_unlock(&st_tc.lock);
+	testctl_out_free(&st_tc.out);
 }
 
 module_init(st_init);
