@@ -270,6 +270,8 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_accept_node);
 	INIT_LIST_HEAD(&sk->ss_pending);
 	INIT_LIST_HEAD(&sk->ss_accept_q);
+	INIT_LIST_HEAD(&sk->ss_reg_free);
+	INIT_LIST_HEAD(&sk->ss_op_list);
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
 	mutex_init(&sk->ss_teardown_mutex);
@@ -358,6 +360,7 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_send_cq = NULL;
 	sk->ss_recv_cq = NULL;
 	smbd_xfer_free(sk);
+	smbd_mr_free(sk);
 	if (sk->ss_pd)
 		ib_dealloc_pd(sk->ss_pd);
 	sk->ss_pd = NULL;
@@ -393,7 +396,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct ib_device *ibdev = id->device;
 	struct smbd_device *sd = ib_get_client_data(ibdev, &smbd_ib_client);
 	struct ib_qp_init_attr attr = {};
-	u32 room;
+	u32 room, qp_sge, rw_wrs, extra;
 	int ret;
 
 	if (!sd)
@@ -401,15 +404,33 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_ibdev = ibdev;
 	sk->ss_iwarp = sd->sd_iwarp;
 
-	/* One slot of each queue stays free for ib_drain_qp(). */
-	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 1;
-	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target, room);
-	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
-	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
-	sk->ss_sq_depth = sk->ss_nr_tx + 1;
-	sk->ss_rq_depth = sk->ss_nr_rx + 1;
 	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
 	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+	sk->ss_port_num = id->port_num;
+	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
+
+	/*
+	 * The send queue holds the sends, a registration and an
+	 * invalidation per MR, and the RDMA work of every rdma_rw context
+	 * (a chunk's pages over the gather limit, plus the registration
+	 * and invalidation rdma_rw adds on iWARP reads, which it counts
+	 * itself in max_send_wr but not in our completion queue). One slot
+	 * of each queue stays free for ib_drain_qp().
+	 */
+	sk->ss_nr_reg = sk->ss_params.mr_count ?:
+			clamp_t(u32, 2 * sk->ss_responder_resources, 8, 64);
+	sk->ss_rw_ctxs = SMBD_RW_CTXS;
+	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
+	extra = 2 * sk->ss_nr_reg + rw_wrs;
+	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 1;
+	if (room < extra + 16)
+		return -ENOMEM;
+	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
+			     room - extra);
+	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
+	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
+	sk->ss_sq_depth = sk->ss_nr_tx + extra + 1;
+	sk->ss_rq_depth = sk->ss_nr_rx + 1;
 
 	sk->ss_pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(sk->ss_pd)) {
@@ -417,8 +438,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		sk->ss_pd = NULL;
 		return ret;
 	}
-	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth,
-					 IB_POLL_SOFTIRQ);
+	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
+					 3 * sk->ss_rw_ctxs, IB_POLL_SOFTIRQ);
 	if (IS_ERR(sk->ss_send_cq)) {
 		ret = PTR_ERR(sk->ss_send_cq);
 		sk->ss_send_cq = NULL;
@@ -438,8 +459,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	attr.recv_cq = sk->ss_recv_cq;
 	attr.cap.max_send_wr = sk->ss_sq_depth;
 	attr.cap.max_recv_wr = sk->ss_rq_depth;
-	sk->ss_tx_sge = min_t(u32, sd->sd_max_send_sge, SMBD_TX_SGE_MAX);
-	attr.cap.max_send_sge = sk->ss_tx_sge;
+	attr.cap.max_send_sge = qp_sge;
+	attr.cap.max_rdma_ctxs = sk->ss_rw_ctxs;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -449,9 +470,11 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		goto fail;
 	sk->ss_qp = id->qp;
 	/* The provider may round up, never down. */
-	sk->ss_tx_sge = min(sk->ss_tx_sge, attr.cap.max_send_sge);
+	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
 
 	ret = smbd_xfer_alloc(sk);
+	if (!ret)
+		ret = smbd_mr_alloc(sk);
 	if (ret)
 		goto fail;
 	return 0;
@@ -483,8 +506,10 @@ static void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	mutex_lock(&sk->ss_recv_mutex);
 	if (id && disconnect)
 		rdma_disconnect(id);
-	if (sk->ss_qp)
+	if (sk->ss_qp) {
 		ib_drain_qp(sk->ss_qp);
+		smbd_ops_abort(sk);
+	}
 	cancel_delayed_work_sync(&sk->ss_neg_work);
 	cancel_delayed_work_sync(&sk->ss_ka_work);
 	cancel_work_sync(&sk->ss_grant_work);
@@ -684,6 +709,7 @@ fail:
 	if (sk->ss_qp)
 		ib_drain_qp(sk->ss_qp);
 	smbd_qp_destroy(sk, id);
+	smbd_mr_release(sk);
 	kfree(sk);
 	return ret ?: -ECONNREFUSED;
 }
@@ -1198,6 +1224,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	spin_lock_bh(&sk->ss_lock);
 	smbd_set_state(sk, SMBD_CLOSED);
 	spin_unlock_bh(&sk->ss_lock);
+	smbd_mr_release(sk);
 	kfree(sk);
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_release, SMBD);

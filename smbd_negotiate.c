@@ -59,6 +59,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 	p->keepalive_timeout_ms = SMBD_DEFAULT_KA_TIMEOUT_MS;
 	p->negotiate_timeout_ms = responder ? SMBD_RESPONDER_NEG_TIMEOUT_MS :
 					      SMBD_INITIATOR_NEG_TIMEOUT_MS;
+	p->mr_count = 0;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_params_init, SMBD);
 

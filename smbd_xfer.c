@@ -333,6 +333,7 @@ static int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	memcpy(tx->tx_buf, pdu, len);
 	tx->tx_sge[0].length = len;
 	tx->tx_wr.num_sge = 1;
+	tx->tx_wr.opcode = IB_WR_SEND;
 	tx->tx_wait = NULL;
 	tx->tx_wr.next = NULL;
 	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
@@ -481,8 +482,10 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (ms)
 		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		/* [MS-SMBD] 3.1.5.8: InvalidatedToken, and which MR it was. */
 		sk->ss_rx_inv_pending = true;
 		sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+		smbd_reg_remote_inv(sk, wc->ex.invalidate_rkey);
 	}
 
 	first = !sk->ss_reasm.active;
@@ -925,10 +928,13 @@ static size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
  * a non-blocking call left half-sent. Caller holds ss_send_mutex.
  * @w: a blocking sender's wait, whose pages may be mapped (zero-copy);
  * NULL to copy everything (non-blocking sends cannot wait for the device).
+ * @inv: the peer's token to invalidate with the message's first segment
+ * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
  * Returns the bytes accepted.
  */
 static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
-			     u32 nparts, struct smbd_send_wait *w)
+			     u32 nparts, struct smbd_send_wait *w,
+			     const u32 *inv)
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
@@ -1029,6 +1035,12 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		mapped += seg_mapped;
 		if (seg_mapped)
 			batch_mapped = true;
+		if (inv && idx == 0) {
+			tx->tx_wr.opcode = IB_WR_SEND_WITH_INV;
+			tx->tx_wr.ex.invalidate_rkey = *inv;
+		} else {
+			tx->tx_wr.opcode = IB_WR_SEND;
+		}
 		list_add_tail(&tx->tx_node, &batch);
 		sent += seg.data_length;
 		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
@@ -1085,6 +1097,52 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 	return n;
 }
 
+static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
+				unsigned int flags, const u32 *inv)
+{
+	bool nonblock = flags & SMBD_SEND_NONBLOCK;
+	struct smbd_send_wait wait;
+	ssize_t ret;
+
+	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
+		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	if (nonblock) {
+		if (!mutex_trylock(&sk->ss_send_mutex))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
+		return -ERESTARTSYS;
+	}
+
+	atomic_set(&wait.sw_pending, 1);
+	init_completion(&wait.sw_done);
+	if (sk->ss_more_n && nonblock) {
+		ret = -EOPNOTSUPP;
+	} else if (flags & SMBD_SEND_MORE) {
+		ret = inv ? -EINVAL : smbd_send_more(sk, from, nonblock);
+	} else if (sk->ss_more_n) {
+		sk->ss_more[sk->ss_more_n++] = *from;
+		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, &wait,
+				    inv);
+		/* The last part was consumed through its copy. */
+		if (ret >= 0)
+			iov_iter_advance(from, iov_iter_count(from));
+		sk->ss_more_n = 0;
+		sk->ss_more_len = 0;
+	} else {
+		ret = smbd_send_msg(sk, from, 1, nonblock ? NULL : &wait, inv);
+	}
+	mutex_unlock(&sk->ss_send_mutex);
+
+	/*
+	 * The device may still read the pages this send mapped: wait for
+	 * it, uninterruptibly (the completions always come, flushed at
+	 * worst). The next sender is already posting meanwhile.
+	 */
+	if (!atomic_dec_and_test(&wait.sw_pending))
+		wait_for_completion(&wait.sw_done);
+	return ret;
+}
+
 /**
  * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
  * @sk: a connected socket
@@ -1123,48 +1181,32 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 		       unsigned int flags)
 {
-	bool nonblock = flags & SMBD_SEND_NONBLOCK;
-	struct smbd_send_wait wait;
-	ssize_t ret;
-
-	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
-		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
-	if (nonblock) {
-		if (!mutex_trylock(&sk->ss_send_mutex))
-			return -EAGAIN;
-	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
-		return -ERESTARTSYS;
-	}
-
-	atomic_set(&wait.sw_pending, 1);
-	init_completion(&wait.sw_done);
-	if (sk->ss_more_n && nonblock) {
-		ret = -EOPNOTSUPP;
-	} else if (flags & SMBD_SEND_MORE) {
-		ret = smbd_send_more(sk, from, nonblock);
-	} else if (sk->ss_more_n) {
-		sk->ss_more[sk->ss_more_n++] = *from;
-		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, &wait);
-		/* The last part was consumed through its copy. */
-		if (ret >= 0)
-			iov_iter_advance(from, iov_iter_count(from));
-		sk->ss_more_n = 0;
-		sk->ss_more_len = 0;
-	} else {
-		ret = smbd_send_msg(sk, from, 1, nonblock ? NULL : &wait);
-	}
-	mutex_unlock(&sk->ss_send_mutex);
-
-	/*
-	 * The device may still read the pages this send mapped: wait for
-	 * it, uninterruptibly (the completions always come, flushed at
-	 * worst). The next sender is already posting meanwhile.
-	 */
-	if (!atomic_dec_and_test(&wait.sw_pending))
-		wait_for_completion(&wait.sw_done);
-	return ret;
+	return __smbd_sock_send(sk, from, flags, NULL);
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_send, SMBD);
+
+/**
+ * smbd_sock_send_inv() - send a message that invalidates a peer's token
+ * @sk: a connected socket
+ * @from: the message, as for smbd_sock_send()
+ * @flags: as for smbd_sock_send(); with %SMBD_SEND_MORE the token goes
+ *	with the last part instead (-EINVAL here)
+ * @remote_token: the peer's rkey (from its Buffer Descriptor) that the
+ *	peer's device invalidates when the message arrives
+ *
+ * [MS-SMBD] 3.1.4.2 and 3.1.5.4: exactly one segment of the message, the
+ * first, is a Send with Invalidate. An SMB2 server uses it on the
+ * response to a READ or WRITE whose buffer it has finished with.
+ *
+ * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
+ * Return: as smbd_sock_send().
+ */
+ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
+			   unsigned int flags, u32 remote_token)
+{
+	return __smbd_sock_send(sk, from, flags, &remote_token);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_send_inv, SMBD);
 
 /* An empty message for credits or keep-alive, if it can go now. */
 static void smbd_send_empty(struct smbd_sock *sk)
@@ -1176,7 +1218,7 @@ static void smbd_send_empty(struct smbd_sock *sk)
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, NULL);
+		smbd_send_msg(sk, &it, 1, NULL, NULL);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 }

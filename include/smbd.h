@@ -40,6 +40,9 @@ struct smbd_sock;
  * @keepalive_timeout_ms: wait for the answer to a keep-alive ([MS-SMBD]
  *	3.1.5.1, WIN<4>)
  * @negotiate_timeout_ms: the Negotiation Timer ([MS-SMBD] 3.1.2.1)
+ * @mr_count: registrations smbd_register() can hold at once; 0 sizes the
+ *	pool from the device (twice the RDMA reads the peer may issue, 8 to
+ *	64)
  *
  * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
  * the implementation; smbd_params_init() fills the defaults.
@@ -54,6 +57,7 @@ struct smbd_params {
 	u32 keepalive_interval_ms;
 	u32 keepalive_timeout_ms;
 	u32 negotiate_timeout_ms;
+	u16 mr_count;
 };
 
 /**
@@ -115,6 +119,16 @@ struct smbd_sock_info {
  * @credit_waits: times a sender waited for a Send Credit or a buffer
  * @keepalives_sent: keep-alive probes sent (RESPONSE_REQUESTED set)
  * @keepalives_answered: the peer's probes answered
+ * @mrs_registered: MRs registered by smbd_register()
+ * @mrs_local_inv: MRs smbd_deregister() invalidated locally
+ * @mrs_remote_inv: MRs the peer invalidated (Send with Invalidate) with
+ *	the right rkey, so no local invalidation was needed
+ * @remote_inv_unknown: invalidations by the peer of an rkey that was no
+ *	live registration of ours
+ * @rdma_reads: RDMA read work completed by smbd_rdma_read() calls
+ * @rdma_read_bytes: bytes they moved
+ * @rdma_writes: RDMA write work completed by smbd_rdma_write() calls
+ * @rdma_write_bytes: bytes they moved
  */
 struct smbd_sock_stats {
 	u64 msgs_sent;
@@ -128,6 +142,14 @@ struct smbd_sock_stats {
 	u64 credit_waits;
 	u64 keepalives_sent;
 	u64 keepalives_answered;
+	u64 mrs_registered;
+	u64 mrs_local_inv;
+	u64 mrs_remote_inv;
+	u64 remote_inv_unknown;
+	u64 rdma_reads;
+	u64 rdma_read_bytes;
+	u64 rdma_writes;
+	u64 rdma_write_bytes;
 };
 
 /* Flags of smbd_sock_send(). */
@@ -149,6 +171,29 @@ struct smbd_recv_info {
 	bool invalidated;
 	u32 token;
 };
+
+/**
+ * struct smbd_buf_desc - Buffer Descriptor V1 ([MS-SMBD] 2.2.3.1), host order
+ * @offset: the peer's address of the buffer (its registration's iova)
+ * @token: the registration's steering tag (rkey)
+ * @length: bytes
+ *
+ * On the wire it is 16 little-endian bytes (smbd_desc_encode()), inside
+ * the upper layer's messages (SMB2 READ/WRITE channel info).
+ */
+struct smbd_buf_desc {
+	u64 offset;
+	u32 token;
+	u32 length;
+};
+
+#define SMBD_BUF_DESC_LEN	16	/* one descriptor on the wire */
+
+struct smbd_reg;	/* a registered buffer: smbd_register() */
+
+/* Flags of smbd_register(): what the peer may do with the buffer. */
+#define SMBD_REG_PEER_WRITES	0x1	/* peer RDMA-writes into it (a read) */
+#define SMBD_REG_PEER_READS	0x2	/* peer RDMA-reads from it (a write) */
 
 /* Default ports ([MS-SMBD] 1.9): iWARP uses 5445, IB and RoCE use 445. */
 #define SMBD_PORT_IWARP		5445
@@ -177,6 +222,24 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 		       unsigned int flags, struct smbd_recv_info *info);
 ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 			      unsigned int flags);
+
+ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
+			   unsigned int flags, u32 remote_token);
+
+int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
+		  unsigned int flags, struct smbd_buf_desc *descs,
+		  u32 max_descs, struct smbd_reg **regp);
+int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg);
+ssize_t smbd_rdma_read(struct smbd_sock *sk, struct iov_iter *to,
+		       const struct smbd_buf_desc *descs, u32 ndescs,
+		       u64 offset);
+ssize_t smbd_rdma_write(struct smbd_sock *sk, struct iov_iter *from,
+			const struct smbd_buf_desc *descs, u32 ndescs,
+			u64 offset);
+
+void smbd_desc_encode(const struct smbd_buf_desc *d, void *wire);
+int smbd_desc_decode(const void *wire, u32 len, struct smbd_buf_desc *descs,
+		     u32 max_descs);
 
 int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info);
 int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,

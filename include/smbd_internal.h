@@ -11,6 +11,7 @@
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -108,6 +109,13 @@ struct smbd_recv_ctx {
 	u32 rx_token;
 };
 
+/* Gather entries of a queue pair (rdma_rw uses them all). */
+#define SMBD_QP_SGE_MAX		32
+/* rdma_rw contexts of a connection, and the bytes one of them moves. */
+#define SMBD_RW_CTXS		8
+#define SMBD_RW_CHUNK		(256U << 10)
+#define SMBD_RW_CHUNK_PAGES	(SMBD_RW_CHUNK / PAGE_SIZE + 1)
+
 /* Gather entries of one send: the header, mapped payload, one bounce. */
 #define SMBD_TX_SGE_MAX	8
 
@@ -151,6 +159,59 @@ struct smbd_send_ctx {
 	u32 tx_nmapped;
 	void *tx_buf;
 	u64 tx_dma;
+};
+
+/**
+ * struct smbd_op - a thread waiting for one signalled work request
+ * @op_node: on ss_op_list while the thread uses the queue pair
+ * @op_cqe: completion entry of the request; .done is smbd_op_done()
+ * @op_done: completed by the request's completion, or by teardown
+ * @op_status: 0, or why the request or the connection failed
+ * @op_finished: @op_done was completed (under ss_lock)
+ *
+ * Teardown completes every op still waiting once the queue pair is
+ * drained, and waits for their threads to leave before destroying it.
+ */
+struct smbd_op {
+	struct list_head op_node;
+	struct ib_cqe op_cqe;
+	struct completion op_done;
+	int op_status;
+	bool op_finished;
+};
+
+/**
+ * struct smbd_reg - one fast-registration MR of the pool
+ * @reg_node: on ss_reg_free while unused
+ * @reg_next: the next MR of the same registration (smbd_register())
+ * @reg_sk: owning socket
+ * @reg_mr: the MR; NULL once the queue pair is gone
+ * @reg_sgl: @reg_max_pages scatter entries, allocated once
+ * @reg_max_pages: pages one registration maps
+ * @reg_nents: entries filled; mapped for DMA when @reg_mapped
+ * @reg_mapped: @reg_sgl is DMA-mapped
+ * @reg_dir: DMA direction of the mapping
+ * @reg_live: the peer may reach it: registered, not invalidated
+ * @reg_remote_inv: the peer invalidated its rkey ([MS-SMBD] 3.1.5.8)
+ * @reg_wr: its registration work request
+ * @reg_inv_wr: its local invalidation work request
+ * @reg_cqe: completion entry of @reg_wr (errors end the connection)
+ */
+struct smbd_reg {
+	struct list_head reg_node;
+	struct smbd_reg *reg_next;
+	struct smbd_sock *reg_sk;
+	struct ib_mr *reg_mr;
+	struct scatterlist *reg_sgl;
+	u32 reg_max_pages;
+	u32 reg_nents;
+	bool reg_mapped;
+	enum dma_data_direction reg_dir;
+	bool reg_live;
+	bool reg_remote_inv;
+	struct ib_reg_wr reg_wr;
+	struct ib_send_wr reg_inv_wr;
+	struct ib_cqe reg_cqe;
 };
 
 /* Most parts one message may be built from with SMBD_SEND_MORE. */
@@ -243,7 +304,15 @@ struct smbd_sock {
 	u32 ss_backlog;
 	u32 ss_accept_len;
 
-	struct smbd_sock_stats ss_stats;	/* under ss_lock or the send mutex */
+	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
+	u32 ss_nr_reg;
+	struct list_head ss_reg_free;
+	struct list_head ss_op_list;	/* threads using the queue pair */
+	u32 ss_rw_avail;		/* rdma_rw contexts free */
+	u32 ss_rw_ctxs;
+	u32 ss_port_num;
+
+	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 };
 
 extern struct workqueue_struct *smbd_wq;
@@ -252,6 +321,13 @@ extern struct workqueue_struct *smbd_wq;
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
 void smbd_sock_error(struct smbd_sock *sk, int err);
 void smbd_established(struct smbd_sock *sk);
+
+/* smbd_mr.c */
+int smbd_mr_alloc(struct smbd_sock *sk);
+void smbd_mr_free(struct smbd_sock *sk);
+void smbd_mr_release(struct smbd_sock *sk);
+void smbd_ops_abort(struct smbd_sock *sk);
+void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 
 /* smbd_xfer.c */
 int smbd_xfer_alloc(struct smbd_sock *sk);

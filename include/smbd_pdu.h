@@ -10,6 +10,7 @@
 #define _SMBD_PDU_H
 
 #include <linux/build_bug.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 /* [MS-SMBD] 1.7: the only protocol version, SMB Direct 1.0. */
@@ -134,6 +135,9 @@ static_assert(sizeof(struct smbd_neg_req_pdu) == 20);
 static_assert(sizeof(struct smbd_neg_resp_pdu) == 32);
 static_assert(sizeof(struct smbd_data_hdr_pdu) == 20);
 static_assert(sizeof(struct smbd_buffer_desc_v1) == 16);
+static_assert(offsetof(struct smbd_buffer_desc_v1, offset) == 0);
+static_assert(offsetof(struct smbd_buffer_desc_v1, token) == 8);
+static_assert(offsetof(struct smbd_buffer_desc_v1, length) == 12);
 static_assert(sizeof(struct smbd_irdord_pdu) == 8);
 /* The payload offset is 8-byte aligned and leaves 4 bytes of padding. */
 static_assert(!(SMBD_DATA_OFFSET % 8));

@@ -9,7 +9,8 @@
  *
  * Files: smbd_negotiate.c (2.2.1, 2.2.2, 3.1.5.2, 3.1.5.3, 3.1.5.6,
  * 3.1.5.7, 6.2), smbd_frag.c (2.2.3, 3.1.5.4, 3.1.5.8), smbd_credits.c
- * (3.1.5.1, 3.1.5.9), smbd_keepalive.c (3.1.2.2, 3.1.5.5, 3.1.6.2).
+ * (3.1.5.1, 3.1.5.9), smbd_keepalive.c (3.1.2.2, 3.1.5.5, 3.1.6.2),
+ * smbd_desc.c (2.2.3.1, 3.1.4.5, 3.1.4.6).
  */
 #ifndef _SMBD_PROTO_H
 #define _SMBD_PROTO_H
@@ -348,5 +349,14 @@ u32 smbd_ka_on_established(struct smbd_keepalive *ka);
 u32 smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, bool *send_now);
 enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka);
 u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms);
+
+/*
+ * Buffer Descriptors V1 ([MS-SMBD] 2.2.3.1): smbd_desc_encode() and
+ * smbd_desc_decode() are public (smbd.h); smbd_desc_slice() cuts the
+ * peer's descriptors down to the segments of one RDMA read or write
+ * ([MS-SMBD] 3.1.4.5, 3.1.4.6).
+ */
+int smbd_desc_slice(const struct smbd_buf_desc *d, u32 n, u64 offset, u64 len,
+		    u32 max_rw, struct smbd_buf_desc *out, u32 max_out);
 
 #endif /* _SMBD_PROTO_H */

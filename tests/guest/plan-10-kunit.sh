@@ -12,7 +12,8 @@ result() {	# result <status> <name>
 	fi
 }
 
-for suite in smbd_pdu smbd_negotiate smbd_frag smbd_credits smbd_keepalive; do
+for suite in smbd_pdu smbd_negotiate smbd_frag smbd_credits smbd_keepalive \
+	smbd_desc; do
 	echo "SMBD-KUNIT-EXPECT: $suite"
 done
 

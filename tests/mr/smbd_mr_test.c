@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd_mr_test.ko: memory registration, invalidation and RDMA read/write
+ * through smbd's public API ([MS-SMBD] 3.1.4.3 to 3.1.4.6), smbd to smbd.
+ *
+ * debugfs /sys/kernel/debug/smbd_mr_test/ctl takes one command:
+ *   listen ADDR PORT    a server: for each request it RDMA-writes a
+ *                       pattern into the client's buffer or RDMA-reads
+ *                       and checks it, then answers, with Send with
+ *                       Invalidate when asked
+ *   stop ADDR PORT
+ *   mr ADDR PORT        the client checks (below), each an "ok"/"not ok"
+ *   pool ADDR PORT      16 threads share a pool of 4 MRs
+ *   bench ADDR PORT     RDMA write and read throughput at 1 MiB
+ * and /sys/kernel/debug/smbd_mr_test/result has their lines.
+ *
+ * Client checks: sizes 1, 4095, 4096, 4097, 1 MiB and MaxReadWriteSize,
+ * page-aligned and not, kvec and bvec, in both directions; buffers cut
+ * into several descriptors; remote invalidation of exactly the right
+ * rkey needs no local invalidation, of another rkey or of none does;
+ * after deregistration the peer's RDMA through the old descriptor fails
+ * (and ends that connection) with the buffer untouched; teardown with
+ * registrations held and an RDMA read in flight.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bvec.h>
+#include <linux/crc32.h>
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <net/net_namespace.h>
+
+#include "smbd.h"
+#include "../include/smbd_testctl.h"
+
+#define MT_MAGIC	0x6d727431	/* "mrt1" */
+#define MT_MAX_DESC	16
+#define MT_CANARY	0xa5
+#define MT_OUT_MAX	(32 << 10)
+
+/* The BENCH ops move the data without filling or checking it. */
+enum mt_op {
+	MT_OP_WRITE = 1, MT_OP_READ, MT_OP_SLOW_READ,
+	MT_OP_BENCH_WRITE, MT_OP_BENCH_READ,
+};
+
+/* A request: what to do with the client's buffer, then how to answer. */
+struct mt_req {
+	__le32 magic;
+	__le32 op;
+	__le64 seed;
+	__le64 offset;
+	__le32 len;
+	__le32 inv;		/* 1: answer with Send with Invalidate */
+	__le32 inv_token;
+	__le32 ndesc;
+	u8 desc[MT_MAX_DESC * SMBD_BUF_DESC_LEN];
+};
+
+struct mt_resp {
+	__le32 magic;
+	__le32 status;		/* 0, or a negative errno */
+};
+
+static struct testctl mt_ctl;
+#define mt_check(ok, name, fmt, ...) \
+	testctl_check(&mt_ctl.out, ok, NULL, name, fmt, ##__VA_ARGS__)
+#define mt_info(fmt, ...) testctl_info(&mt_ctl.out, fmt, ##__VA_ARGS__)
+
+/* mt_fill: the pattern of @seed at byte @pos of a buffer, @len bytes */
+static void mt_fill(u8 *p, size_t len, u64 seed, size_t pos)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		u64 x = seed ^ ((pos + i) / 8 * 0x9e3779b97f4a7c15ULL);
+
+		x ^= x >> 29;
+		x *= 0xbf58476d1ce4e5b9ULL;
+		p[i] = x >> (8 * ((pos + i) % 8));
+	}
+}
+
+static bool mt_is_pattern(const u8 *p, size_t len, u64 seed, size_t pos,
+			  size_t *bad)
+{
+	u8 chunk[64];
+	size_t i, n, k;
+
+	for (i = 0; i < len; i += n) {
+		n = min(len - i, sizeof(chunk));
+		mt_fill(chunk, n, seed, pos + i);
+		if (memcmp(chunk, p + i, n)) {
+			for (k = 0; k < n && chunk[k] == p[i + k]; k++)
+				;
+			*bad = i + k;
+			return false;
+		}
+	}
+	return true;
+}
+
+static int mt_kvec_io(struct smbd_sock *sk, void *buf, size_t len,
+		      bool send)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct iov_iter it;
+	ssize_t n;
+
+	iov_iter_kvec(&it, send ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
+	n = send ? smbd_sock_send(sk, &it, 0) : smbd_sock_recv(sk, &it, 0, NULL);
+	if (n < 0)
+		return n;
+	return n == len ? 0 : -EPROTO;
+}
+
+/* ------------------------------------------------------------ server */
+
+struct mt_server {
+	struct list_head node;
+	struct sockaddr_storage addr;
+	struct smbd_sock *lsk;
+	struct task_struct *task;
+	struct mutex lock;		/* conns */
+	struct list_head conns;
+	bool stopping;
+	atomic_t requests;
+	atomic_t rw_errors;
+};
+
+struct mt_conn {
+	struct list_head node;
+	struct mt_server *srv;
+	struct smbd_sock *sk;
+	struct task_struct *task;
+};
+
+static LIST_HEAD(mt_servers);
+
+static int mt_serve_one(struct smbd_sock *sk, struct mt_server *srv,
+			struct mt_req *req, u8 *data, size_t cap)
+{
+	struct smbd_buf_desc descs[MT_MAX_DESC];
+	struct mt_resp resp = { .magic = cpu_to_le32(MT_MAGIC) };
+	u32 op = le32_to_cpu(req->op), len = le32_to_cpu(req->len);
+	u64 seed = le64_to_cpu(req->seed), off = le64_to_cpu(req->offset);
+	u32 ndesc = le32_to_cpu(req->ndesc);
+	struct iov_iter it;
+	struct kvec kv;
+	size_t bad;
+	ssize_t n;
+	int nd;
+
+	atomic_inc(&srv->requests);
+	nd = ndesc <= MT_MAX_DESC ?
+	     smbd_desc_decode(req->desc, ndesc * SMBD_BUF_DESC_LEN, descs,
+			      MT_MAX_DESC) : -E2BIG;
+	if (nd < 0 || len > cap) {
+		n = nd < 0 ? nd : -EMSGSIZE;
+		goto answer;
+	}
+	kv.iov_base = data;
+	kv.iov_len = len;
+	if (op == MT_OP_WRITE || op == MT_OP_BENCH_WRITE) {
+		if (op == MT_OP_WRITE)
+			mt_fill(data, len, seed, 0);
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+		n = smbd_rdma_write(sk, &it, descs, nd, off);
+	} else if (op == MT_OP_BENCH_READ) {
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+		n = smbd_rdma_read(sk, &it, descs, nd, off);
+	} else {
+		memset(data, 0, len);
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+		n = smbd_rdma_read(sk, &it, descs, nd, off);
+		if (n == len && !mt_is_pattern(data, len, seed, 0, &bad))
+			n = -EBADMSG;
+		if (op == MT_OP_SLOW_READ)
+			msleep(200);
+	}
+	if (n >= 0 && n != len)
+		n = -EIO;
+	if (n < 0)
+		atomic_inc(&srv->rw_errors);
+answer:
+	resp.status = cpu_to_le32(n < 0 ? n : 0);
+	kv.iov_base = &resp;
+	kv.iov_len = sizeof(resp);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(resp));
+	if (le32_to_cpu(req->inv))
+		n = smbd_sock_send_inv(sk, &it, 0, le32_to_cpu(req->inv_token));
+	else
+		n = smbd_sock_send(sk, &it, 0);
+	return n < 0 ? n : 0;
+}
+
+static int mt_conn_thread(void *arg)
+{
+	struct mt_conn *c = arg;
+	struct smbd_sock_info info = {};
+	struct mt_req *req;
+	u8 *data = NULL;
+	size_t cap = 0;
+	int err;
+
+	allow_signal(SIGKILL);
+	req = kmalloc(sizeof(*req), GFP_KERNEL);
+	if (!smbd_sock_query(c->sk, &info)) {
+		cap = info.max_read_write_size;
+		data = vmalloc(cap);
+	}
+	while (req && data) {
+		err = mt_kvec_io(c->sk, req, sizeof(*req), false);
+		if (err || le32_to_cpu(req->magic) != MT_MAGIC)
+			break;
+		if (mt_serve_one(c->sk, c->srv, req, data, cap))
+			break;
+	}
+	vfree(data);
+	kfree(req);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static int mt_listen_thread(void *arg)
+{
+	struct mt_server *srv = arg;
+	struct smbd_sock *nsk;
+	struct task_struct *t;
+	struct mt_conn *c;
+
+	allow_signal(SIGKILL);
+	while (!READ_ONCE(srv->stopping)) {
+		if (smbd_sock_accept(srv->lsk, &nsk, 0)) {
+			if (READ_ONCE(srv->stopping) || signal_pending(current))
+				break;
+			msleep(20);
+			continue;
+		}
+		c = kzalloc(sizeof(*c), GFP_KERNEL);
+		if (!c) {
+			smbd_sock_release(nsk);
+			continue;
+		}
+		c->srv = srv;
+		c->sk = nsk;
+		t = kthread_run(mt_conn_thread, c, "smbd_mr_c");
+		if (IS_ERR(t)) {
+			smbd_sock_release(nsk);
+			kfree(c);
+			continue;
+		}
+		c->task = get_task_struct(t);
+		mutex_lock(&srv->lock);
+		list_add_tail(&c->node, &srv->conns);
+		mutex_unlock(&srv->lock);
+	}
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static struct mt_server *mt_server_find(const struct sockaddr_storage *a)
+{
+	struct mt_server *srv;
+
+	list_for_each_entry(srv, &mt_servers, node)
+		if (!memcmp(&srv->addr, a, sizeof(*a)))
+			return srv;
+	return NULL;
+}
+
+static void mt_server_start(const struct sockaddr_storage *addr)
+{
+	struct mt_server *srv;
+	struct smbd_params p;
+	int err;
+
+	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
+	if (!srv) {
+		mt_check(false, "listen", "out of memory");
+		return;
+	}
+	srv->addr = *addr;
+	mutex_init(&srv->lock);
+	INIT_LIST_HEAD(&srv->conns);
+	smbd_params_init(&p, true);
+	err = smbd_sock_create(&init_net, &p, &srv->lsk) ?:
+	      smbd_sock_bind(srv->lsk, (const struct sockaddr *)addr) ?:
+	      smbd_sock_listen(srv->lsk, 32);
+	if (!err) {
+		srv->task = kthread_run(mt_listen_thread, srv, "smbd_mr_l");
+		if (IS_ERR(srv->task))
+			err = PTR_ERR(srv->task);
+		else
+			get_task_struct(srv->task);
+	}
+	if (!mt_check(!err, "listen", "%pISpc: %d", addr, err)) {
+		smbd_sock_release(srv->lsk);
+		kfree(srv);
+		return;
+	}
+	list_add_tail(&srv->node, &mt_servers);
+}
+
+static void mt_server_stop(struct mt_server *srv)
+{
+	struct mt_conn *c, *tmp;
+
+	WRITE_ONCE(srv->stopping, true);
+	smbd_sock_shutdown(srv->lsk);
+	send_sig(SIGKILL, srv->task, 1);
+	kthread_stop(srv->task);
+	put_task_struct(srv->task);
+	list_for_each_entry_safe(c, tmp, &srv->conns, node) {
+		smbd_sock_shutdown(c->sk);
+		send_sig(SIGKILL, c->task, 1);
+		kthread_stop(c->task);
+		put_task_struct(c->task);
+		smbd_sock_release(c->sk);
+		list_del(&c->node);
+		kfree(c);
+	}
+	smbd_sock_release(srv->lsk);
+	mt_info("server %pISpc: %d requests, %d RDMA errors", &srv->addr,
+		atomic_read(&srv->requests), atomic_read(&srv->rw_errors));
+	list_del(&srv->node);
+	kfree(srv);
+}
+
+/* ------------------------------------------------------------ client */
+
+struct mt_cmd {
+	struct sockaddr_storage dst;
+	u64 seed;
+};
+
+static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
+{
+	struct smbd_params p;
+	int err;
+
+	smbd_params_init(&p, false);
+	p.mr_count = mr_count;
+	err = smbd_sock_create(&init_net, &p, skp);
+	if (err)
+		return err;
+	err = smbd_sock_connect(*skp, (struct sockaddr *)&c->dst);
+	if (err) {
+		smbd_sock_release(*skp);
+		*skp = NULL;
+	}
+	return err;
+}
+
+/* A request for @reg's buffer (descriptors @d, @nd) and its answer. */
+static int mt_request(struct smbd_sock *sk, u32 op, u64 seed, u64 off,
+		      u32 len, const struct smbd_buf_desc *d, int nd,
+		      bool inv, u32 inv_token)
+{
+	struct mt_resp resp;
+	struct mt_req *req;
+	int i, err;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	req->magic = cpu_to_le32(MT_MAGIC);
+	req->op = cpu_to_le32(op);
+	req->seed = cpu_to_le64(seed);
+	req->offset = cpu_to_le64(off);
+	req->len = cpu_to_le32(len);
+	req->inv = cpu_to_le32(inv);
+	req->inv_token = cpu_to_le32(inv_token);
+	req->ndesc = cpu_to_le32(nd);
+	for (i = 0; i < nd; i++)
+		smbd_desc_encode(&d[i], req->desc + i * SMBD_BUF_DESC_LEN);
+	err = mt_kvec_io(sk, req, sizeof(*req), true) ?:
+	      mt_kvec_io(sk, &resp, sizeof(resp), false);
+	kfree(req);
+	if (err)
+		return err;
+	if (le32_to_cpu(resp.magic) != MT_MAGIC)
+		return -EPROTO;
+	return (s32)le32_to_cpu(resp.status);
+}
+
+/* A vmalloc buffer and a bvec array over it. */
+struct mt_buf {
+	u8 *va;
+	size_t size;
+	struct bio_vec *bv;
+};
+
+static int mt_buf_alloc(struct mt_buf *b, size_t size)
+{
+	b->size = size;
+	b->va = vmalloc(size);
+	b->bv = kvmalloc_array(size / PAGE_SIZE + 2, sizeof(*b->bv), GFP_KERNEL);
+	if (b->va && b->bv)
+		return 0;
+	vfree(b->va);
+	kvfree(b->bv);
+	return -ENOMEM;
+}
+
+static void mt_buf_free(struct mt_buf *b)
+{
+	vfree(b->va);
+	kvfree(b->bv);
+}
+
+static void mt_iter(struct mt_buf *b, size_t off, size_t len, bool bvec,
+		    unsigned int dir, struct kvec *kv, struct iov_iter *it)
+{
+	size_t pos = off, left = len, po, l;
+	unsigned int n = 0;
+
+	if (!bvec) {
+		kv->iov_base = b->va + off;
+		kv->iov_len = len;
+		iov_iter_kvec(it, dir, kv, 1, len);
+		return;
+	}
+	while (left) {
+		po = offset_in_page(pos);
+		l = min_t(size_t, PAGE_SIZE - po, left);
+		bvec_set_page(&b->bv[n++], vmalloc_to_page(b->va + pos), l, po);
+		pos += l;
+		left -= l;
+	}
+	iov_iter_bvec(it, dir, b->bv, n, len);
+}
+
+struct mt_client {
+	struct mt_cmd *c;
+	struct smbd_sock *sk;
+	struct smbd_buf_desc d[MT_MAX_DESC];
+	struct mt_buf buf;
+	u32 max_rw;
+	u32 n;
+};
+
+/*
+ * One transfer: register @len bytes of the buffer at @off, have the
+ * server RDMA-write (@peer_writes) or RDMA-read them, deregister, check.
+ * @inv: 0 no Send with Invalidate, 1 of the right rkey, 2 of @other.
+ */
+static bool mt_xfer(struct mt_client *m, const char *name, size_t off,
+		    size_t len, bool bvec, bool peer_writes, int inv,
+		    u32 other, int want_ndesc)
+{
+	struct smbd_buf_desc *d = m->d;
+	struct smbd_sock_stats s0, s1;
+	u64 seed = m->c->seed + m->n++;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	u64 local, remote;
+	size_t bad;
+	int nd, err;
+
+	memset(m->buf.va, MT_CANARY, off + len + 64);
+	if (!peer_writes)
+		mt_fill(m->buf.va + off, len, seed, 0);
+	smbd_sock_stats(m->sk, &s0);
+	mt_iter(&m->buf, off, len, bvec, peer_writes ? ITER_DEST : ITER_SOURCE,
+		&kv, &it);
+	nd = smbd_register(m->sk, &it, peer_writes ? SMBD_REG_PEER_WRITES :
+			   SMBD_REG_PEER_READS, d, MT_MAX_DESC, &reg);
+	if (nd < 0)
+		return mt_check(false, name, "register %zu bytes: %d", len, nd);
+	err = mt_request(m->sk, peer_writes ? MT_OP_WRITE : MT_OP_READ, seed,
+			 0, len, d, nd, inv != 0, inv == 1 ? d[0].token : other);
+	err = smbd_deregister(m->sk, reg) ?: err;
+	smbd_sock_stats(m->sk, &s1);
+	local = s1.mrs_local_inv - s0.mrs_local_inv;
+	remote = s1.mrs_remote_inv - s0.mrs_remote_inv;
+	if (err)
+		return mt_check(false, name, "server or deregister: %d", err);
+	if (peer_writes && !mt_is_pattern(m->buf.va + off, len, seed, 0, &bad))
+		return mt_check(false, name, "data differs at byte %zu of %zu",
+				bad, len);
+	if (memchr_inv(m->buf.va, MT_CANARY, off) ||
+	    memchr_inv(m->buf.va + off + len, MT_CANARY, 64))
+		return mt_check(false, name, "bytes around the buffer changed");
+	if (want_ndesc && nd != want_ndesc)
+		return mt_check(false, name, "%d descriptors, want %d", nd,
+				want_ndesc);
+	if (inv == 1 && nd == 1 && (remote != 1 || local != 0))
+		return mt_check(false, name,
+				"right rkey invalidated by the peer: %llu remote, %llu local (want 1, 0)",
+				remote, local);
+	if (inv != 1 && (remote != 0 || local != nd))
+		return mt_check(false, name,
+				"no matching remote invalidation: %llu remote, %llu local (want 0, %d)",
+				remote, local, nd);
+	return mt_check(true, name,
+			"%zu bytes at +%zu, %s, %d descriptor(s), %llu local and %llu remote invalidation(s)",
+			len, off, bvec ? "bvec" : "kvec", nd, local, remote);
+}
+
+/* Three pieces of the buffer, with gaps inside pages: three MRs. */
+static void mt_scattered(struct mt_client *m)
+{
+	struct smbd_buf_desc d[MT_MAX_DESC];
+	static const size_t po[3] = { 100, 3 * PAGE_SIZE + 7, 9 * PAGE_SIZE };
+	static const size_t pl[3] = { 5000, 200, 2 * PAGE_SIZE - 1 };
+	u64 seed = m->c->seed + 1000;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv[3];
+	size_t pos = 0, bad;
+	int nd, err, i;
+
+	memset(m->buf.va, MT_CANARY, 12 * PAGE_SIZE);
+	for (i = 0; i < 3; i++) {
+		kv[i].iov_base = m->buf.va + po[i];
+		kv[i].iov_len = pl[i];
+	}
+	iov_iter_kvec(&it, ITER_DEST, kv, 3, pl[0] + pl[1] + pl[2]);
+	nd = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, d, MT_MAX_DESC,
+			   &reg);
+	if (nd < 0) {
+		mt_check(false, "mr/scattered", "register: %d", nd);
+		return;
+	}
+	err = mt_request(m->sk, MT_OP_WRITE, seed, 0, pl[0] + pl[1] + pl[2],
+			 d, nd, false, 0);
+	err = smbd_deregister(m->sk, reg) ?: err;
+	for (i = 0; i < 3 && !err; i++) {
+		if (!mt_is_pattern(m->buf.va + po[i], pl[i], seed, pos, &bad))
+			err = -EBADMSG;
+		pos += pl[i];
+	}
+	mt_check(!err && nd >= 3, "mr/scattered",
+		 "3 kvec pieces with gaps inside pages: %d descriptors, %d", nd,
+		 err);
+}
+
+/* Several MRs held at once, invalidated by the peer out of order. */
+static void mt_wrong_rkey(struct mt_client *m)
+{
+	struct smbd_buf_desc da, db;
+	struct smbd_sock_stats s0, s1;
+	struct smbd_reg *ra, *rb;
+	struct iov_iter it;
+	struct kvec kv;
+	int na, nb, err;
+
+	smbd_sock_stats(m->sk, &s0);
+	mt_iter(&m->buf, 0, 8192, false, ITER_DEST, &kv, &it);
+	na = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, &da, 1, &ra);
+	mt_iter(&m->buf, 3 * 8192, 8192, false, ITER_DEST, &kv, &it);
+	nb = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, &db, 1, &rb);
+	if (na != 1 || nb != 1) {
+		mt_check(false, "mr/other-rkey-invalidated", "register: %d %d",
+			 na, nb);
+		smbd_deregister(m->sk, na == 1 ? ra : NULL);
+		smbd_deregister(m->sk, nb == 1 ? rb : NULL);
+		return;
+	}
+	/* A's request, answered invalidating B's rkey */
+	err = mt_request(m->sk, MT_OP_WRITE, 7, 0, 8192, &da, 1, true,
+			 db.token);
+	err = smbd_deregister(m->sk, ra) ?: err;
+	err = smbd_deregister(m->sk, rb) ?: err;
+	smbd_sock_stats(m->sk, &s1);
+	mt_check(!err && s1.mrs_local_inv - s0.mrs_local_inv == 1 &&
+		 s1.mrs_remote_inv - s0.mrs_remote_inv == 1,
+		 "mr/other-rkey-invalidated",
+		 "peer invalidated B answering A: A %s locally, B found invalidated (%llu local, %llu remote; %d)",
+		 s1.mrs_local_inv - s0.mrs_local_inv == 1 ? "invalidated" : "NOT invalidated",
+		 s1.mrs_local_inv - s0.mrs_local_inv,
+		 s1.mrs_remote_inv - s0.mrs_remote_inv, err);
+}
+
+/*
+ * After deregistration the old descriptor opens nothing: the server's
+ * RDMA write through it fails (ending that connection), and the buffer
+ * keeps its bytes.
+ */
+static void mt_window_closed(struct mt_cmd *c, struct mt_client *m)
+{
+	struct smbd_buf_desc d;
+	struct smbd_sock *sk;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	int nd, err;
+
+	err = mt_connect(c, 0, &sk);
+	if (err) {
+		mt_check(false, "mr/window-closed", "connect: %d", err);
+		return;
+	}
+	memset(m->buf.va, MT_CANARY, 16384);
+	mt_iter(&m->buf, 0, 16384, false, ITER_DEST, &kv, &it);
+	nd = smbd_register(sk, &it, SMBD_REG_PEER_WRITES, &d, 1, &reg);
+	if (nd == 1) {
+		/* the window is open: this one must work */
+		err = mt_request(sk, MT_OP_WRITE, 5, 0, 16384, &d, 1, false, 0);
+		err = smbd_deregister(sk, reg) ?: err;
+	} else {
+		err = nd;
+	}
+	if (err) {
+		mt_check(false, "mr/window-closed", "first transfer: %d", err);
+		goto out;
+	}
+	memset(m->buf.va, MT_CANARY, 16384);
+	err = mt_request(sk, MT_OP_WRITE, 6, 0, 16384, &d, 1, false, 0);
+	mt_check(err < 0 && !memchr_inv(m->buf.va, MT_CANARY, 16384),
+		 "mr/window-closed",
+		 "RDMA write through a deregistered descriptor: %d, buffer %s",
+		 err, memchr_inv(m->buf.va, MT_CANARY, 16384) ? "CHANGED" :
+		 "untouched");
+out:
+	smbd_sock_release(sk);
+}
+
+/* Teardown with registrations held and a slow server read in flight. */
+static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
+{
+	struct smbd_buf_desc d[4];
+	struct smbd_reg *reg[4] = {};
+	struct smbd_sock *sk;
+	struct mt_req *req;
+	struct iov_iter it;
+	struct kvec kv;
+	int err, i, nd = 0;
+
+	err = mt_connect(c, 0, &sk);
+	if (err) {
+		mt_check(false, "mr/teardown-with-registrations", "connect: %d",
+			 err);
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		mt_iter(&m->buf, i * SZ_1M, SZ_1M, i & 1, ITER_SOURCE, &kv, &it);
+		if (smbd_register(sk, &it, SMBD_REG_PEER_READS, &d[i], 1,
+				  &reg[i]) == 1)
+			nd++;
+	}
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (req && nd == 4) {
+		req->magic = cpu_to_le32(MT_MAGIC);
+		req->op = cpu_to_le32(MT_OP_SLOW_READ);
+		req->len = cpu_to_le32(SZ_1M);
+		req->ndesc = cpu_to_le32(1);
+		smbd_desc_encode(&d[3], req->desc);
+		err = mt_kvec_io(sk, req, sizeof(*req), true);
+	}
+	kfree(req);
+	/* the server is reading (or about to): end it all now */
+	msleep(20);
+	smbd_sock_shutdown(sk);
+	for (i = 0; i < 2; i++)
+		smbd_deregister(sk, reg[i]);
+	/* reg[2], reg[3] are still registered: release frees them */
+	smbd_sock_release(sk);
+	mt_check(nd == 4 && !err, "mr/teardown-with-registrations",
+		 "4 registrations, 2 left to release, a read in flight: %d", err);
+}
+
+static void mt_cmd_mr(struct mt_cmd *c)
+{
+	static const struct { size_t off, len; } sz[] = {
+		{ 0, 1 }, { 0, 4095 }, { 0, 4096 }, { 0, 4097 },
+		{ 1, 4096 }, { 100, 4097 }, { 0, SZ_1M }, { 3, SZ_1M },
+	};
+	struct smbd_sock_info info = {};
+	struct mt_client m = { .c = c };
+	char name[64];
+	int err, i;
+
+	err = mt_connect(c, 0, &m.sk);
+	if (!mt_check(!err, "mr/connect", "%d", err))
+		return;
+	err = smbd_sock_query(m.sk, &info);
+	m.max_rw = info.max_read_write_size;
+	mt_info("max_read_write_size %u", m.max_rw);
+	if (err || !m.max_rw || mt_buf_alloc(&m.buf, m.max_rw + PAGE_SIZE)) {
+		mt_check(false, "mr/buffer", "%d, max_rw %u", err, m.max_rw);
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(sz); i++) {
+		snprintf(name, sizeof(name), "mr/peer-writes-%zu@%zu", sz[i].len,
+			 sz[i].off);
+		mt_xfer(&m, name, sz[i].off, sz[i].len, i & 1, true, 0, 0, 0);
+		snprintf(name, sizeof(name), "mr/peer-reads-%zu@%zu", sz[i].len,
+			 sz[i].off);
+		mt_xfer(&m, name, sz[i].off, sz[i].len, !(i & 1), false, 0, 0, 0);
+	}
+	mt_xfer(&m, "mr/peer-writes-max", 0, m.max_rw, true, true, 0, 0, 0);
+	mt_xfer(&m, "mr/peer-reads-max", 0, m.max_rw, false, false, 0, 0, 0);
+	mt_xfer(&m, "mr/remote-invalidate", 0, 65536, false, true, 1, 0, 1);
+	mt_xfer(&m, "mr/remote-invalidate-read", 5, 65536, true, false, 1, 0, 1);
+	mt_scattered(&m);
+	mt_wrong_rkey(&m);
+	mt_window_closed(c, &m);
+	mt_teardown(c, &m);
+out:
+	smbd_sock_release(m.sk);
+	mt_buf_free(&m.buf);
+}
+
+/* ------------------------------------------------------------ pool */
+
+struct mt_user {
+	struct mt_cmd *c;
+	struct smbd_sock *sk;
+	struct completion done;
+	u8 *buf;
+	int err;
+	int idx;
+};
+
+/* One request and its answer at a time on the shared connection. */
+static DEFINE_MUTEX(mt_pool_lock);
+
+static int mt_user_thread(void *arg)
+{
+	struct mt_user *u = arg;
+	struct smbd_buf_desc d[2];
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	size_t bad;
+	int i, nd;
+
+	for (i = 0; i < 8 && !u->err; i++) {
+		kv.iov_base = u->buf;
+		kv.iov_len = 32768;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, 32768);
+		nd = smbd_register(u->sk, &it, SMBD_REG_PEER_WRITES, d, 2, &reg);
+		if (nd < 0) {
+			u->err = nd;
+			break;
+		}
+		/* hold it a little: the others must wait for the pool */
+		usleep_range(5000, 10000);
+		mutex_lock(&mt_pool_lock);
+		u->err = mt_request(u->sk, MT_OP_WRITE, u->idx * 100 + i, 0,
+				    32768, d, nd, i & 1, d[0].token);
+		mutex_unlock(&mt_pool_lock);
+		u->err = smbd_deregister(u->sk, reg) ?: u->err;
+		if (!u->err &&
+		    !mt_is_pattern(u->buf, 32768, u->idx * 100 + i, 0, &bad))
+			u->err = -EBADMSG;
+	}
+	complete(&u->done);
+	return 0;
+}
+
+/*
+ * 16 threads on one connection whose pool has 4 MRs. One request at a
+ * time goes through the connection (a lock), but registrations are held
+ * across it, so most threads wait for an MR.
+ */
+static void mt_cmd_pool(struct mt_cmd *c)
+{
+	struct mt_user *u;
+	struct smbd_sock *sk;
+	struct task_struct *t;
+	int i, err, bad = 0;
+
+	err = mt_connect(c, 4, &sk);
+	if (!mt_check(!err, "pool/connect", "%d", err))
+		return;
+	u = kcalloc(16, sizeof(*u), GFP_KERNEL);
+	for (i = 0; u && i < 16; i++) {
+		u[i].c = c;
+		u[i].sk = sk;
+		u[i].idx = i;
+		init_completion(&u[i].done);
+		u[i].buf = vmalloc(32768);
+		if (!u[i].buf) {
+			u[i].err = -ENOMEM;
+			complete(&u[i].done);
+			continue;
+		}
+		t = kthread_run(mt_user_thread, &u[i], "smbd_mr_u%d", i);
+		if (IS_ERR(t)) {
+			u[i].err = PTR_ERR(t);
+			complete(&u[i].done);
+		}
+	}
+	for (i = 0; u && i < 16; i++) {
+		wait_for_completion(&u[i].done);
+		if (u[i].err)
+			bad++;
+		vfree(u[i].buf);
+	}
+	mt_check(u && !bad, "pool/16-users-4-mrs",
+		 "16 threads x 8 registrations through 4 MRs: %d failed", bad);
+	kfree(u);
+	smbd_sock_release(sk);
+}
+
+/* ------------------------------------------------------------ bench */
+
+/*
+ * RDMA throughput at 1 MiB, as an SMB2 client sees it: each I/O
+ * registers the buffer, asks the server to RDMA-write into it (a READ)
+ * or RDMA-read from it (a WRITE), takes the answer (a Send with
+ * Invalidate of the buffer's rkey) and deregisters. The data is neither
+ * filled nor checked (the mr command checks it).
+ */
+static void mt_bench_dir(struct mt_client *m, bool peer_writes, u32 ios)
+{
+	const char *what = peer_writes ? "rdma-write" : "rdma-read";
+	struct smbd_sock_stats s0, s1;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	u64 us, rate10;
+	ktime_t t0;
+	int nd, err = 0;
+	u32 i;
+
+	smbd_sock_stats(m->sk, &s0);
+	t0 = ktime_get();
+	for (i = 0; i < ios && !err; i++) {
+		mt_iter(&m->buf, 0, SZ_1M, i & 1,
+			peer_writes ? ITER_DEST : ITER_SOURCE, &kv, &it);
+		nd = smbd_register(m->sk, &it, peer_writes ?
+				   SMBD_REG_PEER_WRITES : SMBD_REG_PEER_READS,
+				   m->d, MT_MAX_DESC, &reg);
+		if (nd < 0) {
+			err = nd;
+			break;
+		}
+		err = mt_request(m->sk, peer_writes ? MT_OP_BENCH_WRITE :
+				 MT_OP_BENCH_READ, 0, 0, SZ_1M, m->d, nd,
+				 nd == 1, m->d[0].token);
+		err = smbd_deregister(m->sk, reg) ?: err;
+	}
+	us = max_t(u64, ktime_us_delta(ktime_get(), t0), 1);
+	smbd_sock_stats(m->sk, &s1);
+	if (!mt_check(!err, peer_writes ? "bench/rdma-write" :
+		      "bench/rdma-read", "%u I/Os of 1 MiB: %d", i, err))
+		return;
+	/* MiB/s, times 10 */
+	rate10 = div64_u64((u64)ios * 10000000ULL, us);
+	mt_info("bench %s 1 MiB: %u I/Os in %llu ms = %llu.%llu MiB/s (register, peer %s, answer with Send with Invalidate, deregister; %llu remote and %llu local invalidations)",
+		what, ios, div_u64(us, 1000), div_u64(rate10, 10), rate10 % 10,
+		peer_writes ? "RDMA-writes" : "RDMA-reads",
+		s1.mrs_remote_inv - s0.mrs_remote_inv,
+		s1.mrs_local_inv - s0.mrs_local_inv);
+}
+
+static void mt_cmd_bench(struct mt_cmd *c)
+{
+	struct mt_client m = { .c = c };
+	int err;
+
+	err = mt_connect(c, 0, &m.sk);
+	if (!mt_check(!err, "bench/connect", "%d", err))
+		return;
+	if (mt_buf_alloc(&m.buf, SZ_1M + PAGE_SIZE)) {
+		mt_check(false, "bench/buffer", "out of memory");
+	} else {
+		mt_bench_dir(&m, true, 16);
+		mt_bench_dir(&m, false, 16);
+	}
+	smbd_sock_release(m.sk);
+	mt_buf_free(&m.buf);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int mt_run(char *line)
+{
+	struct mt_server *srv;
+	struct mt_cmd c = { .seed = 0x6d72 };
+	char **argv;
+	int argc, err = 0;
+
+	argv = argv_split(GFP_KERNEL, line, &argc);
+	if (!argv)
+		return -ENOMEM;
+	if (argc != 3 || inet_pton_with_scope(&init_net, AF_UNSPEC, argv[1],
+					      argv[2], &c.dst)) {
+		err = -EINVAL;
+		goto out;
+	}
+	srv = mt_server_find(&c.dst);
+	if (!strcmp(argv[0], "listen"))
+		mt_server_start(&c.dst);
+	else if (!strcmp(argv[0], "stop") && srv)
+		mt_server_stop(srv);
+	else if (!strcmp(argv[0], "mr"))
+		mt_cmd_mr(&c);
+	else if (!strcmp(argv[0], "pool"))
+		mt_cmd_pool(&c);
+	else if (!strcmp(argv[0], "bench"))
+		mt_cmd_bench(&c);
+	else
+		err = -EINVAL;
+out:
+	argv_free(argv);
+	return err;
+}
+
+static int __init smbd_mr_test_init(void)
+{
+	return testctl_init(&mt_ctl, "smbd_mr_test", MT_OUT_MAX, 256, mt_run);
+}
+
+static void __exit smbd_mr_test_exit(void)
+{
+	struct mt_server *srv, *tmp;
+
+	testctl_remove(&mt_ctl);
+	list_for_each_entry_safe(srv, tmp, &mt_servers, node)
+		mt_server_stop(srv);
+	testctl_out_free(&mt_ctl.out);
+}
+
+module_init(smbd_mr_test_init);
+module_exit(smbd_mr_test_exit);
+
+MODULE_DESCRIPTION("smbd memory registration and RDMA read/write tests");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(SMBD);
