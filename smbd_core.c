@@ -588,7 +588,13 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 	memset(cp, 0, sizeof(*cp));
 	cp->responder_resources = sk->ss_responder_resources;
 	cp->initiator_depth = sk->ss_initiator_depth;
-	cp->retry_count = 6;
+	/*
+	 * The most transport retries IB allows. A soft-RoCE device under
+	 * load (16 busy connections in a TCG guest) can go several ACK
+	 * timeouts without an answer and would end a healthy connection
+	 * with 6; a dead peer is still found by the keep-alive (3.1.6.2).
+	 */
+	cp->retry_count = 7;
 	/* A credit bug must show as an error, never as a silent retry. */
 	cp->rnr_retry_count = 0;
 	cp->flow_control = 0;

@@ -146,7 +146,7 @@ if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 		bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko \
 		tests/kmod/smbd_test.ko >"$out/vm-bulk-summary.log" 2>&1
 	grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
-	tail -n 1 "$out/vm-bulk-summary.log"
+	cat "$out/vm-bulk-summary.log"
 	add_counts "$out/vm-bulk-summary.log" "bulk VM run"
 fi
 
