@@ -227,7 +227,31 @@ for n, ts, text in lines:
         leaks.append(cur)
     elif cur is not None and len(cur) < MAX_REPORT_LINES:
         cur.append(text)
+# A provider's own leak that smbd cannot cause or mend: siw's connection
+# manager loses a new connection's endpoint (siw_cep_alloc) and its work
+# items (siw_cm_alloc_work) when the peer gives up during MPA negotiation
+# (the stock cifs client's killed mount retries do). Such a record, whose
+# whole backtrace is siw's CM work handler and no smbd module, is a skip
+# with its reason, never a pass; any other leak fails.
+KNOWN_LEAKS = [
+    ("siw CM endpoint lost on an aborted MPA negotiation",
+     re.compile(r"^\s*(siw_cep_alloc|siw_cm_alloc_work)\+\S+ \[siw\]$"),
+     re.compile(r"^\s*siw_cm_work_handler\+\S+ \[siw\]$")),
+]
+known_leaks = []
 for rec in leaks:
+    why = None
+    frames = [l for l in rec if re.match(r"^\s*[\w.]+\+0x", l)]
+    ours = any(re.search(r"\[smbd", l) for l in frames)
+    for reason, alloc, caller in KNOWN_LEAKS:
+        if not ours and any(alloc.match(l) for l in frames) and \
+           any(caller.match(l) for l in frames):
+            why = reason
+            break
+    if why:
+        skipped += 1
+        known_leaks.append(why)
+        continue
     m = re.search(r"comm \"([^\"]*)\"", "\n".join(rec))
     fail("kmemleak", "leak" + (" (comm %s)" % m.group(1) if m else ""), "\n".join(rec))
 
@@ -249,6 +273,8 @@ for s in expect:
     if s not in suites:
         p("  %s: expected, NO RESULTS" % s)
 p("== kernel reports: %d, kmemleak records: %d" % (len(reports), len(leaks)))
+for why in known_leaks:
+    p("  skip   kmemleak: known provider leak: " + why)
 if failures:
     p("== FAILURES: %d" % len(failures))
     for kind, name, detail in failures:
