@@ -417,8 +417,18 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * itself in max_send_wr but not in our completion queue). One slot
 	 * of each queue stays free for ib_drain_qp().
 	 */
-	sk->ss_nr_reg = sk->ss_params.mr_count ?:
-			clamp_t(u32, 2 * sk->ss_responder_resources, 8, 64);
+	/*
+	 * Registrations are the initiator's (an SMB2 client's buffers,
+	 * [MS-SMBD] 3.1.4.3); a responder moves data with rdma_rw and gets
+	 * a pool only when its consumer asks for one.
+	 */
+	if (sk->ss_params.mr_count)
+		sk->ss_nr_reg = sk->ss_params.mr_count;
+	else if (sk->ss_responder)
+		sk->ss_nr_reg = 0;
+	else
+		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_responder_resources,
+					8, 64);
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
 	extra = 2 * sk->ss_nr_reg + rw_wrs;

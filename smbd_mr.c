@@ -390,6 +390,7 @@ done:
  * Context: process; sleeps while the MR pool is empty (woken by
  * smbd_deregister() and by the connection's end).
  * Return: the number of descriptors; -EINVAL (bad flags, empty buffer),
+ * -EOPNOTSUPP (a responder created without an MR pool, params.mr_count 0),
  * -EMSGSIZE (above MaxReadWriteSize), -E2BIG (more descriptors needed
  * than @max_descs), -ENOTCONN, -EFAULT, -ENOMEM, or the connection's
  * error. On error nothing stays registered.
@@ -422,8 +423,11 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		return -EFAULT;
 	if (!smbd_op_start(sk, &busy))
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	/* Fixed once connected: a responder that asked for no pool. */
+	if (!sk->ss_nr_reg)
+		ret = -EOPNOTSUPP;
 
-	while (iov_iter_count(iter)) {
+	while (!ret && iov_iter_count(iter)) {
 		struct ib_mr *mr;
 		int nents;
 

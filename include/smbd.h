@@ -40,9 +40,9 @@ struct smbd_sock;
  * @keepalive_timeout_ms: wait for the answer to a keep-alive ([MS-SMBD]
  *	3.1.5.1, WIN<4>)
  * @negotiate_timeout_ms: the Negotiation Timer ([MS-SMBD] 3.1.2.1)
- * @mr_count: registrations smbd_register() can hold at once; 0 sizes the
- *	pool from the device (twice the RDMA reads the peer may issue, 8 to
- *	64)
+ * @mr_count: registrations smbd_register() can hold at once; 0 sizes an
+ *	initiator's pool from the device (twice the RDMA reads the peer may
+ *	issue, 8 to 64) and gives a responder none
  *
  * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
  * the implementation; smbd_params_init() fills the defaults.
