@@ -482,6 +482,18 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	/* The provider may round up, never down. */
 	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
 
+	/*
+	 * A software RoCE device (rxe) answers from the host's CPU: under
+	 * load its ACKs can lag past rdma_cm's default ACK timeout (about
+	 * 0.5 s), and the spurious retransmissions of whole send windows
+	 * feed the backlog they come from. Give it about 2 s per try.
+	 */
+	if (!sk->ss_iwarp && ib_uses_virt_dma(ibdev)) {
+		ret = rdma_set_ack_timeout(id, SMBD_SOFT_ROCE_ACK_TIMEOUT);
+		if (ret)
+			goto fail;
+	}
+
 	ret = smbd_xfer_alloc(sk);
 	if (!ret)
 		ret = smbd_mr_alloc(sk);
@@ -599,12 +611,10 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 	cp->responder_resources = sk->ss_responder_resources;
 	cp->initiator_depth = sk->ss_initiator_depth;
 	/*
-	 * The most transport retries IB allows. A soft-RoCE device under
-	 * load (16 busy connections in a TCG guest) can go several ACK
-	 * timeouts without an answer and would end a healthy connection
-	 * with 6; a dead peer is still found by the keep-alive (3.1.6.2).
+	 * Not 7: rxe takes 7 as "retry forever", and a soft-RoCE device
+	 * that retransmits forever under load fills memory with packets.
 	 */
-	cp->retry_count = 7;
+	cp->retry_count = 6;
 	/* A credit bug must show as an error, never as a silent retry. */
 	cp->rnr_retry_count = 0;
 	cp->flow_control = 0;
