@@ -62,6 +62,7 @@ def fail(kind, name, detail=""):
 # The name runs to the end of the line or to " - " (the reason).
 RES = re.compile(r"SMBD-TEST: (ok|not ok|skip) (.+?)(?: +- +(.*?))?\s*$")
 EXPECT = re.compile(r"SMBD-KUNIT-EXPECT: (\S+)")
+PLAN_END = re.compile(r"SMBD-PLAN: end (\S+) rc=(\d+)")
 done = False
 expect = []
 plan_results = []
@@ -81,6 +82,12 @@ for n, ts, text in lines:
     m = EXPECT.search(text) if ts is None else None
     if m and m.group(1) not in expect:
         expect.append(m.group(1))
+    # A plan that died (killed, out of memory, a shell error) fails even
+    # when every check it printed passed.
+    m = PLAN_END.search(text) if ts is None else None
+    # (124 and 143 are timeouts: the guest already printed a not ok.)
+    if m and m.group(2) not in ("0", "124", "143"):
+        fail("plan", m.group(1), "exited with status %s" % m.group(2))
 
 # ---------------------------------------------------------------- KTAP
 # Kernel lines only. A result with no deeper result since its previous
@@ -168,6 +175,8 @@ REPORTS = [
     ("general-protection", r"general protection fault"),
     ("panic", r"Kernel panic - not syncing"),
     ("kmemleak-disabled", r"kmemleak: Kernel memory leak detector disabled"),
+    ("out-of-memory", r"Out of memory: Killed process"),
+    ("alloc-failure", r"\S+: page allocation failure: "),
     ("cut-here", r"-+\[ cut here \]-+"),
 ]
 REPORTS = [(k, re.compile(r)) for k, r in REPORTS]

@@ -7,7 +7,8 @@
 # sleeping in atomic, kmemleak, missing SMBD-GUEST-DONE) must fail once per
 # report; a KTAP sample with parameters, skips, a failed suite init and an
 # expected suite that never ran must be counted exactly; siw's known CM
-# leak is a skip, but a leak with smbd in its backtrace still fails.
+# leak is a skip, but a leak with smbd in its backtrace still fails; a
+# plan that died, an allocation failure and the OOM killer each fail.
 #
 #   tests/harness/selftest.sh
 set -uo pipefail
@@ -34,4 +35,5 @@ expect clean.log "5 passed, 0 failed" 0
 expect bugs.log "2 passed, 11 failed" 1
 expect ktap.log "5 passed, 4 failed, 3 skipped" 1
 expect provider-leak.log "5 passed, 1 failed, 2 skipped" 1
+expect plan-died.log "5 passed, 4 failed" 1
 exit $rc
