@@ -6,8 +6,15 @@
 # 64 KiB messages to smbd_test's sink server, which checks every byte
 # (sequence, length and content against the pattern both sides derive).
 # The aggregate throughput is reported as SMBD-INFO. Sizes from the
-# kernel command line: smbdtest.bulk=CONNSxBYTES (default 16x64M),
-# smbdtest.bulk_timeout=S (default 2400 per provider).
+# kernel command line: smbdtest.bulk=CONNSxBYTES (default 16x64M; the
+# test command asks for 16x16M), smbdtest.bulk_timeout=S (default 2400
+# per provider).
+#
+# Known limit: at 16x64M, soft-RoCE in the TCG guest with KASAN and
+# kmemleak sometimes collapses after about 500 MB: 1.5 GB of 2 KiB slab
+# objects (packet-sized) and their kmemleak records fill the guest until
+# rxe's ACK allocations fail and the OOM killer runs. Runs of the same
+# size also pass (3.1-3.3 MiB/s); the cause is not yet found.
 
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
