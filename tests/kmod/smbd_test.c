@@ -80,6 +80,7 @@
 #include <net/net_namespace.h>
 
 #include "smbd.h"
+#include "../include/smbd_testbuf.h"
 #include "../include/smbd_testctl.h"
 
 #define ST_CTL_MAGIC	"smbd_test ctl v1"	/* 16 bytes, no NUL on the wire */
@@ -137,64 +138,10 @@ static __printf(3, 4) bool st_check(bool ok, const char *name,
 /* ------------------------------------------------------------ buffers */
 
 /* A vmalloc()ed buffer that iterators can cover as kvec or bvec. */
-struct st_buf {
-	u8 *va;
-	size_t size;
-	struct bio_vec *bv;
-};
-
-static int st_buf_alloc(struct st_buf *b, size_t size)
-{
-	b->size = size;
-	b->va = vmalloc(max_t(size_t, size, 1));
-	b->bv = kvmalloc_array(DIV_ROUND_UP(size, PAGE_SIZE) + 1,
-			       sizeof(*b->bv), GFP_KERNEL);
-	if (!b->va || !b->bv) {
-		vfree(b->va);
-		kvfree(b->bv);
-		b->va = NULL;
-		b->bv = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void st_buf_free(struct st_buf *b)
-{
-	vfree(b->va);
-	kvfree(b->bv);
-	b->va = NULL;
-	b->bv = NULL;
-}
-
-/* st_iter: @len bytes of @b from @off, as ITER_BVEC or ITER_KVEC */
-static void st_iter(struct st_buf *b, size_t off, size_t len,
-		    unsigned int dir, bool bvec, struct kvec *kv,
-		    struct iov_iter *it)
-{
-	size_t pos = off, left = len, po, l;
-	unsigned int n = 0;
-
-	if (!bvec) {
-		kv->iov_base = b->va + off;
-		kv->iov_len = len;
-		iov_iter_kvec(it, dir, kv, 1, len);
-		return;
-	}
-	while (left) {
-		po = offset_in_page(pos);
-		l = min_t(size_t, PAGE_SIZE - po, left);
-		bvec_set_page(&b->bv[n++], vmalloc_to_page(b->va + pos), l, po);
-		pos += l;
-		left -= l;
-	}
-	iov_iter_bvec(it, dir, b->bv, n, len);
-}
-
-static struct iov_iter *st_iter_of(struct st_buf *b, struct kvec *kv,
+static struct iov_iter *st_iter_of(struct testbuf *b, struct kvec *kv,
 				   struct iov_iter *it)
 {
-	st_iter(b, 0, b->size, ITER_DEST, false, kv, it);
+	testbuf_iter(b, 0, b->size, ITER_DEST, false, kv, it);
 	return it;
 }
 
@@ -983,8 +930,8 @@ struct st_echo {
 	struct st_cmd *c;
 	struct smbd_sock *sk;
 	struct st_upcalls u;
-	struct st_buf sbuf;
-	struct st_buf rbuf;
+	struct testbuf sbuf;
+	struct testbuf rbuf;
 	u32 max;
 	u64 sent_msgs;	/* non-empty data messages the server must count */
 	u64 sent_bytes;
@@ -1004,7 +951,7 @@ static bool st_echo_recv(struct st_echo *e, const u8 *sp, u32 len,
 
 	/* 16 bytes beyond the message stay in the iterator: must stay 0xa5 */
 	memset(e->rbuf.va, ST_CANARY, roff + len + 16);
-	st_iter(&e->rbuf, roff, len + 16, ITER_DEST, bvec, &kv, &it);
+	testbuf_iter(&e->rbuf, roff, len + 16, ITER_DEST, bvec, &kv, &it);
 	n = smbd_sock_recv(e->sk, &it, 0, &ri);
 	rp = e->rbuf.va + roff;
 	if (n != len || ri.msg_len != len)
@@ -1039,7 +986,7 @@ static bool st_echo_one(struct st_echo *e, u32 len, const char *name)
 
 	e->idx++;
 	st_fill(sp, len, e->c->seed ^ ((u64)e->idx << 32));
-	st_iter(&e->sbuf, soff, len, ITER_SOURCE, bvec, &kv, &it);
+	testbuf_iter(&e->sbuf, soff, len, ITER_SOURCE, bvec, &kv, &it);
 	n = smbd_sock_send(e->sk, &it, 0);
 	if (n != len)
 		return st_check(false, name, "send returned %zd, want %u", n, len);
@@ -1093,7 +1040,7 @@ static void st_echo_zcopy_run(struct st_echo *e, struct kvec *pkv, u32 npkv)
 	/* 1. bvec at an odd offset; overwritten as soon as send returns */
 	st_fill(sp + 3, len, e->c->seed + 11);
 	memcpy(want, sp + 3, len);
-	st_iter(&e->sbuf, 3, len, ITER_SOURCE, true, &kv, &it);
+	testbuf_iter(&e->sbuf, 3, len, ITER_SOURCE, true, &kv, &it);
 	n = smbd_sock_send(e->sk, &it, 0);
 	memset(sp, 0xee, len + 3);
 	st_zc_delta(e->sk, &last, &zc, &sent);
@@ -1141,7 +1088,7 @@ static void st_echo_zcopy_run(struct st_echo *e, struct kvec *pkv, u32 npkv)
 	len = 5000;
 	st_fill(sp, len, e->c->seed + 12);
 	memcpy(want, sp, len);
-	st_iter(&e->sbuf, 0, len, ITER_SOURCE, false, &kv, &it);
+	testbuf_iter(&e->sbuf, 0, len, ITER_SOURCE, false, &kv, &it);
 	n = smbd_sock_send(e->sk, &it, SMBD_SEND_NONBLOCK);
 	memset(sp, 0xee, len);
 	st_zc_delta(e->sk, &last, &zc, &sent);
@@ -1188,7 +1135,7 @@ static void st_echo_edges(struct st_echo *e)
 	/* Oversized: refused, and the connection still works. */
 	if (e->max < e->sbuf.size) {
 		st_fill(sp, e->max + 1, e->c->seed + 1);
-		st_iter(&e->sbuf, 0, e->max + 1, ITER_SOURCE, false, &kv, &it);
+		testbuf_iter(&e->sbuf, 0, e->max + 1, ITER_SOURCE, false, &kv, &it);
 		n = smbd_sock_send(e->sk, &it, 0);
 		if (st_check(n == -EMSGSIZE || n == -EINVAL, "echo/oversized-send-refused",
 			     "send of max_fragmented_send_size + 1 = %u: %zd",
@@ -1249,7 +1196,7 @@ static void st_echo_edges(struct st_echo *e)
 	mkv[2].iov_base = sp + 4000;
 	mkv[2].iov_len = 500;
 	iov_iter_kvec(&mit[0], ITER_SOURCE, mkv, 2, 1000);
-	st_iter(&e->sbuf, 1000, 3000, ITER_SOURCE, true, &kv, &mit[1]);
+	testbuf_iter(&e->sbuf, 1000, 3000, ITER_SOURCE, true, &kv, &mit[1]);
 	iov_iter_kvec(&mit[2], ITER_SOURCE, &mkv[2], 1, 500);
 	m1 = smbd_sock_send(e->sk, &mit[0], SMBD_SEND_MORE);
 	m2 = m1 == 1000 ? smbd_sock_send(e->sk, &mit[1], SMBD_SEND_MORE) : 0;
@@ -1445,8 +1392,8 @@ static void st_cmd_echo(struct st_cmd *c)
 	e->max = info.max_fragmented_send_size;
 	if (err || !e->max || e->max > SZ_64M)
 		goto out;
-	if (st_buf_alloc(&e->sbuf, e->max + 64) ||
-	    st_buf_alloc(&e->rbuf, e->max + 64)) {
+	if (testbuf_alloc(&e->sbuf, e->max + 64) ||
+	    testbuf_alloc(&e->rbuf, e->max + 64)) {
 		st_check(false, "echo/buffers", "out of memory for %u", e->max);
 		goto out;
 	}
@@ -1492,8 +1439,8 @@ static void st_cmd_echo(struct st_cmd *c)
 	st_echo_stream(e);
 out:
 	st_release(c, e->sk);
-	st_buf_free(&e->sbuf);
-	st_buf_free(&e->rbuf);
+	testbuf_free(&e->sbuf);
+	testbuf_free(&e->rbuf);
 	kfree(e);
 }
 

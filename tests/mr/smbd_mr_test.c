@@ -39,6 +39,7 @@
 #include <net/net_namespace.h>
 
 #include "smbd.h"
+#include "../include/smbd_testbuf.h"
 #include "../include/smbd_testctl.h"
 
 #define MT_MAGIC	0x6d727431	/* "mrt1" */
@@ -404,58 +405,11 @@ static int mt_request(struct smbd_sock *sk, u32 op, u64 seed, u64 off,
 	return (s32)le32_to_cpu(resp.status);
 }
 
-/* A vmalloc buffer and a bvec array over it. */
-struct mt_buf {
-	u8 *va;
-	size_t size;
-	struct bio_vec *bv;
-};
-
-static int mt_buf_alloc(struct mt_buf *b, size_t size)
-{
-	b->size = size;
-	b->va = vmalloc(size);
-	b->bv = kvmalloc_array(size / PAGE_SIZE + 2, sizeof(*b->bv), GFP_KERNEL);
-	if (b->va && b->bv)
-		return 0;
-	vfree(b->va);
-	kvfree(b->bv);
-	return -ENOMEM;
-}
-
-static void mt_buf_free(struct mt_buf *b)
-{
-	vfree(b->va);
-	kvfree(b->bv);
-}
-
-static void mt_iter(struct mt_buf *b, size_t off, size_t len, bool bvec,
-		    unsigned int dir, struct kvec *kv, struct iov_iter *it)
-{
-	size_t pos = off, left = len, po, l;
-	unsigned int n = 0;
-
-	if (!bvec) {
-		kv->iov_base = b->va + off;
-		kv->iov_len = len;
-		iov_iter_kvec(it, dir, kv, 1, len);
-		return;
-	}
-	while (left) {
-		po = offset_in_page(pos);
-		l = min_t(size_t, PAGE_SIZE - po, left);
-		bvec_set_page(&b->bv[n++], vmalloc_to_page(b->va + pos), l, po);
-		pos += l;
-		left -= l;
-	}
-	iov_iter_bvec(it, dir, b->bv, n, len);
-}
-
 struct mt_client {
 	struct mt_cmd *c;
 	struct smbd_sock *sk;
 	struct smbd_buf_desc d[MT_MAX_DESC];
-	struct mt_buf buf;
+	struct testbuf buf;
 	u32 max_rw;
 	u32 n;
 };
@@ -483,8 +437,8 @@ static bool mt_xfer(struct mt_client *m, const char *name, size_t off,
 	if (!peer_writes)
 		mt_fill(m->buf.va + off, len, seed, 0);
 	smbd_sock_stats(m->sk, &s0);
-	mt_iter(&m->buf, off, len, bvec, peer_writes ? ITER_DEST : ITER_SOURCE,
-		&kv, &it);
+	testbuf_iter(&m->buf, off, len, peer_writes ? ITER_DEST : ITER_SOURCE,
+		     bvec, &kv, &it);
 	nd = smbd_register(m->sk, &it, peer_writes ? SMBD_REG_PEER_WRITES :
 			   SMBD_REG_PEER_READS, d, MT_MAX_DESC, &reg);
 	if (nd < 0)
@@ -568,9 +522,9 @@ static void mt_wrong_rkey(struct mt_client *m)
 	int na, nb, err;
 
 	smbd_sock_stats(m->sk, &s0);
-	mt_iter(&m->buf, 0, 8192, false, ITER_DEST, &kv, &it);
+	testbuf_iter(&m->buf, 0, 8192, ITER_DEST, false, &kv, &it);
 	na = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, &da, 1, &ra);
-	mt_iter(&m->buf, 3 * 8192, 8192, false, ITER_DEST, &kv, &it);
+	testbuf_iter(&m->buf, 3 * 8192, 8192, ITER_DEST, false, &kv, &it);
 	nb = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, &db, 1, &rb);
 	if (na != 1 || nb != 1) {
 		mt_check(false, "mr/other-rkey-invalidated", "register: %d %d",
@@ -614,7 +568,7 @@ static void mt_window_closed(struct mt_cmd *c, struct mt_client *m)
 		return;
 	}
 	memset(m->buf.va, MT_CANARY, 16384);
-	mt_iter(&m->buf, 0, 16384, false, ITER_DEST, &kv, &it);
+	testbuf_iter(&m->buf, 0, 16384, ITER_DEST, false, &kv, &it);
 	nd = smbd_register(sk, &it, SMBD_REG_PEER_WRITES, &d, 1, &reg);
 	if (nd == 1) {
 		/* the window is open: this one must work */
@@ -656,7 +610,8 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 		return;
 	}
 	for (i = 0; i < 4; i++) {
-		mt_iter(&m->buf, i * SZ_1M, SZ_1M, i & 1, ITER_SOURCE, &kv, &it);
+		testbuf_iter(&m->buf, i * SZ_1M, SZ_1M, ITER_SOURCE, i & 1,
+			     &kv, &it);
 		if (smbd_register(sk, &it, SMBD_REG_PEER_READS, &d[i], 1,
 				  &reg[i]) == 1)
 			nd++;
@@ -699,7 +654,7 @@ static void mt_cmd_mr(struct mt_cmd *c)
 	err = smbd_sock_query(m.sk, &info);
 	m.max_rw = info.max_read_write_size;
 	mt_info("max_read_write_size %u", m.max_rw);
-	if (err || !m.max_rw || mt_buf_alloc(&m.buf, m.max_rw + PAGE_SIZE)) {
+	if (err || !m.max_rw || testbuf_alloc(&m.buf, m.max_rw + PAGE_SIZE)) {
 		mt_check(false, "mr/buffer", "%d, max_rw %u", err, m.max_rw);
 		goto out;
 	}
@@ -721,7 +676,7 @@ static void mt_cmd_mr(struct mt_cmd *c)
 	mt_teardown(c, &m);
 out:
 	smbd_sock_release(m.sk);
-	mt_buf_free(&m.buf);
+	testbuf_free(&m.buf);
 }
 
 /* ------------------------------------------------------------ pool */
@@ -841,8 +796,9 @@ static void mt_bench_dir(struct mt_client *m, bool peer_writes, u32 ios)
 	smbd_sock_stats(m->sk, &s0);
 	t0 = ktime_get();
 	for (i = 0; i < ios && !err; i++) {
-		mt_iter(&m->buf, 0, SZ_1M, i & 1,
-			peer_writes ? ITER_DEST : ITER_SOURCE, &kv, &it);
+		testbuf_iter(&m->buf, 0, SZ_1M,
+			     peer_writes ? ITER_DEST : ITER_SOURCE, i & 1, &kv,
+			     &it);
 		nd = smbd_register(m->sk, &it, peer_writes ?
 				   SMBD_REG_PEER_WRITES : SMBD_REG_PEER_READS,
 				   m->d, MT_MAX_DESC, &reg);
@@ -877,14 +833,14 @@ static void mt_cmd_bench(struct mt_cmd *c)
 	err = mt_connect(c, 0, &m.sk);
 	if (!mt_check(!err, "bench/connect", "%d", err))
 		return;
-	if (mt_buf_alloc(&m.buf, SZ_1M + PAGE_SIZE)) {
+	if (testbuf_alloc(&m.buf, SZ_1M + PAGE_SIZE)) {
 		mt_check(false, "bench/buffer", "out of memory");
 	} else {
 		mt_bench_dir(&m, true, 16);
 		mt_bench_dir(&m, false, 16);
 	}
 	smbd_sock_release(m.sk);
-	mt_buf_free(&m.buf);
+	testbuf_free(&m.buf);
 }
 
 /* ------------------------------------------------------------ commands */
