@@ -21,6 +21,9 @@
 #include "smbd_internal.h"
 
 static LIST_HEAD(smbd_devices);
+/* Every socket, for debugfs smbd/connections. */
+static LIST_HEAD(smbd_socks);
+static DEFINE_MUTEX(smbd_socks_lock);
 static DEFINE_MUTEX(smbd_devices_lock);	/* protects smbd_devices */
 static struct dentry *smbd_debugfs_root;
 static struct ib_client smbd_ib_client;
@@ -280,7 +283,19 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
 	INIT_WORK(&sk->ss_reap_work, smbd_reap_work);
+	mutex_lock(&smbd_socks_lock);
+	list_add_tail(&sk->ss_all_node, &smbd_socks);
+	mutex_unlock(&smbd_socks_lock);
 	return sk;
+}
+
+/* The last of a socket: off the debugfs list, freed. */
+static void smbd_sock_free(struct smbd_sock *sk)
+{
+	mutex_lock(&smbd_socks_lock);
+	list_del(&sk->ss_all_node);
+	mutex_unlock(&smbd_socks_lock);
+	kfree(sk);
 }
 
 /**
@@ -736,7 +751,7 @@ fail:
 		ib_drain_qp(sk->ss_qp);
 	smbd_qp_destroy(sk, id);
 	smbd_mr_release(sk);
-	kfree(sk);
+	smbd_sock_free(sk);
 	return ret ?: -ECONNREFUSED;
 }
 
@@ -1127,6 +1142,10 @@ int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
 	info->iwarp = sk->ss_iwarp;
 	info->initiator_depth = sk->ss_initiator_depth;
 	info->responder_resources = sk->ss_responder_resources;
+	/* One page of an MR may go to an unaligned start. */
+	info->max_reg_size = sk->ss_nr_reg ?
+		min_t(u32, (sk->ss_regs[0].reg_max_pages - 1) * PAGE_SIZE,
+		      sk->ss_neg.max_read_write_size) : 0;
 out:
 	spin_unlock_bh(&sk->ss_lock);
 	return ret;
@@ -1220,7 +1239,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 		return;
 	if (sk->ss_is_listener) {
 		smbd_listener_release(sk);
-		kfree(sk);
+		smbd_sock_free(sk);
 		return;
 	}
 
@@ -1251,7 +1270,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	smbd_set_state(sk, SMBD_CLOSED);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_mr_release(sk);
-	kfree(sk);
+	smbd_sock_free(sk);
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_release, SMBD);
 
@@ -1276,6 +1295,62 @@ static int smbd_devices_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_devices);
 
+/* One block per socket: who, what was negotiated, what it has done. */
+static int smbd_connections_show(struct seq_file *m, void *v)
+{
+	struct sockaddr_storage src = {}, dst = {};
+	struct smbd_sock_stats st;
+	struct smbd_sock *sk;
+	bool addr;
+
+	mutex_lock(&smbd_socks_lock);
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		mutex_lock(&sk->ss_teardown_mutex);
+		addr = sk->ss_cm_id;
+		if (addr) {
+			memcpy(&src, &sk->ss_cm_id->route.addr.src_addr,
+			       sizeof(src));
+			memcpy(&dst, &sk->ss_cm_id->route.addr.dst_addr,
+			       sizeof(dst));
+		}
+		mutex_unlock(&sk->ss_teardown_mutex);
+		smbd_sock_stats(sk, &st);
+		seq_printf(m, "%s %s %s", sk->ss_is_listener ? "listener" :
+			   sk->ss_responder ? "responder" : "initiator",
+			   smbd_state_names[READ_ONCE(sk->ss_state)],
+			   sk->ss_ibdev ? dev_name(&sk->ss_ibdev->dev) : "-");
+		if (addr && sk->ss_is_listener)
+			seq_printf(m, " %pISpc", &src);
+		else if (addr)
+			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
+		seq_putc(m, '\n');
+		if (sk->ss_is_listener)
+			continue;
+		seq_printf(m, "  neg: max_send %u max_recv %u max_frag_send %u max_frag_recv %u max_rw %u ird %u ord %u\n",
+			   sk->ss_neg.max_send_size, sk->ss_neg.max_recv_size,
+			   sk->ss_neg.max_fragmented_send_size,
+			   sk->ss_neg.max_fragmented_recv_size,
+			   sk->ss_neg.max_read_write_size,
+			   sk->ss_responder_resources, sk->ss_initiator_depth);
+		seq_printf(m, "  msgs: sent %llu recv %llu; segs: sent %llu recv %llu; bytes: sent %llu (zero-copy %llu) recv %llu\n",
+			   st.msgs_sent, st.msgs_recv, st.segs_sent,
+			   st.segs_recv, st.bytes_sent, st.bytes_zcopy,
+			   st.bytes_recv);
+		seq_printf(m, "  credits: grants %llu waits %llu; keep-alive: sent %llu answered %llu\n",
+			   st.grants_sent, st.credit_waits, st.keepalives_sent,
+			   st.keepalives_answered);
+		seq_printf(m, "  mr: registered %llu local_inv %llu remote_inv %llu remote_inv_unknown %llu\n",
+			   st.mrs_registered, st.mrs_local_inv,
+			   st.mrs_remote_inv, st.remote_inv_unknown);
+		seq_printf(m, "  rdma: reads %llu (%llu bytes) writes %llu (%llu bytes)\n",
+			   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
+			   st.rdma_write_bytes);
+	}
+	mutex_unlock(&smbd_socks_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_connections);
+
 static int __init smbd_init(void)
 {
 	int ret;
@@ -1287,6 +1362,8 @@ static int __init smbd_init(void)
 	smbd_debugfs_root = debugfs_create_dir("smbd", NULL);
 	debugfs_create_file("devices", 0444, smbd_debugfs_root, NULL,
 			    &smbd_devices_fops);
+	debugfs_create_file("connections", 0444, smbd_debugfs_root, NULL,
+			    &smbd_connections_fops);
 
 	ret = ib_register_client(&smbd_ib_client);
 	if (ret) {

@@ -89,6 +89,10 @@ struct smbd_sock_ops {
  * @iwarp: the connection runs over iWARP
  * @initiator_depth: RDMA reads this side may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
+ * @max_reg_size: the largest buffer smbd_register() always maps into a
+ *	single descriptor, whatever its offset in the first page (no gap
+ *	inside it); 0 without an MR pool. Consumers that send one
+ *	descriptor per I/O (cifs) size their I/O by it.
  */
 struct smbd_sock_info {
 	u32 max_send_size;
@@ -103,6 +107,7 @@ struct smbd_sock_info {
 	bool iwarp;
 	u8 initiator_depth;
 	u8 responder_resources;
+	u32 max_reg_size;
 };
 
 /**

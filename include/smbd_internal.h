@@ -245,6 +245,7 @@ struct smbd_sock {
 	void *ss_priv;
 
 	spinlock_t ss_lock;		/* see above */
+	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
 	enum smbd_state ss_state;
 	int ss_err;
 	wait_queue_head_t ss_wait;

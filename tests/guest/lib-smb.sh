@@ -219,6 +219,33 @@ smb_server_stop() {
 
 smb_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# smb_server_restart: ksmbd.control -s (the server drops every connection
+# and open file), then ksmbd.mountd again; the module, the share and its
+# files stay
+smb_server_restart() {
+	$SMB_CONTROL -s > /tmp/ksmbd.control.log 2>&1 ||
+		{ smb_log "ksmbd.control -s failed: $(cat /tmp/ksmbd.control.log)"; return 1; }
+	if [ -n "${SMB_MOUNTD_PID:-}" ]; then
+		smb_wait 20 smb_gone "$SMB_MOUNTD_PID" ||
+			{ smb_log "ksmbd.mountd did not exit"; return 1; }
+		wait "$SMB_MOUNTD_PID" 2>/dev/null
+	fi
+	for _p in $(pidof ksmbd.mountd); do
+		kill -9 "$_p" 2>/dev/null
+	done
+	smb_wait 20 smb_server_stopped ||
+		{ smb_log "ksmbd did not stop (state $(smb_server_state))"; return 1; }
+	# Not with the caller's fd 7 (lib-smbpair.sh's file held open across
+	# the restart): the daemon would keep the client's mount busy.
+	# shellcheck disable=SC2086 # options: words
+	$SMB_MOUNTD ${SMB_MOUNTD_OPTS:-} -n >> "$SMB_MOUNTD_LOG" 2>&1 7>&- &
+	SMB_MOUNTD_PID=$!
+	smb_wait 30 smb_server_running ||
+		{ smb_log "ksmbd did not run again (state $(smb_server_state))"; return 1; }
+}
+
+smb_server_stopped() { ! smb_server_running; }
+
 # ---------------------------------------------------------------- client
 
 # smb_mount ADDR MOUNTPOINT [EXTRA_OPTIONS]: load cifs, mount

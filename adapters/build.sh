@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the in-kernel SMB consumers on smbd:
+#   adapters/build.sh KDIR OUTDIR [cifs] [ksmbd]
+#
+# cifs.ko and ksmbd.ko are built from Debian's linux-source-6.12
+# (fs/smb/client, fs/smb/server), unchanged, except that each one's SMB
+# Direct object is replaced in its object list by our adapter
+# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o for ksmbd.
+# The kernel source is extracted at build time into a cache outside the
+# tree ($SMBD_CACHE, default ~/.cache/smbd), keyed by the package version;
+# it is never part of the repository. KDIR is a kernel build tree of the
+# same upstream version: the test kernel's, or Debian's linux-headers.
+# smbd.ko must be built against KDIR first (its Module.symvers at the top
+# of the tree). The modules end up in OUTDIR/cifs.ko and OUTDIR/ksmbd.ko.
+# The adapters must compile without a warning (W=1, sparse); cifs's and ksmbd's
+# own files are built as the kernel builds them.
+set -euo pipefail
+
+[ $# -ge 2 ] || { echo "usage: $0 KDIR OUTDIR [cifs] [ksmbd]" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=$(cd "$1" && pwd)
+mkdir -p "$2"
+out=$(cd "$2" && pwd)
+shift 2
+parts=${*:-cifs ksmbd}
+
+cache=${SMBD_CACHE:-$HOME/.cache/smbd}
+tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
+[ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
+[ -f "$top/Module.symvers" ] || { echo "build smbd.ko first (make KDIR=$kdir)" >&2; exit 1; }
+
+ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+src=$cache/smb-src-$ver-3
+mkdir -p "$cache"
+exec 9>"$cache/.lock-smb-src"
+flock 9
+if [ ! -f "$src/.done" ]; then
+	echo "adapters: extracting fs/smb from $tarball" >&2
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -xf "$tarball" -C "$src.tmp" linux-source-6.12/fs/smb \
+		linux-source-6.12/fs/nls linux-source-6.12/Makefile \
+		linux-source-6.12/scripts/asn1_compiler.c \
+		linux-source-6.12/include/linux/asn1.h \
+		linux-source-6.12/include/linux/asn1_ber_bytecode.h
+	mv "$src.tmp/linux-source-6.12" "$src"
+	rmdir "$src.tmp"
+	touch "$src/.done"
+fi
+flock -u 9
+
+# The source and the kernel must be the same upstream release.
+srcver=$(awk '/^VERSION =/ {v=$3} /^PATCHLEVEL =/ {p=$3} /^SUBLEVEL =/ {s=$3} END {print v "." p "." s}' "$src/Makefile")
+kver=$(cat "$kdir/include/config/kernel.release")
+case $kver in
+"$srcver" | "$srcver"[!0-9]*) ;;
+*) echo "adapters: $kdir is $kver, the source is $srcver" >&2; exit 1 ;;
+esac
+
+# Debian's linux-headers have no scripts/asn1_compiler, which cifs and
+# ksmbd need for their SPNEGO parsers: build one from the source, and
+# generate their parsers before kbuild looks for the tool.
+asn1c=$kdir/scripts/asn1_compiler
+if [ ! -x "$asn1c" ]; then
+	asn1c=$src/asn1_compiler
+	[ -x "$asn1c" ] || gcc -O2 -I"$src/include" -o "$asn1c" "$src/scripts/asn1_compiler.c"
+fi
+
+# build NAME DIR MODULE ADAPTER
+build() {
+	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0
+	b=$out/$name-build
+	rm -rf "$b"
+	mkdir -p "$b/fs/smb"
+	cp -a "$src/fs/smb/$dir" "$src/fs/smb/common" "$b/fs/smb/"
+	cp -a "$src/fs/nls" "$b/fs/"	# nls_ucs2_utils.h
+	ln -s "$top/adapters/$name/$adapter" "$b/fs/smb/$dir/$adapter"
+	cp "$top/adapters/$name/Kbuild" "$b/fs/smb/$dir/Kbuild"
+	for a in "$b/fs/smb/$dir"/*.asn1; do
+		"$asn1c" "$a" "${a%.asn1}.asn1.c" "${a%.asn1}.asn1.h"
+	done
+	log=$out/$name-build.log
+	make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" \
+		KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
+		-j"$(nproc)" modules >"$log" 2>&1 || rc=$?
+	# W=1 and sparse for the adapter alone: rebuild it with both.
+	if [ $rc = 0 ]; then
+		rm -f "$b/fs/smb/$dir/${adapter%.c}.o"
+		make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" W=1 \
+			$(command -v sparse >/dev/null && echo C=1) \
+			KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
+			"${adapter%.c}.o" >>"$log" 2>&1 || rc=$?
+	fi
+	if [ $rc != 0 ] || grep -E "$adapter:[0-9]+:[0-9]+: (warning|error)" "$log" >/dev/null; then
+		grep -E -A3 'warning|error' "$log" | head -n 60 >&2
+		echo "adapters: building $mod failed (log: $log)" >&2
+		return 1
+	fi
+	cp "$b/fs/smb/$dir/$mod" "$out/$mod"
+	echo "adapters: $out/$mod ($kver)" >&2
+}
+
+for p in $parts; do
+	case $p in
+	cifs) build cifs client cifs.ko smbd_cifs.c ;;
+	ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ;;
+	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
+	esac
+done

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# The SMB pairings on smbd (tests/guest/smb/plan-7*.sh): an SMB client and
+# an SMB server, each the test kernel's stock module or our build on smbd
+# (adapters/: /smbd/cifs.ko, /smbd/ksmbd.ko), over soft-RoCE (rxe0,
+# 192.0.2.1) and soft-iWARP (siw0, 192.0.2.17). For each provider:
+#   mount -o rdma; SMB Direct in use, and RDMA reads and writes done (smbd's
+#   debugfs smbd/connections for our side, ksmbd's RDMA debug log for a
+#   stock server); files of 1 B to 64 MiB written and read back with
+#   buffered and direct I/O, by checksum, on the server's disk and over
+#   the mount; concurrent readers and writers; the server restarted while
+#   a file is open (the client reconnects and the I/O goes on); umount
+#   and rmmod.
+# Source it, then call: pairing CLIENT SERVER, each "smbd" or "stock".
+
+# shellcheck source=tests/guest/lib-smb.sh
+. /smbd/lib-smb.sh
+
+SMBD_CONNS=/sys/kernel/debug/smbd/connections
+
+ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
+nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
+skip() { echo "SMBD-TEST: skip $1${2:+ - $2}"; }
+result() {	# result <status> <name> [reason]: report, return <status>
+	if [ "$1" = 0 ]; then ok "$2"; else nok "$2" "${3:-}"; fi
+	return "$1"
+}
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+md5() { md5sum "$1" 2>/dev/null | cut -d' ' -f1; }
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+
+SIZES="1 4095 4096 4097 1048576 8388608 67108864"
+PAIR_DATA=/tmp/smbpair-data
+
+pair_data() {
+	[ -f $PAIR_DATA/.done ] && return 0
+	mkdir -p $PAIR_DATA
+	for s in $SIZES; do
+		head -c "$s" /dev/urandom > $PAIR_DATA/$s
+	done
+	touch $PAIR_DATA/.done
+}
+
+# smbd_sum ROLE FIELD: FIELD summed over smbd's connections of ROLE
+# (initiator/responder); FIELD is "registered" (MRs), "reads" or "writes"
+# (RDMA operations)
+smbd_sum() {
+	awk -v role="$1" -v f="$2" '
+		/^[a-z]/ { on = ($1 == role) }
+		on && $1 == "mr:" && f == "registered" { n += $3 }
+		on && $1 == "rdma:" && f == "reads" { n += $3 }
+		on && $1 == "rdma:" && f == "writes" { n += $6 }
+		END { print n + 0 }' "$SMBD_CONNS" 2>/dev/null
+}
+
+# xfer T MNT SIZE MODE: write a SIZE-byte file over the mount and read it
+# back (MODE buffered: cp and the page cache dropped; direct: dd with
+# O_DIRECT); check it on the server's disk and as read
+xfer() {
+	_t=$1 _mnt=$2 _s=$3 _m=$4
+	_src=$PAIR_DATA/$_s _f=$_m-$_s
+	_want=$(md5 "$_src")
+	if [ "$_m" = direct ]; then
+		dd if="$_src" of="$_mnt/$_f" bs=1M oflag=direct 2>/dev/null
+	else
+		cp "$_src" "$_mnt/$_f" && sync
+	fi
+	_wrc=$?
+	_srv=$(md5 "$share/$_f")
+	drop_caches
+	if [ "$_m" = direct ]; then
+		dd if="$_mnt/$_f" of=/tmp/smbpair.back bs=1M iflag=direct 2>/dev/null
+	else
+		cp "$_mnt/$_f" /tmp/smbpair.back
+	fi
+	_rrc=$?
+	_got=$(md5 /tmp/smbpair.back)
+	rm -f /tmp/smbpair.back "$_mnt/$_f"
+	[ $_wrc = 0 ] && [ $_rrc = 0 ] && [ "$_srv" = "$_want" ] && [ "$_got" = "$_want" ]
+	result $? "$_t/$_m-$_s" "write rc=$_wrc read rc=$_rrc; server md5 ${_srv:-none}, read ${_got:-none}, want $_want"
+}
+
+# rate BYTES T0: MiB/s since uptime T0
+rate() {
+	awk -v b="$1" -v t0="$2" -v t1="$(uptime_s)" 'BEGIN {
+		t = t1 - t0; if (t < 0.01) t = 0.01; printf "%.1f", b / 1048576 / t }'
+}
+
+# concurrent T MNT: 4 writers and then 4 readers at once, 8 MiB each,
+# while 4 other readers read files written before
+concurrent() {
+	_t=$1 _mnt=$2 _want=$(md5 $PAIR_DATA/8388608) _rc=0
+	for i in 1 2 3 4; do
+		cp $PAIR_DATA/8388608 "$_mnt/old-$i"
+	done
+	sync
+	drop_caches
+	_pids=""
+	for i in 1 2 3 4; do
+		dd if=$PAIR_DATA/8388608 of="$_mnt/new-$i" bs=1M oflag=direct 2>/dev/null &
+		_pids="$_pids $!"
+		dd if="$_mnt/old-$i" of=/tmp/smbpair-old-$i bs=1M iflag=direct 2>/dev/null &
+		_pids="$_pids $!"
+	done
+	for p in $_pids; do
+		wait "$p" || _rc=1
+	done
+	for i in 1 2 3 4; do
+		[ "$(md5 /tmp/smbpair-old-$i)" = "$_want" ] || _rc=2
+		[ "$(md5 "$share/new-$i")" = "$_want" ] || _rc=3
+		rm -f /tmp/smbpair-old-$i
+	done
+	drop_caches
+	_pids=""
+	for i in 1 2 3 4; do
+		dd if="$_mnt/new-$i" of=/tmp/smbpair-new-$i bs=1M 2>/dev/null &
+		_pids="$_pids $!"
+	done
+	for p in $_pids; do
+		wait "$p" || _rc=4
+	done
+	for i in 1 2 3 4; do
+		[ "$(md5 /tmp/smbpair-new-$i)" = "$_want" ] || _rc=5
+		rm -f /tmp/smbpair-new-$i "$_mnt/new-$i" "$_mnt/old-$i"
+	done
+	result $_rc "$_t/concurrent-4w-8r" "step $_rc failed (1 dd, 2 old read, 3 new on server, 4 dd read, 5 new read)"
+}
+
+# restart T MNT: a file open for writing across a server restart
+restart() {
+	_t=$1 _mnt=$2
+	exec 7>"$_mnt/open-file" || { nok "$_t/restart-open-file" "open failed"; return; }
+	echo "before the restart" >&7
+	_t0=$(uptime_s)
+	smb_server_restart
+	result $? "$_t/server-restart" || { exec 7>&-; return; }
+	# The client notices, reconnects and reopens the file.
+	_rc=1
+	_n=0
+	while [ $_n -lt 60 ]; do
+		if echo "after the restart" >&7 2>/dev/null; then
+			_rc=0
+			break
+		fi
+		sleep 1
+		_n=$((_n + 1))
+	done
+	exec 7>&-
+	printf 'before the restart\nafter the restart\n' > /tmp/smbpair.want
+	sync
+	drop_caches
+	_i=0
+	while [ $_rc = 0 ] && ! cmp -s /tmp/smbpair.want "$_mnt/open-file" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt 30 ] && { _rc=2; break; }
+		sleep 1
+	done
+	cmp -s /tmp/smbpair.want "$share/open-file" || _rc=3
+	result $_rc "$_t/io-after-restart" "step $_rc (1 write through the open file, 2 read over the mount, 3 on the server) after $(since "$_t0") s; server has: $(head -c 80 "$share/open-file" 2>/dev/null | tr '\n' '|')"
+	echo "    smb: reconnected and wrote after $(since "$_t0") s"
+	rm -f /tmp/smbpair.want "$_mnt/open-file"
+}
+
+# provider T NAME ADDR: one pairing's whole cycle over one provider
+provider() {
+	t=$1/$2
+	addr=$3
+	mnt=/mnt/smbpair
+	share=$SMB_EXPORT/$SMB_SHARE
+	t0=$(uptime_s)
+
+	smb_server_start
+	result $? "$t/ksmbd-start" || { smb_server_stop; return; }
+	smb_mount "$addr" "$mnt"
+	if ! result $? "$t/mount-rdma"; then
+		dmesg | tail -n 30 | sed 's/^/    /'
+		smb_umount "$mnt"
+		smb_server_stop
+		return
+	fi
+	smb_check_rdma_session "$addr"
+	result $? "$t/smb-direct-session"
+
+	reg0=$(smbd_sum initiator registered)
+	rd0=$(smbd_sum responder reads)
+	wr0=$(smbd_sum responder writes)
+	for s in $SIZES; do
+		for m in buffered direct; do
+			if [ "$s" = 67108864 ]; then
+				w0=$(uptime_s)
+				xfer "$t" "$mnt" "$s" "$m"
+				echo "    smb: 64 MiB $m write + read back in $(since "$w0") s"
+			else
+				xfer "$t" "$mnt" "$s" "$m"
+			fi
+		done
+	done
+	# Throughput: 64 MiB, O_DIRECT, 1 MiB requests.
+	w0=$(uptime_s)
+	dd if=$PAIR_DATA/67108864 of="$mnt/tput" bs=1M oflag=direct 2>/dev/null
+	wr=$(rate 67108864 "$w0")
+	drop_caches
+	r0=$(uptime_s)
+	dd if="$mnt/tput" of=/dev/null bs=1M iflag=direct 2>/dev/null
+	rd=$(rate 67108864 "$r0")
+	rm -f "$mnt/tput"
+	echo "SMBD-INFO: $t: write $wr MiB/s, read $rd MiB/s (64 MiB, O_DIRECT, 1 MiB requests)"
+
+	# RDMA, not only sends: our side says so in smbd's counters, a stock
+	# server in its RDMA debug log.
+	if [ "$CLIENT" = smbd ]; then
+		reg=$(($(smbd_sum initiator registered) - reg0))
+		[ "$reg" -gt 0 ]
+		result $? "$t/client-registered-buffers" "$reg MRs registered by cifs on smbd"
+	fi
+	if [ "$SERVER" = smbd ]; then
+		rd=$(($(smbd_sum responder reads) - rd0))
+		wr=$(($(smbd_sum responder writes) - wr0))
+		[ "$rd" -gt 0 ] && [ "$wr" -gt 0 ]
+		result $? "$t/server-rdma-read-write" "ksmbd on smbd: $rd RDMA reads, $wr RDMA writes"
+	else
+		smb_check_rdma_rw "$mnt/rw-1m" $PAIR_DATA/1048576
+		result $? "$t/server-rdma-read-write"
+		rm -f "$mnt/rw-1m"
+	fi
+	sed 's/^/    smbd: /' "$SMBD_CONNS" 2>/dev/null
+
+	concurrent "$t" "$mnt"
+	restart "$t" "$mnt"
+
+	rm -f "$mnt"/* 2>/dev/null
+	SMB_KEEP_MODULE=1 smb_umount "$mnt"
+	result $? "$t/umount"
+	smb_unload_module cifs
+	result $? "$t/rmmod-cifs"
+	SMB_KEEP_MODULE=1 smb_server_stop
+	result $? "$t/ksmbd-stop"
+	smb_unload_module ksmbd
+	result $? "$t/rmmod-ksmbd"
+	echo "SMBD-INFO: $t: cycle took $(since "$t0") s"
+}
+
+# pairing CLIENT SERVER: both providers, then nothing left behind
+pairing() {
+	CLIENT=$1 SERVER=$2
+	name=smb/cifs-$CLIENT.ksmbd-$SERVER
+	SMB_CIFS_KO= SMB_KSMBD_KO=
+	[ "$CLIENT" = smbd ] && SMB_CIFS_KO=/smbd/cifs.ko
+	[ "$SERVER" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
+	for k in $SMB_CIFS_KO $SMB_KSMBD_KO; do
+		if [ ! -f "$k" ]; then
+			skip "$name" "no $k in this image"
+			return
+		fi
+	done
+	pair_data
+	provider "$name" rxe 192.0.2.1
+	provider "$name" siw 192.0.2.17
+	smb_umount /mnt/smbpair >/dev/null 2>&1
+	smb_server_stop >/dev/null 2>&1
+	left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
+	[ -z "$left" ]
+	result $? "$name/clean" "left: $left"
+}
