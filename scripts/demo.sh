@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The smbd demo: installs what it needs, builds (or reuses) the test
-# kernel and smbd.ko, boots a QEMU VM (no network device) with a soft-RoCE
-# (rxe) and a soft-iWARP (siw) device, loads smbd, shows what it sees and
-# runs a connection pair over each provider.
+# kernel, smbd.ko and the kernel SMB client (and server, once its adapter
+# exists) on smbd (adapters/build.sh), boots a QEMU VM (no network device)
+# with a soft-RoCE (rxe) and a soft-iWARP (siw) device, loads smbd, mounts
+# a share with "mount -t cifs -o rdma" over each provider, copies data,
+# and prints the throughput and smbd's connection statistics.
 #
 #   scripts/demo.sh
 set -euo pipefail
@@ -18,12 +20,17 @@ echo "== setup (Debian packages)"
 bash scripts/setup.sh
 echo "== test kernel"
 kcache=$(bash scripts/build-kernel.sh)
-echo "== building smbd.ko"
-{ make -s KDIR="$kcache/build" && make -s -C tests/fault KDIR="$kcache/build"; } \
+echo "== building smbd.ko, and cifs.ko on smbd from Debian's linux-source-6.12"
+parts=cifs
+[ -f adapters/ksmbd/smbd_ksmbd.c ] && parts+=" ksmbd"
+# shellcheck disable=SC2086 # a list of words
+{ make -s KDIR="$kcache/build" &&
+	bash adapters/build.sh "$kcache/build" out/adapters $parts; } \
 	>"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 echo "== booting the VM (QEMU, TCG, -nic none)"
+# shellcheck disable=SC2046 # a list of paths
 bash scripts/mkinitramfs.sh "$kcache" "$out/initrd.cpio.gz" smbd.ko \
-	tests/fault/smbd_fault.ko tests/guest/demo/plan-demo.sh >"$out/initrd.log" 2>&1
+	$(ls out/adapters/*.ko) tests/guest/demo/plan-demo.sh >"$out/initrd.log" 2>&1
 bash scripts/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600
 awk '/SMBD-DEMO-BEGIN/ { on = 1; next } /SMBD-DEMO-END/ { on = 0 } on' \
 	"$out/console.log" | tr -d '\r'

@@ -18,7 +18,10 @@
 # 4. a second VM boot for the bulk transfer (tests/guest/bulk): 16
 #    connections x 16 MiB (SMBD_BULK=16x64M for more) over rxe and over
 #    siw, every byte checked;
-# 5. mutation checks (tests/mutants.sh): protocol rules broken on purpose
+# 5. a third VM boot for the SMB pairings (tests/guest/smb): the kernel
+#    SMB client and server built on smbd (adapters/build.sh) against the
+#    stock ones and each other, mount -o rdma over rxe and siw;
+# 6. mutation checks (tests/mutants.sh): protocol rules broken on purpose
 #    must make the KUnit suites fail.
 # Logs go to out/test/.
 set -uo pipefail
@@ -120,8 +123,17 @@ echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s)"
 debian=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
 check "build against Debian headers ${debian##*/} (W=1, no warnings)" \
 	build "$debian"
+# The SMB consumers on smbd: cifs.ko, and ksmbd.ko once its adapter exists.
+adapter_parts=cifs
+[ -f adapters/ksmbd/smbd_ksmbd.c ] && adapter_parts+=" ksmbd"
+# shellcheck disable=SC2086 # a list of words
+check "build ${adapter_parts// /.ko and }.ko on smbd against Debian headers ${debian##*/}" \
+	bash adapters/build.sh "$debian" "$out/adapters-debian" $adapter_parts
 check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
 	build "$kcache/build" C=2
+# shellcheck disable=SC2086 # a list of words
+check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
+	bash adapters/build.sh "$kcache/build" out/adapters $adapter_parts
 check "checkpatch --strict clean" scripts/checkpatch.sh
 check "log checker self-test (reports, KTAP counts, clean log)" \
 	bash tests/harness/selftest.sh
@@ -153,6 +165,24 @@ if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
 	cat "$out/vm-bulk-summary.log"
 	add_counts "$out/vm-bulk-summary.log" "bulk VM run"
+fi
+
+# The SMB pairings boot a VM of their own: cifs and ksmbd, each stock or
+# on smbd (adapters/), over rxe and siw (tests/guest/smb).
+smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
+if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
+	# shellcheck disable=SC2086 # a list of paths
+	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
+	SMBD_VM_APPEND="smbdtest.plan_timeout=1200" \
+	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" \
+		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules \
+		>"$out/vm-smb-summary.log" 2>&1
+	grep -a 'SMBD-INFO: smb' "$out/vm-smb.log" | tr -d '\r' || true
+	cat "$out/vm-smb-summary.log"
+	add_counts "$out/vm-smb-summary.log" "SMB VM run"
+else
+	fail=$((fail + 1))
+	echo "not ok - SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
 fi
 
 if [ -x tests/mutants.sh ]; then

@@ -1,37 +1,63 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest plan of the demo: load smbd and show what it sees.
+# Guest plan of the demo: load smbd, mount an SMB share over RDMA with the
+# kernel SMB client on smbd (/smbd/cifs.ko), served by ksmbd (on smbd when
+# /smbd/ksmbd.ko is in the image, else the test kernel's own), over
+# soft-RoCE and soft-iWARP; copy data both ways; show throughput and
+# smbd's connection statistics.
+
+# shellcheck source=tests/guest/lib-smb.sh
+. /smbd/lib-smb.sh
+
 RDMA=/usr/bin/rdma
-[ -x $RDMA ] || RDMA=/sbin/rdma
+SMB_CIFS_KO=/smbd/cifs.ko
+[ -f /smbd/ksmbd.ko ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
+MNT=/mnt/demo
+
+# copy BYTES SRC DST FLAG: dd with 1 MiB blocks, prints MiB/s
+copy() {
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if="$2" of="$3" bs=1M count=$(($1 / 1048576)) "$4" 2>/dev/null || return 1
+	awk -v b="$1" -v t0="$_t0" -v t1="$(cut -d' ' -f1 /proc/uptime)" \
+		'BEGIN { t = t1 - t0; if (t < 0.01) t = 0.01; printf "%.1f MiB/s\n", b / 1048576 / t }'
+}
 
 echo "SMBD-DEMO-BEGIN"
 echo "== RDMA links in the VM (soft-RoCE and soft-iWARP on dummy netdevs)"
 $RDMA link show
 /usr/sbin/ip -br addr show | grep smbd
 echo
-echo "== modprobe-equivalent: insmod smbd.ko"
+echo "== insmod smbd.ko"
 insmod /smbd/smbd.ko && echo "smbd loaded"
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
 cat /sys/kernel/debug/smbd/devices
 echo
-echo "== an smbd connection pair streaming data both ways, per provider"
-insmod /smbd/smbd_fault.ko
+echo "== the SMB server: ksmbd ${SMB_KSMBD_KO:+on smbd ($SMB_KSMBD_KO)}${SMB_KSMBD_KO:-(the test kernel's own)}"
+smb_server_start || exit 1
+head -c 67108864 /dev/urandom > /tmp/demo-64m
 for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	set -- $p
-	echo "-- over $1 ($2)"
-	echo "hold $2 7400" > /sys/kernel/debug/smbd_fault/ctl
-	cat /sys/kernel/debug/smbd_fault/result | sed 's/^SMBD-TEST: //'
-	echo "held" > /sys/kernel/debug/smbd_fault/ctl
-	cat /sys/kernel/debug/smbd_fault/result | sed 's/^SMBD-TEST: //'
-	echo "release" > /sys/kernel/debug/smbd_fault/ctl
+	echo
+	echo "== over $1: mount -t cifs //$2/$SMB_SHARE $MNT -o rdma,vers=3.1.1 (cifs on smbd)"
+	smb_mount "$2" "$MNT" || continue
+	grep " $MNT " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
+	echo "-- copy 64 MiB to the share (O_DIRECT): $(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	echo "-- copy it back (O_DIRECT): $(copy 67108864 $MNT/data /tmp/demo-back iflag=direct)"
+	if cmp -s /tmp/demo-64m /tmp/demo-back; then echo "-- the data came back intact"; else echo "-- DATA DIFFERS"; fi
+	echo "-- cifs: /proc/fs/cifs/DebugData (SMB Direct part)"
+	grep -E 'SMBDirect|Conn |MR ' /proc/fs/cifs/DebugData | sed 's/^/  /'
+	echo "-- smbd: /sys/kernel/debug/smbd/connections"
+	sed 's/^/  /' /sys/kernel/debug/smbd/connections
+	rm -f $MNT/data /tmp/demo-back
+	SMB_KEEP_MODULE=1 smb_umount "$MNT" && echo "-- unmounted"
 done
-rmmod smbd_fault
 echo
-echo "== removing rxe0: smbd follows the device away"
-$RDMA link delete rxe0
-cat /sys/kernel/debug/smbd/devices
-rmmod smbd && echo "smbd unloaded"
+smb_unload_module cifs && echo "== cifs unloaded"
+smb_server_stop && echo "== ksmbd stopped and unloaded"
+rmmod smbd && echo "== smbd unloaded"
 echo "SMBD-DEMO-END"
