@@ -21,6 +21,8 @@
 # 5. a third VM boot for the SMB pairings (tests/guest/smb): the kernel
 #    SMB client and server built on smbd (adapters/build.sh) against the
 #    stock ones and each other, mount -o rdma over rxe and siw;
+#    then Debian's stock kernel in the VM with the modules built against
+#    its headers (tests/guest/stock);
 # 6. mutation checks (tests/mutants.sh): protocol rules broken on purpose
 #    must make the KUnit suites fail.
 # Logs go to out/test/.
@@ -126,9 +128,17 @@ check "build against Debian headers ${debian##*/} (W=1, no warnings)" \
 # The SMB consumers on smbd: cifs.ko, and ksmbd.ko once its adapter exists.
 adapter_parts=cifs
 [ -f adapters/ksmbd/smbd_ksmbd.c ] && adapter_parts+=" ksmbd"
-# shellcheck disable=SC2086 # a list of words
+# Kept for the stock-kernel VM, outside the tree (make clean there would
+# delete them).
+stock_mods=$(mktemp -d "${TMPDIR:-/tmp}/smbd-stock.XXXXXX")
+trap 'rm -rf "$stock_mods"' EXIT
+build_debian_consumers() {
+	cp smbd.ko "$stock_mods/" || return 1
+	# shellcheck disable=SC2086 # a list of words
+	bash adapters/build.sh "$debian" "$stock_mods" $adapter_parts
+}
 check "build ${adapter_parts// /.ko and }.ko on smbd against Debian headers ${debian##*/}" \
-	bash adapters/build.sh "$debian" "$out/adapters-debian" $adapter_parts
+	build_debian_consumers
 check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
 	build "$kcache/build" C=2
 # shellcheck disable=SC2086 # a list of words
@@ -183,6 +193,30 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 else
 	fail=$((fail + 1))
 	echo "not ok - SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
+fi
+
+# Debian's own kernel (linux-image package, scripts/stock-kernel.sh), with
+# its rdma_rxe: smbd.ko, cifs.ko and ksmbd.ko built against Debian's
+# headers load, and cifs on smbd mounts ksmbd on smbd over rxe.
+if [ -f "$stock_mods/cifs.ko" ] && [ -f "$stock_mods/ksmbd.ko" ]; then
+	if skdir=$(bash scripts/stock-kernel.sh 2>"$out/stock-kernel.log"); then
+		SMBD_VM_KERNEL=$skdir SMBD_VM_TIMEOUT=1500 \
+		SMBD_VM_APPEND="smbdtest.stock=1 smbdtest.plan_timeout=1200" \
+		SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh \
+			bash tests/vm-test.sh "$out/vm-stock.log" "$stock_mods/smbd.ko" \
+			"$stock_mods/cifs.ko" "$stock_mods/ksmbd.ko" \
+			>"$out/vm-stock-summary.log" 2>&1
+		grep -a 'SMBD-INFO: stock' "$out/vm-stock.log" | tr -d '\r' || true
+		cat "$out/vm-stock-summary.log"
+		add_counts "$out/vm-stock-summary.log" "stock-kernel VM run"
+	else
+		tail -n 20 "$out/stock-kernel.log"
+		fail=$((fail + 1))
+		echo "not ok - Debian's stock kernel (download and unpack)"
+	fi
+else
+	skip=$((skip + 1))
+	echo "skip - Debian's stock kernel VM: it needs cifs.ko and ksmbd.ko on smbd, and ksmbd's adapter is not there yet"
 fi
 
 if [ -x tests/mutants.sh ]; then

@@ -8,7 +8,9 @@
 # tests/guest/plan-*.sh, boots it and judges the console log. The last line
 # printed is check-log.sh's "N passed, N failed[, N skipped]".
 # Environment: SMBD_VM_TIMEOUT (seconds, default 1200), SMBD_VM_APPEND,
-# SMBD_VM_PLANS (the plan scripts instead of tests/guest/plan-*.sh).
+# SMBD_VM_PLANS (the plan scripts instead of tests/guest/plan-*.sh),
+# SMBD_VM_KERNEL (a kernel cache directory instead of the test kernel's,
+# e.g. from scripts/stock-kernel.sh).
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 LOGFILE [EXTRA_FILE...]" >&2; exit 2; }
@@ -17,7 +19,7 @@ log=$1
 shift
 
 bash "$top/scripts/setup.sh"
-kdir=$(bash "$top/scripts/build-kernel.sh")
+kdir=${SMBD_VM_KERNEL:-$(bash "$top/scripts/build-kernel.sh")}
 
 initrd=$(mktemp "${TMPDIR:-/tmp}/smbd-initramfs.XXXXXX.cpio.gz")
 trap 'rm -f "$initrd"' EXIT

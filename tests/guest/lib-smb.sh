@@ -75,9 +75,11 @@ smb_kmsg_since() {
 	dmesg | sed -n "/$1/,\$p" | sed 1d
 }
 
-# smb_load_module NAME [KO]: load module NAME, from KO when given
+# smb_load_module NAME [KO]: load module NAME, from KO when given; a
+# dependency with a /smbd/DEP.ko (smbd.ko) is loaded the same way, with its
+# own dependencies first
 smb_load_module() {
-	_name=$1 _ko=${2:-}
+	local _name=$1 _ko=${2:-} _d
 	smb_loaded "$_name" && return 0
 	if [ -z "$_ko" ]; then
 		$SMB_MODPROBE "$_name" || { smb_log "modprobe $_name failed"; return 1; }
@@ -87,7 +89,7 @@ smb_load_module() {
 	for _d in $($SMB_MODINFO -F depends "$_ko" | tr ',' ' '); do
 		smb_loaded "$_d" && continue
 		if [ -f "/smbd/$_d.ko" ]; then
-			$SMB_INSMOD "/smbd/$_d.ko" || { smb_log "insmod /smbd/$_d.ko failed"; return 1; }
+			smb_load_module "$_d" "/smbd/$_d.ko" || return 1
 		else
 			$SMB_MODPROBE "$_d" || { smb_log "modprobe $_d (for $_ko) failed"; return 1; }
 		fi

@@ -242,22 +242,27 @@ provider() {
 	echo "SMBD-INFO: $t: cycle took $(since "$t0") s"
 }
 
-# pairing CLIENT SERVER: both providers, then nothing left behind
+# pairing CLIENT SERVER: each provider of $PAIR_PROVIDERS (default both),
+# then nothing left behind
 pairing() {
 	CLIENT=$1 SERVER=$2
-	name=smb/cifs-$CLIENT.ksmbd-$SERVER
+	name=${PAIR_PREFIX:-smb}/cifs-$CLIENT.ksmbd-$SERVER
 	SMB_CIFS_KO= SMB_KSMBD_KO=
 	[ "$CLIENT" = smbd ] && SMB_CIFS_KO=/smbd/cifs.ko
 	[ "$SERVER" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
 	for k in $SMB_CIFS_KO $SMB_KSMBD_KO; do
 		if [ ! -f "$k" ]; then
-			skip "$name" "no $k in this image"
+			${PAIR_MISSING:-skip} "$name" "no $k in this image"
 			return
 		fi
 	done
 	pair_data
-	provider "$name" rxe 192.0.2.1
-	provider "$name" siw 192.0.2.17
+	for p in ${PAIR_PROVIDERS:-rxe siw}; do
+		case $p in
+		rxe) provider "$name" rxe 192.0.2.1 ;;
+		siw) provider "$name" siw 192.0.2.17 ;;
+		esac
+	done
 	smb_umount /mnt/smbpair >/dev/null 2>&1
 	smb_server_stop >/dev/null 2>&1
 	left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
