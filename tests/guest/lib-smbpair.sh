@@ -51,7 +51,7 @@ smbd_sum() {
 		/^[a-z]/ { on = ($1 == role) }
 		on && $1 == "mr:" && f == "registered" { n += $3 }
 		on && $1 == "rdma:" && f == "reads" { n += $3 }
-		on && $1 == "rdma:" && f == "writes" { n += $6 }
+		on && $1 == "rdma:" && f == "writes" { n += $7 }
 		END { print n + 0 }' "$SMBD_CONNS" 2>/dev/null
 }
 
