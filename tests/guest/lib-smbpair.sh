@@ -242,6 +242,13 @@ provider() {
 	echo "SMBD-INFO: $t: cycle took $(since "$t0") s"
 }
 
+# unload_smbd NAME: the last plan's end: smbd.ko unloads once its consumers
+# are gone
+unload_smbd() {
+	smb_unload_module smbd
+	result $? "$1/rmmod-smbd" "$(grep '^smbd ' /proc/modules)"
+}
+
 # pairing CLIENT SERVER: each provider of $PAIR_PROVIDERS (default both),
 # then nothing left behind
 pairing() {

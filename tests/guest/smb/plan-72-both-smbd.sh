@@ -8,3 +8,4 @@
 . /smbd/lib-smbpair.sh
 
 pairing smbd smbd
+unload_smbd smb

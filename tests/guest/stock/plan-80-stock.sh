@@ -16,3 +16,4 @@ PAIR_PROVIDERS=rxe
 PAIR_PREFIX=stock-kernel
 PAIR_MISSING=nok	# both modules are required here
 pairing smbd smbd
+unload_smbd stock-kernel
