@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The smbd demo: installs what it needs, builds (or reuses) the test
-# kernel, smbd.ko and the kernel SMB client (and server, once its adapter
-# exists) on smbd (adapters/build.sh), boots a QEMU VM (no network device)
-# with a soft-RoCE (rxe) and a soft-iWARP (siw) device, loads smbd, mounts
-# a share with "mount -t cifs -o rdma" over each provider, copies data,
-# and prints the throughput and smbd's connection statistics.
+# kernel, smbd.ko and the kernel SMB client and server on smbd
+# (adapters/build.sh), boots a QEMU VM (no network device) with a
+# soft-RoCE (rxe) and a soft-iWARP (siw) device, installs the three
+# modules in the guest's /lib/modules/*/updates, runs "modprobe smbd",
+# mounts a share with "mount -t cifs -o rdma" over each provider, copies
+# data, and prints the throughput and smbd's connection statistics.
 #
 #   scripts/demo.sh
 set -euo pipefail
@@ -20,12 +21,9 @@ echo "== setup (Debian packages)"
 bash scripts/setup.sh
 echo "== test kernel"
 kcache=$(bash scripts/build-kernel.sh)
-echo "== building smbd.ko, and cifs.ko on smbd from Debian's linux-source-6.12"
-parts=cifs
-[ -f adapters/ksmbd/smbd_ksmbd.c ] && parts+=" ksmbd"
-# shellcheck disable=SC2086 # a list of words
+echo "== building smbd.ko, and cifs.ko and ksmbd.ko on smbd from Debian's linux-source-6.12"
 { make -s KDIR="$kcache/build" &&
-	bash adapters/build.sh "$kcache/build" out/adapters $parts; } \
+	bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd; } \
 	>"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 echo "== booting the VM (QEMU, TCG, -nic none)"
 # shellcheck disable=SC2046 # a list of paths

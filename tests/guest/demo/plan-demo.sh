@@ -1,18 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest plan of the demo: load smbd, mount an SMB share over RDMA with the
-# kernel SMB client on smbd (/smbd/cifs.ko), served by ksmbd (on smbd when
-# /smbd/ksmbd.ko is in the image, else the test kernel's own), over
-# soft-RoCE and soft-iWARP; copy data both ways; show throughput and
-# smbd's connection statistics.
+# Guest plan of the demo, as a user would do it: install smbd.ko and the
+# SMB client and server built on it (/smbd/cifs.ko, /smbd/ksmbd.ko) in
+# /lib/modules/$(uname -r)/updates, where depmod prefers them to the
+# kernel's own cifs and ksmbd; "modprobe smbd"; mount a share with
+# "mount -t cifs -o rdma" over soft-RoCE and soft-iWARP (modprobe loads
+# our cifs); copy data both ways; show throughput and smbd's connection
+# statistics.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
 RDMA=/usr/bin/rdma
-SMB_CIFS_KO=/smbd/cifs.ko
-[ -f /smbd/ksmbd.ko ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
+# SMB_CIFS_KO and SMB_KSMBD_KO stay empty: lib-smb.sh loads cifs and
+# ksmbd with modprobe, so from updates/.
 MNT=/mnt/demo
 
 # copy BYTES SRC DST FLAG: dd with 1 MiB blocks, prints MiB/s
@@ -28,14 +30,22 @@ echo "== RDMA links in the VM (soft-RoCE and soft-iWARP on dummy netdevs)"
 $RDMA link show
 /usr/sbin/ip -br addr show | grep smbd
 echo
-echo "== insmod smbd.ko"
-insmod /smbd/smbd.ko && echo "smbd loaded"
+upd=/lib/modules/$(uname -r)/updates
+echo "== install smbd.ko, cifs.ko and ksmbd.ko in $upd; depmod -a"
+mkdir -p "$upd"
+cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a
+for m in smbd cifs ksmbd; do
+	echo "  modinfo -n $m: $(/usr/sbin/modinfo -n $m)"
+done
+echo
+echo "== modprobe smbd"
+/usr/sbin/modprobe smbd && echo "smbd loaded"
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
 cat /sys/kernel/debug/smbd/devices
 echo
-echo "== the SMB server: ksmbd ${SMB_KSMBD_KO:+on smbd ($SMB_KSMBD_KO)}${SMB_KSMBD_KO:-(the test kernel's own)}"
+echo "== the SMB server: modprobe ksmbd (on smbd), ksmbd.mountd"
 smb_server_start || exit 1
 head -c 67108864 /dev/urandom > /tmp/demo-64m
 for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
@@ -43,6 +53,7 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	echo
 	echo "== over $1: mount -t cifs //$2/$SMB_SHARE $MNT -o rdma,vers=3.1.1 (cifs on smbd)"
 	smb_mount "$2" "$MNT" || continue
+	echo "  lsmod: $(grep -E '^(smbd|cifs|ksmbd) ' /proc/modules | cut -d' ' -f1,4 | tr '\n' ' ')"
 	grep " $MNT " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
 	echo "-- copy 64 MiB to the share (O_DIRECT): $(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)"
 	sync
