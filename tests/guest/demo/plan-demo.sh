@@ -33,13 +33,21 @@ echo
 upd=/lib/modules/$(uname -r)/updates
 echo "== install smbd.ko, cifs.ko and ksmbd.ko in $upd; depmod -a"
 mkdir -p "$upd"
-cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a
+cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a ||
+	{ echo "install or depmod failed"; echo "SMBD-DEMO-END"; exit 1; }
+# Otherwise modprobe would quietly load the kernel's own cifs and ksmbd.
 for m in smbd cifs ksmbd; do
-	echo "  modinfo -n $m: $(/usr/sbin/modinfo -n $m)"
+	path=$(/usr/sbin/modinfo -n $m)
+	echo "  modinfo -n $m: $path"
+	case $path in
+	"$upd"/*) ;;
+	*) echo "$m does not resolve to $upd"; echo "SMBD-DEMO-END"; exit 1 ;;
+	esac
 done
 echo
 echo "== modprobe smbd"
-/usr/sbin/modprobe smbd && echo "smbd loaded"
+/usr/sbin/modprobe smbd || { echo "modprobe smbd failed"; echo "SMBD-DEMO-END"; exit 1; }
+echo "smbd loaded"
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
