@@ -498,10 +498,13 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
 
 	/*
-	 * A software RoCE device (rxe) answers from the host's CPU: under
-	 * load its ACKs can lag past rdma_cm's default ACK timeout (about
-	 * 0.5 s), and the spurious retransmissions of whole send windows
-	 * feed the backlog they come from. Give it about 2 s per try.
+	 * A software RoCE device (rxe) answers from the host's CPU, and its
+	 * responder has no congestion control: each ACK timeout resends up
+	 * to 128 packets into the queue that made the ACK late. Under load
+	 * (16 busy connections in a TCG guest) ACKs lagged past rdma_cm's
+	 * default (about 0.5 s), and still past 2.1 s dozens of times per
+	 * 16 x 64 MiB run. Give it about 8.6 s per try: a dead peer is
+	 * still found within a minute (6 tries), and keep-alive sooner.
 	 */
 	if (!sk->ss_iwarp && ib_uses_virt_dma(ibdev)) {
 		ret = rdma_set_ack_timeout(id, SMBD_SOFT_ROCE_ACK_TIMEOUT);

@@ -109,8 +109,8 @@ struct smbd_recv_ctx {
 	u32 rx_token;
 };
 
-/* Local ACK timeout of a software RoCE device: 4.096 us << 19, ~2.1 s. */
-#define SMBD_SOFT_ROCE_ACK_TIMEOUT	19
+/* Local ACK timeout of a software RoCE device: 4.096 us << 21, ~8.6 s. */
+#define SMBD_SOFT_ROCE_ACK_TIMEOUT	21
 
 /* Gather entries of a queue pair (rdma_rw uses them all). */
 #define SMBD_QP_SGE_MAX		32
