@@ -21,10 +21,12 @@
  *	byte for byte, through ITER_KVEC and ITER_BVEC at odd offsets; plus
  *	the API edges (non-blocking receive, -EMSGSIZE, oversized send,
  *	SMBD_SEND_MORE, upcalls) and the server's own count of what it got.
- *   stream ADDR PORT [conns=N] [bytes=B] [msg=B] [seed=S]
+ *   stream ADDR PORT [conns=N] [bytes=B] [msg=B] [seed=S] [dir=up|down|both]
  *	N connections (odd ones through smbd_sock_connect_async()) each
- *	send B bytes in messages of msg bytes at once; the server checks
- *	every byte; prints the aggregate rate.
+ *	move B bytes in messages of msg bytes at once: the client sends
+ *	(up, the default), the server sends (down), or each second pair of
+ *	connections the other way (both: connections 2, 3, 6, 7, ... down);
+ *	the receiver checks every byte; prints the aggregate rate.
  *   credit ADDR PORT [msg=B] [stall_ms=MS]
  *	the server stops reading for stall_ms: a blocking send must block
  *	until it reads again, a non-blocking one must see -EAGAIN (or a
@@ -46,8 +48,10 @@
  * HELLO(mode), the server answers READY. ECHO: every other message is
  * sent back as it came. SINK: every other message is a struct st_hdr and
  * a slice of a pattern both sides derive from the seed; the server checks
- * all of it. STALL: like SINK after the server slept stall_ms. END makes
- * the server answer STATS with what it counted since HELLO.
+ * all of it. STALL: like SINK after the server slept stall_ms. SOURCE: the
+ * server sends such messages, a[3] bytes in all, and the client checks
+ * them. END makes the server answer STATS with what it counted (SOURCE:
+ * sent) since HELLO.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -95,9 +99,13 @@
 #define ST_CANARY	0xa5
 
 enum st_op { ST_OP_HELLO = 1, ST_OP_READY, ST_OP_END, ST_OP_STATS };
-enum st_mode { ST_MODE_NONE, ST_MODE_ECHO, ST_MODE_SINK, ST_MODE_STALL };
+enum st_mode { ST_MODE_NONE, ST_MODE_ECHO, ST_MODE_SINK, ST_MODE_STALL,
+	       ST_MODE_SOURCE };
 
-/* HELLO: a[0] seed, a[1] largest message (SINK/STALL), a[2] stall ms */
+/*
+ * HELLO: a[0] seed, a[1] largest message (SINK/STALL/SOURCE), a[2] stall
+ * ms (STALL), a[3] bytes the server sends (SOURCE)
+ */
 /* STATS: a[0] messages, a[1] bytes, a[2] bad, a[3] empty, a[4] detail */
 struct st_ctl {
 	u8 magic[16];
@@ -108,7 +116,7 @@ struct st_ctl {
 
 static_assert(sizeof(struct st_ctl) == ST_CTL_LEN);
 
-/* Head of a SINK/STALL data message; a pattern slice follows. */
+/* Head of a SINK/STALL/SOURCE data message; a pattern slice follows. */
 struct st_hdr {
 	__le32 magic;
 	__le32 seq;
@@ -312,6 +320,52 @@ static bool st_sink_check(struct st_session *s, const u8 *p, u32 n)
 		       n - sizeof(*h));
 }
 
+/* A SINK/STALL/SOURCE data message: its header, and the iterator over it. */
+struct st_sink_msg {
+	struct st_hdr hdr;
+	struct kvec kv[2];
+	struct iov_iter it;
+};
+
+static void st_sink_prep(struct st_sink_msg *m, const u8 *pat, u32 seq,
+			 u32 len)
+{
+	m->hdr.magic = cpu_to_le32(ST_DATA_MAGIC);
+	m->hdr.seq = cpu_to_le32(seq);
+	m->hdr.len = cpu_to_le32(len);
+	m->hdr.zero = 0;
+	m->kv[0].iov_base = &m->hdr;
+	m->kv[0].iov_len = sizeof(m->hdr);
+	m->kv[1].iov_base = (void *)pat + st_pat_off(seq);
+	m->kv[1].iov_len = len - sizeof(m->hdr);
+	iov_iter_kvec(&m->it, ITER_SOURCE, m->kv, 2, len);
+}
+
+/* st_source: send @left bytes of SOURCE messages; false on a failure */
+static bool st_source(struct st_conn *c, struct st_session *s, u64 left)
+{
+	struct st_sink_msg m;
+	ssize_t n;
+	u32 len;
+
+	while (left && !READ_ONCE(c->srv->stopping)) {
+		len = max_t(u32, min_t(u64, left, s->msg),
+			    sizeof(struct st_hdr));
+		st_sink_prep(&m, s->pat, s->seq, len);
+		n = smbd_sock_send(c->sk, &m.it, 0);
+		if (n != len) {
+			st_conn_problem(c, "SOURCE message %u: send %zd",
+					s->seq, n);
+			return false;
+		}
+		s->seq++;
+		s->msgs++;
+		s->bytes += len;
+		left -= min_t(u64, left, len);
+	}
+	return true;
+}
+
 /* st_serve_ctl: handle a control message; false ends the connection */
 static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 			 const struct st_ctl *m)
@@ -327,7 +381,8 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 		s->seed = le64_to_cpu(m->a[0]);
 		s->msg = le64_to_cpu(m->a[1]);
 		s->stall_ms = le64_to_cpu(m->a[2]);
-		if (s->mode == ST_MODE_SINK || s->mode == ST_MODE_STALL) {
+		if (s->mode == ST_MODE_SINK || s->mode == ST_MODE_STALL ||
+		    s->mode == ST_MODE_SOURCE) {
 			s->pat = s->msg <= SZ_16M ? st_pattern(s->seed, s->msg) : NULL;
 			if (!s->pat) {
 				st_conn_problem(c, "no pattern for msg %u", s->msg);
@@ -346,6 +401,8 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 		for (i = 0; s->mode == ST_MODE_STALL && i < s->stall_ms / 20 &&
 		     !READ_ONCE(c->srv->stopping); i++)
 			msleep(20);
+		if (s->mode == ST_MODE_SOURCE)
+			return st_source(c, s, le64_to_cpu(m->a[3]));
 		return true;
 	case ST_OP_END:
 		a[0] = s->msgs;
@@ -447,6 +504,10 @@ static int st_conn_thread(void *arg)
 			}
 			s.seq++;
 			break;
+		case ST_MODE_SOURCE:
+			st_conn_problem(c, "%zd-byte message to a SOURCE", n);
+			c->end_err = -EPROTO;
+			goto out;
 		default:
 			st_conn_problem(c, "%zd-byte message before HELLO", n);
 			c->end_err = -EPROTO;
@@ -717,6 +778,7 @@ struct st_cmd {
 	u32 msg;
 	u32 stall_ms;
 	u32 timeout_s;
+	enum { ST_DIR_UP, ST_DIR_DOWN, ST_DIR_BOTH } dir;
 
 	/* the watchdog: past timeout_s, shut every socket down */
 	struct mutex lock;
@@ -877,11 +939,10 @@ static int st_connect(struct st_cmd *c, struct st_upcalls *u, bool async,
 	return 0;
 }
 
-/* st_hello: HELLO(@mode) and its READY; 0 or an error, reason in @why */
-static int st_hello(struct smbd_sock *sk, u32 mode, u64 seed, u32 msg,
-		    u32 stall_ms, char *why, size_t whylen)
+/* st_hello_a: HELLO(@mode, @a) and its READY; reason in @why */
+static int st_hello_a(struct smbd_sock *sk, u32 mode, const u64 *a,
+		      char *why, size_t whylen)
 {
-	u64 a[5] = { seed, msg, stall_ms };
 	int err = st_send_ctl(sk, ST_OP_HELLO, mode, a);
 
 	if (err) {
@@ -889,6 +950,15 @@ static int st_hello(struct smbd_sock *sk, u32 mode, u64 seed, u32 msg,
 		return err;
 	}
 	return st_recv_ctl(sk, ST_OP_READY, NULL, why, whylen);
+}
+
+/* st_hello: HELLO(@mode) and its READY; 0 or an error, reason in @why */
+static int st_hello(struct smbd_sock *sk, u32 mode, u64 seed, u32 msg,
+		    u32 stall_ms, char *why, size_t whylen)
+{
+	u64 a[5] = { seed, msg, stall_ms };
+
+	return st_hello_a(sk, mode, a, why, whylen);
 }
 
 /* st_end: END, and the server's STATS into @a */
@@ -901,27 +971,6 @@ static int st_end(struct smbd_sock *sk, u64 *a, char *why, size_t whylen)
 		return err;
 	}
 	return st_recv_ctl(sk, ST_OP_STATS, a, why, whylen);
-}
-
-/* A SINK/STALL data message: its header, and the iterator over it. */
-struct st_sink_msg {
-	struct st_hdr hdr;
-	struct kvec kv[2];
-	struct iov_iter it;
-};
-
-static void st_sink_prep(struct st_sink_msg *m, const u8 *pat, u32 seq,
-			 u32 len)
-{
-	m->hdr.magic = cpu_to_le32(ST_DATA_MAGIC);
-	m->hdr.seq = cpu_to_le32(seq);
-	m->hdr.len = cpu_to_le32(len);
-	m->hdr.zero = 0;
-	m->kv[0].iov_base = &m->hdr;
-	m->kv[0].iov_len = sizeof(m->hdr);
-	m->kv[1].iov_base = (void *)pat + st_pat_off(seq);
-	m->kv[1].iov_len = len - sizeof(m->hdr);
-	iov_iter_kvec(&m->it, ITER_SOURCE, m->kv, 2, len);
 }
 
 /* ------------------------------------------------------------ echo */
@@ -1458,6 +1507,7 @@ struct st_worker {
 	int err;
 	char why[128];
 	u8 *pat;
+	bool down;	/* the server sends (SOURCE) */
 	u64 msgs;
 	u64 bytes;
 	u32 ms;
@@ -1468,25 +1518,69 @@ struct st_stream {
 	bool abort;
 };
 
+/* st_worker_recv: receive and check the server's SOURCE messages */
+static int st_worker_recv(struct st_worker *w, u8 *buf)
+{
+	struct st_session s = { .msg = w->c->msg, .pat = w->pat };
+	struct smbd_recv_info ri;
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+
+	while (w->bytes < w->c->bytes) {
+		kv.iov_base = buf;
+		kv.iov_len = s.msg;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, s.msg);
+		memset(&ri, 0, sizeof(ri));
+		n = smbd_sock_recv(w->sk, &it, 0, &ri);
+		if (n < 0) {
+			scnprintf(w->why, sizeof(w->why),
+				  "recv after %llu messages: %zd (msg_len %u)",
+				  w->msgs, n, ri.msg_len);
+			return n;
+		}
+		if (!st_sink_check(&s, buf, n)) {
+			scnprintf(w->why, sizeof(w->why),
+				  "message %u (%zd bytes) is not what the server was to send",
+				  s.seq, n);
+			return -EBADMSG;
+		}
+		s.seq++;
+		w->msgs++;
+		w->bytes += n;
+	}
+	return 0;
+}
+
 static int st_worker_thread(void *arg)
 {
 	struct st_worker *w = arg;
 	struct st_cmd *c = w->c;
 	struct st_sink_msg m;
-	u64 left = c->bytes, a[5];
+	u64 left = c->bytes, a[5] = { c->seed + w->idx, c->msg, 0, c->bytes };
+	u8 *buf = NULL;
 	ktime_t t0;
 	ssize_t n;
 	u32 len;
 
 	st_upcalls_init(&w->u);
+	if (w->down) {
+		buf = vmalloc(c->msg);
+		if (!buf) {
+			w->err = -ENOMEM;
+			scnprintf(w->why, sizeof(w->why), "no receive buffer");
+			complete(&w->ready);
+			goto out;
+		}
+	}
 	w->err = st_connect(c, &w->u, w->idx & 1, &w->sk);
 	if (w->err) {
 		scnprintf(w->why, sizeof(w->why), "connect: %d", w->err);
 		complete(&w->ready);
 		goto out;
 	}
-	w->err = st_hello(w->sk, ST_MODE_SINK, c->seed + w->idx, c->msg, 0,
-			  w->why, sizeof(w->why));
+	w->err = st_hello_a(w->sk, w->down ? ST_MODE_SOURCE : ST_MODE_SINK,
+			    a, w->why, sizeof(w->why));
 	complete(&w->ready);
 	if (w->err)
 		goto out;
@@ -1496,6 +1590,13 @@ static int st_worker_thread(void *arg)
 		goto out;
 	}
 	t0 = ktime_get();
+	if (w->down) {
+		/* The server started sending after READY: it may be ahead. */
+		w->err = st_worker_recv(w, buf);
+		if (w->err)
+			goto out;
+		left = 0;
+	}
 	while (left) {
 		len = min_t(u64, left, c->msg);
 		len = max_t(u32, len, sizeof(struct st_hdr));
@@ -1515,11 +1616,13 @@ static int st_worker_thread(void *arg)
 	w->ms = st_ms_since(t0);
 	if (!w->err && (a[0] != w->msgs || a[1] != w->bytes || a[2])) {
 		scnprintf(w->why, sizeof(w->why),
-			  "server counted %llu messages %llu bytes %llu bad (first seq %llu); sent %llu, %llu",
-			  a[0], a[1], a[2], a[4] - 1, w->msgs, w->bytes);
+			  "server counted %llu messages %llu bytes %llu bad (first seq %llu); %s %llu, %llu",
+			  a[0], a[1], a[2], a[4] - 1,
+			  w->down ? "received" : "sent", w->msgs, w->bytes);
 		w->err = -EBADMSG;
 	}
 out:
+	vfree(buf);
 	st_release(c, w->sk);
 	w->sk = NULL;
 	kthread_complete_and_exit(&w->done, 0);
@@ -1531,6 +1634,7 @@ static void st_cmd_stream(struct st_cmd *c)
 	struct st_stream st = {};
 	struct task_struct *t;
 	u32 i, started = 0, nconn = 0, nok = 0, ms, maxms = 0, minms = U32_MAX;
+	u32 ndown = 0;
 	u64 total = 0, rate10;
 	char first[192] = "";
 	ktime_t t0;
@@ -1556,6 +1660,8 @@ static void st_cmd_stream(struct st_cmd *c)
 		w[i].c = c;
 		w[i].st = &st;
 		w[i].idx = i;
+		w[i].down = c->dir == ST_DIR_DOWN ||
+			    (c->dir == ST_DIR_BOTH && (i & 2));
 		init_completion(&w[i].ready);
 		init_completion(&w[i].done);
 		t = kthread_create(st_worker_thread, &w[i], "smbd_test_w%u", i);
@@ -1600,14 +1706,16 @@ static void st_cmd_stream(struct st_cmd *c)
 		put_task_struct(w[i].task);
 	}
 	ms = max_t(u32, st_ms_since(t0), 1);
+	for (i = 0; i < c->conns; i++)
+		ndown += w[i].down;
 	st_check(nok == c->conns, "stream/data",
-		 "%u of %u connections moved %llu bytes each, verified by the server%s%s",
-		 nok, c->conns, c->bytes, first[0] ? "; " : "", first);
+		 "%u of %u connections moved %llu bytes each (%u of them server to client), verified by the receiver%s%s",
+		 nok, c->conns, c->bytes, ndown, first[0] ? "; " : "", first);
 	/* MiB/s, times 10 */
 	rate10 = div64_u64(total * 10000ULL, (u64)ms * 1048576ULL);
-	st_info("stream: %u connections x %llu bytes in %u-byte messages: %llu bytes in %u ms = %llu.%llu MiB/s aggregate (per connection %u..%u ms)",
-		c->conns, c->bytes, c->msg, total, ms, div_u64(rate10, 10),
-		rate10 % 10, nok ? minms : 0, maxms);
+	st_info("stream: %u connections (%u server to client) x %llu bytes in %u-byte messages: %llu bytes in %u ms = %llu.%llu MiB/s aggregate (per connection %u..%u ms)",
+		c->conns, ndown, c->bytes, c->msg, total, ms,
+		div_u64(rate10, 10), rate10 % 10, nok ? minms : 0, maxms);
 out:
 	for (i = 0; w && i < c->conns; i++)
 		vfree(w[i].pat);
@@ -1982,6 +2090,19 @@ static int st_parse_u32(const char *v, u32 *out)
 	return 0;
 }
 
+static int st_parse_dir(struct st_cmd *c, const char *v)
+{
+	if (!strcmp(v, "up"))
+		c->dir = ST_DIR_UP;
+	else if (!strcmp(v, "down"))
+		c->dir = ST_DIR_DOWN;
+	else if (!strcmp(v, "both"))
+		c->dir = ST_DIR_BOTH;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int st_parse(struct st_cmd *c, int argc, char **argv)
 {
 	u32 iw = 0;
@@ -2016,6 +2137,8 @@ static int st_parse(struct st_cmd *c, int argc, char **argv)
 			err = st_parse_u32(v, &c->stall_ms);
 		else if (!strcmp(k, "timeout"))
 			err = st_parse_u32(v, &c->timeout_s);
+		else if (!strcmp(k, "dir"))
+			err = st_parse_dir(c, v);
 		else
 			err = -EINVAL;
 		if (err)

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest plan, booted on its own by tests/run.sh: the bulk transfer. Over
-# rxe and then siw, 16 concurrent smbd connections each send 64 MiB in
-# 64 KiB messages to smbd_test's sink server, which checks every byte
-# (sequence, length and content against the pattern both sides derive).
+# rxe and then siw, 16 concurrent smbd connections each move 64 MiB in
+# 64 KiB messages, every second pair of them from smbd_test's server to
+# its client and the others from client to server; the receiver checks
+# every byte (sequence, length and content against the pattern both
+# sides derive).
 # The aggregate throughput is reported as SMBD-INFO, and after each
 # provider the guest's free memory and slab, and for rxe its transport
 # counters (retransmissions, duplicates, retry-exceeded and RNR errors).
@@ -43,7 +45,7 @@ bulk() {
 	p=bulk/$1
 	run "$p" listen "$2" $PORT
 	run "$p/$BULK" stream "$2" $PORT conns="${BULK%%x*}" \
-		bytes="${BULK#*x}" msg=65536 timeout="$BULK_TIMEOUT"
+		bytes="${BULK#*x}" msg=65536 dir=both timeout="$BULK_TIMEOUT"
 	run "$p" stop "$2" $PORT
 	counters "$1" "$3"
 }
