@@ -646,8 +646,11 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (!(tx->tx_wr.send_flags & IB_SEND_SIGNALED)) {
 		if (wc->status != IB_WC_SUCCESS &&
-		    wc->status != IB_WC_WR_FLUSH_ERR)
+		    wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_info_ratelimited("smbd: send failed: %s\n",
+					    ib_wc_status_msg(wc->status));
 			smbd_sock_error(sk, -ECONNABORTED);
+		}
 		return;
 	}
 
@@ -680,7 +683,13 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
+		/*
+		 * A flush on a connection nobody is ending means the provider
+		 * took the queue pair out of RTS by itself: say so, it is
+		 * otherwise silent.
+		 */
+		if (wc->status != IB_WC_WR_FLUSH_ERR ||
+		    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
 			pr_info_ratelimited("smbd: send failed: %s\n",
 					    ib_wc_status_msg(wc->status));
 		smbd_sock_error(sk, -ECONNABORTED);
@@ -1282,12 +1291,16 @@ void smbd_ka_work(struct work_struct *work)
 static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 {
 	bool grant, waiters;
+	int ret = 0;
 
 	spin_lock_bh(&sk->ss_lock);
 	list_splice_init(done, &sk->ss_rx_free);
-	if (sk->ss_state == SMBD_CONNECTED &&
-	    smbd_post_recvs(sk, sk->ss_send_waiters > 0) < 0) {
+	if (sk->ss_state == SMBD_CONNECTED)
+		ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
+	if (ret < 0) {
 		spin_unlock_bh(&sk->ss_lock);
+		pr_info_ratelimited("smbd: reposting receives failed: %d\n",
+				    ret);
 		smbd_sock_error(sk, -ECONNABORTED);
 		return;
 	}

@@ -27,15 +27,16 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 
-# counters NAME DEVICE: what the run cost the guest, and rxe's own view of it
+# counters NAME DEVICE: what the run cost the guest, and the provider's
+# own counters (rxe: retransmissions, duplicates, errors; all nonzero ones)
 counters() {
 	m=$(awk '/^MemFree|^Slab/ { printf "%s %d MiB ", $1, $2 / 1024 }' \
 		/proc/meminfo)
 	c=""
-	hw=/sys/class/infiniband/$2/ports/1/hw_counters
-	for f in completer_retry_err duplicate_request retry_exceeded_err \
-		rcvd_rnr_err rcvd_seq_err; do
-		[ -r "$hw/$f" ] && c="$c $f=$(cat "$hw/$f")"
+	for f in /sys/class/infiniband/"$2"/ports/1/hw_counters/*; do
+		[ -r "$f" ] || continue
+		v=$(cat "$f")
+		[ "$v" = 0 ] || c="$c ${f##*/}=$v"
 	done
 	echo "SMBD-INFO: bulk/$1: after the run: $m${c:+;$c}"
 }
