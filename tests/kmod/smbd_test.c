@@ -341,29 +341,42 @@ static void st_sink_prep(struct st_sink_msg *m, const u8 *pat, u32 seq,
 	iov_iter_kvec(&m->it, ITER_SOURCE, m->kv, 2, len);
 }
 
-/* st_source: send @left bytes of SOURCE messages; false on a failure */
-static bool st_source(struct st_conn *c, struct st_session *s, u64 left)
+/*
+ * st_send_pattern: send @bytes as pattern messages of at most @msg bytes
+ * (at least a header), numbered from *@seq, until done or *@stop is set.
+ * *@seq and *@sent count what went. 0, or the failed send's error (-EIO
+ * for a short one).
+ */
+static int st_send_pattern(struct smbd_sock *sk, const u8 *pat, u32 msg,
+			   u64 bytes, const bool *stop, u32 *seq, u64 *sent)
 {
 	struct st_sink_msg m;
 	ssize_t n;
 	u32 len;
 
-	while (left && !READ_ONCE(c->srv->stopping)) {
-		len = max_t(u32, min_t(u64, left, s->msg),
-			    sizeof(struct st_hdr));
-		st_sink_prep(&m, s->pat, s->seq, len);
-		n = smbd_sock_send(c->sk, &m.it, 0);
-		if (n != len) {
-			st_conn_problem(c, "SOURCE message %u: send %zd",
-					s->seq, n);
-			return false;
-		}
-		s->seq++;
-		s->msgs++;
-		s->bytes += len;
-		left -= min_t(u64, left, len);
+	while (bytes && !(stop && READ_ONCE(*stop))) {
+		len = max_t(u32, min_t(u64, bytes, msg), sizeof(struct st_hdr));
+		st_sink_prep(&m, pat, *seq, len);
+		n = smbd_sock_send(sk, &m.it, 0);
+		if (n != len)
+			return n < 0 ? n : -EIO;
+		(*seq)++;
+		*sent += len;
+		bytes -= min_t(u64, bytes, len);
 	}
-	return true;
+	return 0;
+}
+
+/* st_source: send @bytes of SOURCE messages; false on a failure */
+static bool st_source(struct st_conn *c, struct st_session *s, u64 bytes)
+{
+	int err = st_send_pattern(c->sk, s->pat, s->msg, bytes,
+				  &c->srv->stopping, &s->seq, &s->bytes);
+
+	s->msgs = s->seq;
+	if (err)
+		st_conn_problem(c, "SOURCE message %u: send %d", s->seq, err);
+	return !err;
 }
 
 /* st_serve_ctl: handle a control message; false ends the connection */
@@ -1556,12 +1569,10 @@ static int st_worker_thread(void *arg)
 {
 	struct st_worker *w = arg;
 	struct st_cmd *c = w->c;
-	struct st_sink_msg m;
-	u64 left = c->bytes, a[5] = { c->seed + w->idx, c->msg, 0, c->bytes };
+	u64 a[5] = { c->seed + w->idx, c->msg, 0, c->bytes };
 	u8 *buf = NULL;
 	ktime_t t0;
-	ssize_t n;
-	u32 len;
+	u32 seq = 0;
 
 	st_upcalls_init(&w->u);
 	if (w->down) {
@@ -1593,25 +1604,16 @@ static int st_worker_thread(void *arg)
 	if (w->down) {
 		/* The server started sending after READY: it may be ahead. */
 		w->err = st_worker_recv(w, buf);
+	} else {
+		w->err = st_send_pattern(w->sk, w->pat, c->msg, c->bytes, NULL,
+					 &seq, &w->bytes);
+		w->msgs = seq;
 		if (w->err)
-			goto out;
-		left = 0;
+			scnprintf(w->why, sizeof(w->why), "send %u: %d", seq,
+				  w->err);
 	}
-	while (left) {
-		len = min_t(u64, left, c->msg);
-		len = max_t(u32, len, sizeof(struct st_hdr));
-		st_sink_prep(&m, w->pat, w->msgs, len);
-		n = smbd_sock_send(w->sk, &m.it, 0);
-		if (n != len) {
-			scnprintf(w->why, sizeof(w->why),
-				  "send %llu (%u bytes): %zd", w->msgs, len, n);
-			w->err = n < 0 ? n : -EIO;
-			goto out;
-		}
-		w->msgs++;
-		w->bytes += len;
-		left -= min_t(u64, left, len);
-	}
+	if (w->err)
+		goto out;
 	w->err = st_end(w->sk, a, w->why, sizeof(w->why));
 	w->ms = st_ms_since(t0);
 	if (!w->err && (a[0] != w->msgs || a[1] != w->bytes || a[2])) {
