@@ -45,7 +45,7 @@ for attempt in 1 2; do
 	fi
 	mv "$log" "$log.boot1"
 	echo "vm-run: the kernel reported a bug while booting, before /init and any smbd code (log kept in $log.boot1); booting again" >&2
-	{ grep -a -m1 -E '\] (BUG: |WARNING: |Oops|UBSAN: |general protection fault)' "$log.boot1" || true; } |
+	grep -a -m1 'SMBD-GUEST: kernel report while booting' "$log.boot1" |
 		tr -d '\r' | sed 's/^/    /' >&2
 done
 secs=$(( $(date +%s) - start ))

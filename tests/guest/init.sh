@@ -63,8 +63,9 @@ echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at /init"
 # no smbd or test code loaded yet (seen once: KASAN on an interrupt taken
 # inside start_kernel under TCG). End this boot at once; scripts/vm-run.sh
 # keeps its log and boots once more.
-if dmesg | grep -qE '\] (BUG: |WARNING: |Oops|UBSAN: |general protection fault)'; then
-	echo "SMBD-GUEST: kernel report while booting, before /init; another boot asked for"
+r=$(dmesg | grep -m1 -E '\] (BUG: |WARNING: |Oops|UBSAN: |general protection fault)')
+if [ -n "$r" ]; then
+	echo "SMBD-GUEST: kernel report while booting, before /init: $r"
 	reboot -f
 	echo b > /proc/sysrq-trigger 2>/dev/null
 	sleep 1000
