@@ -629,6 +629,21 @@ static void smbd_tx_wait_put(struct smbd_send_wait *w)
 		complete(&w->sw_done);
 }
 
+/*
+ * A send completed in error: end the connection. A flush on a connection
+ * nobody is ending means the provider took the queue pair out of RTS by
+ * itself (rxe does so silently when it cannot build a packet): say so,
+ * as for any other failure.
+ */
+static void smbd_send_failed(struct smbd_sock *sk, enum ib_wc_status status)
+{
+	if (status != IB_WC_WR_FLUSH_ERR ||
+	    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
+		pr_info_ratelimited("smbd: send failed: %s\n",
+				    ib_wc_status_msg(status));
+	smbd_sock_error(sk, -ECONNABORTED);
+}
+
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_send_ctx *tx = container_of(wc->wr_cqe,
@@ -645,12 +660,8 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * signalled tail of its batch completes after it and returns it.
 	 */
 	if (!(tx->tx_wr.send_flags & IB_SEND_SIGNALED)) {
-		if (wc->status != IB_WC_SUCCESS &&
-		    wc->status != IB_WC_WR_FLUSH_ERR) {
-			pr_info_ratelimited("smbd: send failed: %s\n",
-					    ib_wc_status_msg(wc->status));
-			smbd_sock_error(sk, -ECONNABORTED);
-		}
+		if (wc->status != IB_WC_SUCCESS)
+			smbd_send_failed(sk, wc->status);
 		return;
 	}
 
@@ -682,18 +693,8 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	if (wc->status != IB_WC_SUCCESS) {
-		/*
-		 * A flush on a connection nobody is ending means the provider
-		 * took the queue pair out of RTS by itself: say so, it is
-		 * otherwise silent.
-		 */
-		if (wc->status != IB_WC_WR_FLUSH_ERR ||
-		    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-			pr_info_ratelimited("smbd: send failed: %s\n",
-					    ib_wc_status_msg(wc->status));
-		smbd_sock_error(sk, -ECONNABORTED);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		smbd_send_failed(sk, wc->status);
 	wake_up_all(&sk->ss_wait);
 	if (space && ops && ops->write_space)
 		ops->write_space(sk);
