@@ -61,9 +61,11 @@ bulk() {
 # rxe's requester moves a queue pair to the error state without a word
 # when it cannot build a packet (no address vector, no skb, a failed
 # copy); with dynamic debug its rxe_dbg_qp() lines name the path, so a
-# run that fails that way says why in the log.
+# run that fails that way says why in the log. They are KERN_DEBUG: the
+# console shows them only at console log level 8.
 DDC=/sys/kernel/debug/dynamic_debug/control
-if [ -w $DDC ] && echo 'module rdma_rxe file rxe_req.c +p' > $DDC; then
+if [ -w $DDC ] && echo 'module rdma_rxe file rxe_req.c +p' > $DDC &&
+	echo 8 > /proc/sys/kernel/printk; then
 	echo "SMBD-SETUP: ok rxe requester debug messages on"
 fi
 
