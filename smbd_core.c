@@ -247,8 +247,15 @@ static void smbd_neg_timeout(struct work_struct *work)
 	struct smbd_sock *sk = container_of(to_delayed_work(work),
 					    struct smbd_sock, ss_neg_work);
 
-	if (READ_ONCE(sk->ss_state) < SMBD_CONNECTED) {
-		pr_info_ratelimited("smbd: negotiation timed out\n");
+	enum smbd_state state = READ_ONCE(sk->ss_state);
+
+	if (state < SMBD_CONNECTED) {
+		/* Where it stopped: resolution, the CM exchange, or SMBD. */
+		pr_info_ratelimited("smbd: negotiation timed out (%s, last CM event: %s)\n",
+				    smbd_state_names[state],
+				    READ_ONCE(sk->ss_cm_seen) ?
+				    rdma_event_msg(READ_ONCE(sk->ss_cm_last)) :
+				    "none");
 		smbd_sock_error(sk, -ETIMEDOUT);
 	}
 }
@@ -764,6 +771,10 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	struct sockaddr *dst;
 	int ret = 0;
 
+	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		WRITE_ONCE(sk->ss_cm_last, event->event);
+		WRITE_ONCE(sk->ss_cm_seen, true);
+	}
 	switch (event->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return smbd_cm_connect_request(sk, id, event);

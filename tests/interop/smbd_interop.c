@@ -508,8 +508,9 @@ static int si_connect(struct si_cmd *c, const char *p, struct smbd_sock **skp)
 	t0 = ktime_get();
 	err = smbd_sock_connect(sk, (struct sockaddr *)&c->addr);
 	if (err) {
-		si_check(o, false, p, "connect", "smbd_sock_connect to %pISpc: %d",
-			 &c->addr, err);
+		si_check(o, false, p, "connect",
+			 "smbd_sock_connect to %pISpc: %d after %lld ms",
+			 &c->addr, err, ktime_ms_delta(ktime_get(), t0));
 		smbd_sock_release(sk);
 		return err;
 	}
