@@ -988,7 +988,7 @@ void smbd_established(struct smbd_sock *sk)
 	if (!smbd_set_state(sk, SMBD_CONNECTED))
 		return;
 	cancel_delayed_work(&sk->ss_neg_work);
-	ms = smbd_ka_on_established(&sk->ss_ka);
+	ms = smbd_ka_on_established(&sk->ss_ka, smbd_now_ms());
 	if (ms)
 		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
 	if (!sk->ss_responder)

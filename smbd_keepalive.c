@@ -3,12 +3,16 @@
  * smbd: keep-alive and the idle connection timer, the pure part
  * ([MS-SMBD] 3.1.2.2, 3.1.5.1, 3.1.5.5, 3.1.5.8, 3.1.6.2).
  *
- * The state machine decides; the caller owns the timer. Each entry point
- * returns how to (re)arm the timer: a value in milliseconds, or zero for
- * "leave it as it is".
+ * The state machine decides; the caller owns the timer. The timer is
+ * re-armed lazily: a receive only notes its time, and the timer, when it
+ * fires, re-arms itself for the rest of the interval if the connection
+ * was not idle all along. Touching a timer for every message would cost
+ * more than the message on a busy connection.
  *
- *   any receive        -> state NONE, timer = KeepaliveInterval
- *   timer, state NONE  -> state PENDING, send a message now
+ *   any receive        -> state NONE, last receive = now
+ *   timer, state NONE  -> idle for KeepaliveInterval: state PENDING, send
+ *                         a message now, timer = keep-alive timeout;
+ *                         otherwise timer = the rest of the interval
  *   send while PENDING -> RESPONSE_REQUESTED set, state SENT,
  *                         timer = keep-alive timeout
  *   timer, not NONE    -> the peer is gone: terminate
@@ -39,12 +43,14 @@ void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms)
 	ka->reply_due = false;
 	ka->interval_ms = interval_ms;
 	ka->timeout_ms = timeout_ms;
+	ka->last_rx_ms = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_init);
 
 /**
  * smbd_ka_on_established() - negotiation succeeded
  * @ka: the state
+ * @now_ms: the time now, in ms on any monotonic clock
  *
  * [MS-SMBD] 3.1.5.6, 3.1.5.7: the idle connection timer starts at
  * KeepaliveInterval when the connection is established.
@@ -52,9 +58,10 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ka_init);
  * Context: any; caller holds the connection's keep-alive lock.
  * Return: the timer value in ms, 0 when keep-alives are disabled.
  */
-u32 smbd_ka_on_established(struct smbd_keepalive *ka)
+u32 smbd_ka_on_established(struct smbd_keepalive *ka, u64 now_ms)
 {
 	ka->state = SMBD_KA_NONE;
+	ka->last_rx_ms = now_ms;
 	return ka->interval_ms;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_established);
@@ -63,43 +70,60 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_established);
  * smbd_ka_on_recv() - any message was received
  * @ka: the state
  * @flags: the message's Flags
- * @send_now: set when a message must go out promptly (the peer asked)
+ * @now_ms: the time now, on the clock of smbd_ka_on_established()
  *
- * [MS-SMBD] 3.1.5.5: every received message re-arms the idle timer and
- * clears KeepaliveRequested. 3.1.5.8: RESPONSE_REQUESTED asks for a
- * prompt message back.
+ * [MS-SMBD] 3.1.5.5: every received message restarts the idle period
+ * and clears KeepaliveRequested. The timer is left alone: it finds the
+ * new idle period when it fires (smbd_ka_on_timer()). 3.1.5.8:
+ * RESPONSE_REQUESTED asks for a prompt message back.
  *
  * Context: any; caller holds the connection's keep-alive lock.
- * Return: the timer value in ms, 0 when keep-alives are disabled.
+ * Return: true when a message must go out promptly (the peer asked and
+ * no message has answered yet).
  */
-u32 smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, bool *send_now)
+bool smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, u64 now_ms)
 {
 	ka->state = SMBD_KA_NONE;
+	ka->last_rx_ms = now_ms;
 	if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
 		ka->reply_due = true;
-	*send_now = ka->reply_due;
-	return ka->interval_ms;
+	return ka->reply_due;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_recv);
 
 /**
  * smbd_ka_on_timer() - the idle connection timer expired
  * @ka: the state
+ * @now_ms: the time now, on the clock of smbd_ka_on_established()
+ * @rearm_ms: set to when the timer must fire next, 0 for never
  *
- * [MS-SMBD] 3.1.6.2: with no probe outstanding, start one; with one
- * outstanding (pending for lack of a credit, or sent and unanswered), the
- * peer is gone.
+ * [MS-SMBD] 3.1.6.2: with no probe outstanding and nothing received for
+ * KeepaliveInterval, start one, and wait at most the keep-alive timeout
+ * for it to be answered; with one outstanding (pending for lack of a
+ * credit, or sent and unanswered), the peer is gone. A receive within
+ * the interval only moves the timer to the end of the new idle period.
  *
  * Context: any; caller holds the connection's keep-alive lock.
  * Return: what the connection must do.
  */
-enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka)
+enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
+				     u32 *rearm_ms)
 {
+	u64 idle;
+
+	*rearm_ms = 0;
 	if (!ka->interval_ms)
 		return SMBD_KA_ACT_NONE;
 	if (ka->state != SMBD_KA_NONE)
 		return SMBD_KA_ACT_TERMINATE;
+	idle = now_ms > ka->last_rx_ms ? now_ms - ka->last_rx_ms : 0;
+	if (idle < ka->interval_ms) {
+		*rearm_ms = ka->interval_ms - (u32)idle;
+		return SMBD_KA_ACT_NONE;
+	}
 	ka->state = SMBD_KA_PENDING;
+	/* If the probe cannot go out in time, the peer is gone too. */
+	*rearm_ms = ka->timeout_ms;
 	return SMBD_KA_ACT_SEND;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_timer);

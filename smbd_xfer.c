@@ -460,7 +460,6 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	struct smbd_data_hdr h;
 	enum smbd_rx_err err;
 	bool first, reply;
-	u32 ms;
 	int ret;
 
 	list_add(&rx->rx_node, &sk->ss_rx_free);
@@ -478,9 +477,8 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 
 	if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED)
 		sk->ss_stats.keepalives_answered++;
-	ms = smbd_ka_on_recv(&sk->ss_ka, h.flags, &reply);
-	if (ms)
-		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
+	/* The idle timer finds this receive when it fires: no re-arm here. */
+	reply = smbd_ka_on_recv(&sk->ss_ka, h.flags, smbd_now_ms());
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
 		/* [MS-SMBD] 3.1.5.8: InvalidatedToken, and which MR it was. */
 		sk->ss_rx_inv_pending = true;
@@ -1265,17 +1263,17 @@ void smbd_ka_work(struct work_struct *work)
 	struct smbd_sock *sk = container_of(to_delayed_work(work),
 					    struct smbd_sock, ss_ka_work);
 	enum smbd_ka_action act;
+	u32 rearm;
 
 	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state != SMBD_CONNECTED) {
 		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
-	act = smbd_ka_on_timer(&sk->ss_ka);
-	if (act == SMBD_KA_ACT_SEND)
-		/* If the probe cannot go out in time, the peer is gone too. */
+	act = smbd_ka_on_timer(&sk->ss_ka, smbd_now_ms(), &rearm);
+	if (rearm)
 		mod_delayed_work(smbd_wq, &sk->ss_ka_work,
-				 msecs_to_jiffies(sk->ss_ka.timeout_ms));
+				 msecs_to_jiffies(rearm));
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (act == SMBD_KA_ACT_TERMINATE) {

@@ -9,6 +9,7 @@
 #define _SMBD_INTERNAL_H
 
 #include <linux/completion.h>
+#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
@@ -345,5 +346,11 @@ int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
 void smbd_xfer_wake(struct smbd_sock *sk);
+
+/* The keep-alive clock ([MS-SMBD] 3.1.6.2): jiffies, in ms. */
+static inline u64 smbd_now_ms(void)
+{
+	return jiffies64_to_msecs(get_jiffies_64());
+}
 
 #endif /* _SMBD_INTERNAL_H */

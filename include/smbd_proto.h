@@ -332,6 +332,8 @@ enum smbd_ka_action {
  *	and none has gone out yet
  * @interval_ms: Connection.KeepaliveInterval; 0 disables keep-alives
  * @timeout_ms: how long a probe waits for any message from the peer
+ * @last_rx_ms: when the last message arrived (or the connection was
+ *	established), in ms on the caller's monotonic clock
  *
  * Our probes and the peer's are tracked apart, so a reply never asks for
  * a reply in turn and two peers cannot ping-pong (see
@@ -342,12 +344,14 @@ struct smbd_keepalive {
 	bool reply_due;
 	u32 interval_ms;
 	u32 timeout_ms;
+	u64 last_rx_ms;
 };
 
 void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms);
-u32 smbd_ka_on_established(struct smbd_keepalive *ka);
-u32 smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, bool *send_now);
-enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka);
+u32 smbd_ka_on_established(struct smbd_keepalive *ka, u64 now_ms);
+bool smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, u64 now_ms);
+enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
+				     u32 *rearm_ms);
 u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms);
 
 /*

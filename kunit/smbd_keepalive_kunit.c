@@ -9,18 +9,22 @@
 
 #define IVL 120000
 #define TMO 5000
+#define T0 1000000ULL	/* an arbitrary start on the caller's clock */
 
 static void smbd_ka_established(struct kunit *test)
 {
 	struct smbd_keepalive ka;
+	u32 rearm = 1;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_established(&ka), IVL);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_established(&ka, T0), IVL);
 	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_NONE);
 
 	smbd_ka_init(&ka, 0, TMO);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_established(&ka), 0);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_established(&ka, T0), 0);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, 0);
 }
 
 /* Idle: probe, then the peer's silence ends the connection (3.1.6.2). */
@@ -30,9 +34,12 @@ static void smbd_ka_probe_unanswered(struct kunit *test)
 	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_established(&ka);
-	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_SEND);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL, &rearm),
+			SMBD_KA_ACT_SEND);
 	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_PENDING);
+	/* The probe must go out and be answered within the timeout. */
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm),
 			SMBD_FLAG_RESPONSE_REQUESTED);
 	KUNIT_EXPECT_EQ(test, rearm, TMO);
@@ -40,48 +47,103 @@ static void smbd_ka_probe_unanswered(struct kunit *test)
 	/* Later messages do not ask again and leave the timer alone. */
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm), 0);
 	KUNIT_EXPECT_EQ(test, rearm, 0);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_TERMINATE);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL + TMO, &rearm),
+			SMBD_KA_ACT_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rearm, 0);
 }
 
-/* Any message from the peer answers the probe and re-arms (3.1.5.5). */
+/* Any message from the peer answers the probe (3.1.5.5). */
 static void smbd_ka_probe_answered(struct kunit *test)
 {
 	struct smbd_keepalive ka;
-	bool now = true;
+	u64 rx = T0 + IVL + 10;
 	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_established(&ka);
-	smbd_ka_on_timer(&ka);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_timer(&ka, T0 + IVL, &rearm);
 	smbd_ka_on_send(&ka, &rearm);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_recv(&ka, 0, &now), IVL);
-	KUNIT_EXPECT_FALSE(test, now);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_recv(&ka, 0, rx));
 	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_NONE);
-	/* The next idle period starts a new probe, not a termination. */
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_SEND);
+	/*
+	 * The timer armed for the probe's timeout finds the connection
+	 * alive and moves on to the end of the idle period that began
+	 * with the answer.
+	 */
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL + TMO, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, rx + IVL - (T0 + IVL + TMO));
+	/* A whole quiet interval later: a new probe, not a termination. */
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, rx + IVL, &rearm),
+			SMBD_KA_ACT_SEND);
 }
 
-/* A probe that could not be sent for a whole interval: terminate. */
+/* Receives within the interval only push the next check back. */
+static void smbd_ka_busy_rearms_lazily(struct kunit *test)
+{
+	struct smbd_keepalive ka;
+	u64 now = T0;
+	u32 rearm;
+	int i;
+
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	for (i = 0; i < 1000; i++) {
+		now += 100;
+		smbd_ka_on_recv(&ka, 0, now);
+	}
+	/* The timer armed at establishment fires: 100 s idle, not 120. */
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, now + IVL - (T0 + IVL));
+	/* One ms early is still not idle; on time it is. */
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, now + IVL - 1, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, 1);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, now + IVL, &rearm),
+			SMBD_KA_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
+}
+
+/* A clock that reads earlier than the last receive counts as not idle. */
+static void smbd_ka_clock_behind(struct kunit *test)
+{
+	struct smbd_keepalive ka;
+	u32 rearm;
+
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_recv(&ka, 0, T0 + 50);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, IVL);
+}
+
+/* A probe that could not be sent within the timeout: terminate. */
 static void smbd_ka_pending_expires(struct kunit *test)
 {
 	struct smbd_keepalive ka;
+	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_established(&ka);
-	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_SEND);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka), SMBD_KA_ACT_TERMINATE);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL, &rearm),
+			SMBD_KA_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL + TMO, &rearm),
+			SMBD_KA_ACT_TERMINATE);
 }
 
 /* A received message clears a probe not yet sent: no flag goes out. */
 static void smbd_ka_pending_cleared(struct kunit *test)
 {
 	struct smbd_keepalive ka;
-	bool now;
 	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_timer(&ka);
-	smbd_ka_on_recv(&ka, 0, &now);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_timer(&ka, T0 + IVL, &rearm);
+	smbd_ka_on_recv(&ka, 0, T0 + IVL + 1);
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm), 0);
 	KUNIT_EXPECT_EQ(test, rearm, 0);
 }
@@ -90,23 +152,21 @@ static void smbd_ka_pending_cleared(struct kunit *test)
 static void smbd_ka_peer_request(struct kunit *test)
 {
 	struct smbd_keepalive ka;
-	bool now = false;
 	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_established(&ka);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_recv(&ka, SMBD_FLAG_RESPONSE_REQUESTED,
-					      &now), IVL);
-	KUNIT_EXPECT_TRUE(test, now);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_EXPECT_TRUE(test, smbd_ka_on_recv(&ka,
+						SMBD_FLAG_RESPONSE_REQUESTED,
+						T0 + 1));
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm), 0);
 	KUNIT_EXPECT_EQ(test, rearm, 0);
 	KUNIT_EXPECT_FALSE(test, ka.reply_due);
-	smbd_ka_on_recv(&ka, 0, &now);
-	KUNIT_EXPECT_FALSE(test, now);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_recv(&ka, 0, T0 + 2));
 
 	/* Our own probe pending at the same time still asks. */
-	smbd_ka_on_recv(&ka, SMBD_FLAG_RESPONSE_REQUESTED, &now);
-	smbd_ka_on_timer(&ka);
+	smbd_ka_on_recv(&ka, SMBD_FLAG_RESPONSE_REQUESTED, T0 + 3);
+	smbd_ka_on_timer(&ka, T0 + 3 + IVL, &rearm);
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm),
 			SMBD_FLAG_RESPONSE_REQUESTED);
 	KUNIT_EXPECT_FALSE(test, ka.reply_due);
@@ -116,16 +176,13 @@ static void smbd_ka_peer_request(struct kunit *test)
 static void smbd_ka_reply_stays_due(struct kunit *test)
 {
 	struct smbd_keepalive ka;
-	bool now;
 	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
-	smbd_ka_on_recv(&ka, SMBD_FLAG_RESPONSE_REQUESTED, &now);
-	smbd_ka_on_recv(&ka, 0, &now);
-	KUNIT_EXPECT_TRUE(test, now);
+	smbd_ka_on_recv(&ka, SMBD_FLAG_RESPONSE_REQUESTED, T0);
+	KUNIT_EXPECT_TRUE(test, smbd_ka_on_recv(&ka, 0, T0 + 1));
 	smbd_ka_on_send(&ka, &rearm);
-	smbd_ka_on_recv(&ka, 0, &now);
-	KUNIT_EXPECT_FALSE(test, now);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_recv(&ka, 0, T0 + 2));
 }
 
 /*
@@ -137,18 +194,22 @@ static void smbd_ka_no_ping_pong(struct kunit *test)
 	struct smbd_keepalive a, b;
 	struct smbd_keepalive *from = &a, *to = &b, *tmp;
 	unsigned int msgs = 0;
-	bool now;
+	u64 now = T0 + IVL;
+	bool more;
 	u16 flags;
 	u32 rearm;
 
 	smbd_ka_init(&a, IVL, TMO);
 	smbd_ka_init(&b, IVL, TMO);
-	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&a), SMBD_KA_ACT_SEND);
-	now = true;
-	while (now && msgs < 100) {
+	smbd_ka_on_established(&a, T0);
+	smbd_ka_on_established(&b, T0);
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&a, now, &rearm),
+			SMBD_KA_ACT_SEND);
+	more = true;
+	while (more && msgs < 100) {
 		flags = smbd_ka_on_send(from, &rearm);
 		msgs++;
-		smbd_ka_on_recv(to, flags, &now);
+		more = smbd_ka_on_recv(to, flags, ++now);
 		tmp = from;
 		from = to;
 		to = tmp;
@@ -164,6 +225,8 @@ static struct kunit_case smbd_keepalive_cases[] = {
 	KUNIT_CASE(smbd_ka_established),
 	KUNIT_CASE(smbd_ka_probe_unanswered),
 	KUNIT_CASE(smbd_ka_probe_answered),
+	KUNIT_CASE(smbd_ka_busy_rearms_lazily),
+	KUNIT_CASE(smbd_ka_clock_behind),
 	KUNIT_CASE(smbd_ka_pending_expires),
 	KUNIT_CASE(smbd_ka_pending_cleared),
 	KUNIT_CASE(smbd_ka_peer_request),
