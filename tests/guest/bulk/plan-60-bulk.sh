@@ -14,6 +14,8 @@
 # 16x64M, what the test command runs), smbdtest.bulk_timeout=S (default
 # 2400 per provider).
 #
+# tests/run.sh boots this VM with smbdtest.kmemleak=off (KASAN and lockdep
+# stay on): kmemleak would halve the rate.
 # At 16x64M over rxe this plan used to fail about 512 MiB in: rxe flushed
 # most queue pairs at once with no error completion. The guest had run
 # out of memory: the test kernel's KASAN quarantine had grown until rxe's
