@@ -63,7 +63,7 @@ EOF
 		echo "not ok mutant $name: could not apply it"
 		continue
 	fi
-	if ! make -C "$src" KDIR="$kcache/build" W= >"$outdir/build-$i.log" 2>&1; then
+	if ! make -j"$(nproc)" -C "$src" KDIR="$kcache/build" W= >"$outdir/build-$i.log" 2>&1; then
 		fail=$((fail + 1))
 		echo "not ok mutant $name: does not build"
 		continue

@@ -76,7 +76,7 @@ build() {
 	local kdir=$1 log rc
 	shift
 	make -s KDIR="$kdir" clean >/dev/null 2>&1
-	log=$(make KDIR="$kdir" W=1 "$@" 2>&1)
+	log=$(make -j"$(nproc)" KDIR="$kdir" W=1 "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$log"
 	[ $rc -eq 0 ] && ! grep -qE 'warning:|error:' <<<"$log"
