@@ -248,14 +248,13 @@ static void smbd_neg_timeout(struct work_struct *work)
 					    struct smbd_sock, ss_neg_work);
 
 	enum smbd_state state = READ_ONCE(sk->ss_state);
+	int ev = READ_ONCE(sk->ss_cm_last);
 
 	if (state < SMBD_CONNECTED) {
 		/* Where it stopped: resolution, the CM exchange, or SMBD. */
 		pr_info_ratelimited("smbd: negotiation timed out (%s, last CM event: %s)\n",
 				    smbd_state_names[state],
-				    READ_ONCE(sk->ss_cm_seen) ?
-				    rdma_event_msg(READ_ONCE(sk->ss_cm_last)) :
-				    "none");
+				    ev < 0 ? "none" : rdma_event_msg(ev));
 		smbd_sock_error(sk, -ETIMEDOUT);
 	}
 }
@@ -274,6 +273,7 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	spin_lock_init(&sk->ss_lock);
 	init_waitqueue_head(&sk->ss_wait);
 	sk->ss_state = SMBD_CREATED;
+	sk->ss_cm_last = -1;
 	INIT_LIST_HEAD(&sk->ss_rx_free);
 	INIT_LIST_HEAD(&sk->ss_rx_ready);
 	INIT_LIST_HEAD(&sk->ss_tx_free);
@@ -771,10 +771,8 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	struct sockaddr *dst;
 	int ret = 0;
 
-	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST)
 		WRITE_ONCE(sk->ss_cm_last, event->event);
-		WRITE_ONCE(sk->ss_cm_seen, true);
-	}
 	switch (event->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return smbd_cm_connect_request(sk, id, event);

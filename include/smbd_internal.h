@@ -251,9 +251,8 @@ struct smbd_sock {
 	int ss_err;
 	wait_queue_head_t ss_wait;
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
-	/* The last rdma_cm event seen: a timed-out connect names its step. */
-	enum rdma_cm_event_type ss_cm_last;
-	bool ss_cm_seen;
+	/* The last rdma_cm event seen (-1: none yet), named on timeout. */
+	int ss_cm_last;
 
 	struct mutex ss_teardown_mutex;	/* owns ss_cm_id and ss_qp teardown */
 	struct rdma_cm_id *ss_cm_id;
