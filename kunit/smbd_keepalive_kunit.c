@@ -11,6 +11,18 @@
 #define TMO 5000
 #define T0 1000000ULL	/* an arbitrary start on the caller's clock */
 
+/* The timer fires at @now and finds the connection not idle. */
+static void expect_not_idle(struct kunit *test, struct smbd_keepalive *ka,
+			    u64 now, u64 want_rearm)
+{
+	u32 rearm;
+
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(ka, now, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, ka->state, SMBD_KA_NONE);
+	KUNIT_EXPECT_EQ(test, (u64)rearm, want_rearm);
+}
+
 static void smbd_ka_established(struct kunit *test)
 {
 	struct smbd_keepalive ka;
@@ -70,9 +82,7 @@ static void smbd_ka_probe_answered(struct kunit *test)
 	 * alive and moves on to the end of the idle period that began
 	 * with the answer.
 	 */
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL + TMO, &rearm),
-			SMBD_KA_ACT_NONE);
-	KUNIT_EXPECT_EQ(test, rearm, rx + IVL - (T0 + IVL + TMO));
+	expect_not_idle(test, &ka, T0 + IVL + TMO, rx + IVL - (T0 + IVL + TMO));
 	/* A whole quiet interval later: a new probe, not a termination. */
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, rx + IVL, &rearm),
 			SMBD_KA_ACT_SEND);
@@ -92,15 +102,10 @@ static void smbd_ka_busy_rearms_lazily(struct kunit *test)
 		now += 100;
 		smbd_ka_on_recv(&ka, 0, now);
 	}
-	/* The timer armed at establishment fires: 100 s idle, not 120. */
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + IVL, &rearm),
-			SMBD_KA_ACT_NONE);
-	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_NONE);
-	KUNIT_EXPECT_EQ(test, rearm, now + IVL - (T0 + IVL));
+	/* The timer armed at establishment fires: the rest of the period. */
+	expect_not_idle(test, &ka, T0 + IVL, now - T0);
 	/* One ms early is still not idle; on time it is. */
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, now + IVL - 1, &rearm),
-			SMBD_KA_ACT_NONE);
-	KUNIT_EXPECT_EQ(test, rearm, 1);
+	expect_not_idle(test, &ka, now + IVL - 1, 1);
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, now + IVL, &rearm),
 			SMBD_KA_ACT_SEND);
 	KUNIT_EXPECT_EQ(test, rearm, TMO);
@@ -110,14 +115,11 @@ static void smbd_ka_busy_rearms_lazily(struct kunit *test)
 static void smbd_ka_clock_behind(struct kunit *test)
 {
 	struct smbd_keepalive ka;
-	u32 rearm;
 
 	smbd_ka_init(&ka, IVL, TMO);
 	smbd_ka_on_established(&ka, T0);
 	smbd_ka_on_recv(&ka, 0, T0 + 50);
-	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0, &rearm),
-			SMBD_KA_ACT_NONE);
-	KUNIT_EXPECT_EQ(test, rearm, IVL);
+	expect_not_idle(test, &ka, T0, IVL);
 }
 
 /* A probe that could not be sent within the timeout: terminate. */
