@@ -20,18 +20,22 @@
 
 /**
  * smbd_data_hdr_encode() - write a Data Transfer header ([MS-SMBD] 2.2.3)
- * @h: host-order fields
- * @pdu: the 20 header bytes to fill; Reserved is written as zero
+ * @h: host-order fields; a payload goes at %SMBD_DATA_OFFSET
+ * @msg: the %SMBD_DATA_OFFSET bytes to fill: the header, then the padding
  *
- * The caller zeroes the 4 padding bytes before %SMBD_DATA_OFFSET when the
- * message has a payload (its send buffers are zeroed once at allocation
- * and the padding is never written otherwise).
+ * Reserved and the padding are written as zero ([MS-SMBD] 3.1.5.4): a
+ * send buffer is reused for every kind of message, so nothing may be
+ * left of what it carried before. An empty message sends only the first
+ * 20 bytes.
  *
  * Context: any.
  */
 void smbd_data_hdr_encode(const struct smbd_data_hdr *h,
-			  struct smbd_data_hdr_pdu *pdu)
+			  struct smbd_data_msg_pdu *msg)
 {
+	struct smbd_data_hdr_pdu *pdu = &msg->hdr;
+
+	msg->padding = 0;
 	pdu->credits_requested = cpu_to_le16(h->credits_requested);
 	pdu->credits_granted = cpu_to_le16(h->credits_granted);
 	pdu->flags = cpu_to_le16(h->flags);

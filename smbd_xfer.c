@@ -122,7 +122,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk)
 		tx->tx_sk = sk;
 		tx->tx_cqe.done = smbd_send_done;
 		INIT_LIST_HEAD(&tx->tx_batch);
-		/* Zeroed once: the padding before DataOffset stays zero. */
+		/* Zeroed: no stale heap bytes; smbd_data_hdr_encode() pads. */
 		tx->tx_buf = kzalloc_node(tx_len, GFP_KERNEL, node);
 		if (!tx->tx_buf)
 			goto nomem;

@@ -107,6 +107,16 @@ struct smbd_data_hdr_pdu {
 #define SMBD_DATA_OFFSET	24
 
 /**
+ * struct smbd_data_msg_pdu - what we write before a payload, [MS-SMBD] 2.2.3
+ * @hdr: the Data Transfer header
+ * @padding: up to %SMBD_DATA_OFFSET; MUST be zero (3.1.5.4)
+ */
+struct smbd_data_msg_pdu {
+	struct smbd_data_hdr_pdu hdr;
+	__le32 padding;
+} __packed;
+
+/**
  * struct smbd_buffer_desc_v1 - SMB_DIRECT_BUFFER_DESCRIPTOR_V1, [MS-SMBD] 2.2.3.1
  * @offset: provider address of the first byte (the MR's iova)
  * @token: steering tag (the MR's rkey)
@@ -142,6 +152,7 @@ static_assert(sizeof(struct smbd_irdord_pdu) == 8);
 /* The payload offset is 8-byte aligned and leaves 4 bytes of padding. */
 static_assert(!(SMBD_DATA_OFFSET % 8));
 static_assert(sizeof(struct smbd_data_hdr_pdu) + 4 == SMBD_DATA_OFFSET);
+static_assert(sizeof(struct smbd_data_msg_pdu) == SMBD_DATA_OFFSET);
 static_assert(sizeof(struct smbd_neg_resp_pdu) <= SMBD_NEGOTIATE_RECV_SIZE);
 
 #endif /* _SMBD_PDU_H */

@@ -177,7 +177,7 @@ enum smbd_rx_err {
 };
 
 void smbd_data_hdr_encode(const struct smbd_data_hdr *h,
-			  struct smbd_data_hdr_pdu *pdu);
+			  struct smbd_data_msg_pdu *msg);
 void smbd_data_hdr_decode(const struct smbd_data_hdr_pdu *pdu,
 			  struct smbd_data_hdr *h);
 u32 smbd_data_hdr_wire_len(const struct smbd_data_hdr *h);

@@ -93,13 +93,17 @@ static void smbd_pdu_data_hdr_vector(struct kunit *test)
 		.remaining_data_length = 0, .data_offset = 24,
 		.data_length = 500,
 	};
-	struct smbd_data_hdr_pdu pdu;
+	static const u8 zero[4];
+	struct smbd_data_msg_pdu pdu;
 	struct smbd_data_hdr back;
 
+	/* A reused buffer: what it held before must not reach the wire. */
 	memset(&pdu, 0xff, sizeof(pdu));
 	smbd_data_hdr_encode(&h, &pdu);
 	KUNIT_EXPECT_MEMEQ(test, &pdu, data_hdr_4_2, sizeof(data_hdr_4_2));
 	KUNIT_EXPECT_EQ(test, smbd_data_hdr_wire_len(&h), 24);
+	/* [MS-SMBD] 3.1.5.4: Padding MUST be set to 0x00000000. */
+	KUNIT_EXPECT_MEMEQ(test, (u8 *)&pdu + 20, zero, sizeof(zero));
 
 	smbd_data_hdr_decode((const void *)data_hdr_4_2, &back);
 	KUNIT_EXPECT_EQ(test, back.credits_requested, h.credits_requested);
@@ -118,7 +122,7 @@ static void smbd_pdu_data_hdr_empty(struct kunit *test)
 		.credits_requested = 255, .credits_granted = 3,
 		.flags = SMBD_FLAG_RESPONSE_REQUESTED,
 	};
-	struct smbd_data_hdr_pdu pdu;
+	struct smbd_data_msg_pdu pdu;
 
 	memset(&pdu, 0xaa, sizeof(pdu));
 	smbd_data_hdr_encode(&h, &pdu);

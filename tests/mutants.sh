@@ -33,6 +33,7 @@ mutants=(
 "cred-uncapped-target~smbd_credits.c~smbd_cred_receive~'clamp_t(u16, h->credits_requested, 1,\n\t\t\t\t\tc->recv_credit_max)'~'h->credits_requested'"
 "ka-reply-asks-again~smbd_keepalive.c~smbd_ka_no_ping_pong~'ka->reply_due = true;'~'{ ka->reply_due = true; ka->state = SMBD_KA_PENDING; }'"
 "desc-zero-length-ok~smbd_desc.c~smbd_desc_decode_bad~'return d->length && d->offset <= U64_MAX - (d->length - 1);'~'return d->offset <= U64_MAX - (d->length - 1);'"
+"data-stale-padding~smbd_frag.c~smbd_pdu_data_hdr_vector~'msg->padding = 0;'~''"
 "desc-no-first-trim~smbd_desc.c~smbd_desc_slice_cases~'out[nout].offset = d[i].offset + pos;'~'out[nout].offset = d[i].offset;'"
 )
 
