@@ -330,6 +330,8 @@ int smbd_sock_create(struct net *net, const struct smbd_params *params,
 	sk = smbd_sock_alloc(net, params, false);
 	if (!sk)
 		return -ENOMEM;
+	/* The role is known at connect or listen: see smbd_sock_listen(). */
+	sk->ss_params_default = params == &def;
 	*skp = sk;
 	return 0;
 }
@@ -1061,6 +1063,9 @@ int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 		return -EINVAL;
 	sk->ss_backlog = backlog;
 	sk->ss_responder = true;
+	/* Created without parameters: the responder's defaults (5 s timer). */
+	if (sk->ss_params_default)
+		smbd_params_init(&sk->ss_params, true);
 	spin_lock_bh(&sk->ss_lock);
 	ret = smbd_set_state(sk, SMBD_LISTENING) ? 0 : -EINVAL;
 	spin_unlock_bh(&sk->ss_lock);

@@ -224,7 +224,8 @@ struct smbd_reg {
 /**
  * struct smbd_sock - one SMB Direct connection or listener
  *
- * Immutable after creation: @ss_net, @ss_params, @ss_responder.
+ * Immutable after creation: @ss_net, @ss_responder; @ss_params once
+ * connecting or listening.
  * Immutable once negotiating: the verbs objects and sizes.
  * Protected by @ss_lock (taken with _bh in process context, plain in the
  * softirq completion handlers): @ss_state, @ss_err, the protocol state
@@ -241,6 +242,7 @@ struct smbd_sock {
 	struct net *ss_net;
 	struct smbd_params ss_params;
 	bool ss_responder;
+	bool ss_params_default;		/* created with NULL params */
 	bool ss_is_listener;
 	const struct smbd_sock_ops *ss_ops;
 	void *ss_priv;
