@@ -192,8 +192,10 @@ static void smbd_reap_work(struct work_struct *work)
 
 	spin_lock_bh(&sk->ss_lock);
 	list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
-		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING)
+		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
+			sk->ss_pending_len--;
+		}
 	}
 	list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
@@ -215,6 +217,7 @@ static void smbd_event_work(struct work_struct *work)
 					    ss_disconnect_work);
 	void (*done)(struct smbd_sock *sk, int status);
 	struct smbd_sock *listener;
+	struct rdma_cm_id *id;
 	enum smbd_state state;
 	int err;
 
@@ -229,8 +232,13 @@ static void smbd_event_work(struct work_struct *work)
 	listener = READ_ONCE(sk->ss_listener);
 	spin_unlock_bh(&sk->ss_lock);
 
-	if (state == SMBD_DISCONNECTING && sk->ss_cm_id)
-		rdma_disconnect(sk->ss_cm_id);
+	/*
+	 * Without ss_teardown_mutex (teardown waits for this work under it):
+	 * whoever detaches the id cancels this work before destroying it.
+	 */
+	id = READ_ONCE(sk->ss_cm_id);
+	if (state == SMBD_DISCONNECTING && id)
+		rdma_disconnect(id);
 	if (done)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
 	if (listener) {
@@ -373,6 +381,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_priv, SMBD);
 /* Free the verbs objects; the queue pair, if any, must be drained. */
 static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
+	lockdep_assert_held(&sk->ss_teardown_mutex);
 	if (sk->ss_qp) {
 		rdma_destroy_qp(id);
 		sk->ss_qp = NULL;
@@ -423,6 +432,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	u32 room, qp_sge, rw_wrs, extra;
 	int ret;
 
+	lockdep_assert_held(&sk->ss_teardown_mutex);
 	if (!sd)
 		return -ENODEV;
 	sk->ss_ibdev = ibdev;
@@ -582,7 +592,7 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 		mutex_unlock(&sk->ss_teardown_mutex);
 		return 0;
 	}
-	sk->ss_cm_id = NULL;
+	WRITE_ONCE(sk->ss_cm_id, NULL);
 	smbd_verbs_teardown(sk, id, false);
 	if (sk->ss_is_listener) {
 		spin_lock_bh(&sk->ss_lock);
@@ -654,12 +664,27 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 	}
 }
 
+/*
+ * Whether the connection manager handler, holding @sk->ss_teardown_mutex,
+ * may still build on @id: the socket still owns it (no release or device
+ * removal detached it) and is in @state (no error or shutdown ended the
+ * attempt). See "Ownership" in Documentation/smbd.rst.
+ */
+static bool smbd_cm_owns(struct smbd_sock *sk, struct rdma_cm_id *id,
+			 enum smbd_state state)
+{
+	lockdep_assert_held(&sk->ss_teardown_mutex);
+	return sk->ss_cm_id == id && READ_ONCE(sk->ss_state) == state;
+}
+
+/* [MS-SMBD] 3.1.4.1: the initiator's queue pair, then the CM request. */
 static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	struct smbd_irdord_pdu priv;
 	struct rdma_conn_param cp;
 	int ret;
 
+	lockdep_assert_held(&sk->ss_teardown_mutex);
 	ret = smbd_qp_create(sk, id);
 	if (ret)
 		return ret;
@@ -672,11 +697,89 @@ static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 	return rdma_connect_locked(id, &cp);
 }
 
+/* [MS-SMBD] 3.1.5.2: connected; the initiator sends the first message. */
+static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct smbd_neg_req_pdu req;
+	bool ok;
+
+	lockdep_assert_held(&sk->ss_teardown_mutex);
+	if (sk->ss_cm_id != id || !sk->ss_qp)
+		return -ECONNABORTED;
+	spin_lock_bh(&sk->ss_lock);
+	ok = smbd_set_state(sk, SMBD_NEGOTIATING);
+	spin_unlock_bh(&sk->ss_lock);
+	if (!ok)
+		return 0;	/* ended meanwhile; whoever ended it reports */
+	smbd_neg_req_build(&sk->ss_params, &req);
+	return smbd_send_negotiate(sk, &req, sizeof(req));
+}
+
+/*
+ * Admission of connections still negotiating: each holds a queue pair and
+ * its buffers (about 1 MiB with the defaults) until the Negotiate Request
+ * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),
+ * and the backlog counts only negotiated connections.
+ */
+static unsigned int max_negotiating = 32;
+module_param(max_negotiating, uint, 0644);
+MODULE_PARM_DESC(max_negotiating,
+		 "Most connections a listener holds before they finish SMB Direct negotiation; more connection requests are refused and counted (default 32)");
+
+/* Take a place for a new child on @lsk, or count the refusal. */
+static bool smbd_listener_admit(struct smbd_sock *lsk)
+{
+	bool ok;
+
+	spin_lock_bh(&lsk->ss_lock);
+	ok = lsk->ss_state == SMBD_LISTENING &&
+	     lsk->ss_accept_len < lsk->ss_backlog &&
+	     lsk->ss_pending_len < READ_ONCE(max_negotiating);
+	if (ok)
+		lsk->ss_pending_len++;
+	else
+		lsk->ss_stats.conns_refused++;
+	spin_unlock_bh(&lsk->ss_lock);
+	return ok;
+}
+
+/**
+ * smbd_child_negotiated() - a listener's child finished negotiating
+ * @sk: the child, just CONNECTED ([MS-SMBD] 3.1.5.6)
+ *
+ * Moves it from the listener's pending list to its accept queue, where
+ * smbd_sock_accept() finds it, and tells the listener's consumer.
+ *
+ * Context: softirq (receive completion); takes the listener's ss_lock.
+ */
+void smbd_child_negotiated(struct smbd_sock *sk)
+{
+	struct smbd_sock *lsk = READ_ONCE(sk->ss_listener);
+
+	if (!lsk)
+		return;
+	cancel_delayed_work(&sk->ss_neg_work);
+	spin_lock(&lsk->ss_lock);
+	if (lsk->ss_state == SMBD_LISTENING &&
+	    !list_empty(&sk->ss_accept_node)) {
+		list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
+		lsk->ss_pending_len--;
+		lsk->ss_accept_len++;
+		wake_up_all(&lsk->ss_wait);
+	}
+	spin_unlock(&lsk->ss_lock);
+	if (lsk->ss_ops && lsk->ss_ops->data_ready)
+		lsk->ss_ops->data_ready(lsk);
+}
+
 /*
  * [MS-SMBD] 3.1.7.2: a connection arrives on a listener. The child gets
  * its queue pair and a receive for the Negotiate Request before the
  * accept, and sends nothing until that request arrives (on iWARP the
  * initiator must send first). Returning non-zero rejects and frees @id.
+ * Once the child is on the listener's pending list, others may release
+ * it: its teardown mutex, held until the accept is done and its timer
+ * armed, keeps them out until then (the id is theirs to destroy).
  */
 static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 				   struct rdma_cm_event *event)
@@ -688,16 +791,14 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	u32 ird, ord;
 	int ret;
 
-	spin_lock_bh(&lsk->ss_lock);
-	ret = lsk->ss_state == SMBD_LISTENING &&
-	      lsk->ss_accept_len < lsk->ss_backlog;
-	spin_unlock_bh(&lsk->ss_lock);
-	if (!ret)
+	if (!smbd_listener_admit(lsk))
 		return -ECONNREFUSED;
 
+	ret = -ENOMEM;
 	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
 	if (!sk)
-		return -ENOMEM;
+		goto unadmit;
+	mutex_lock(&sk->ss_teardown_mutex);
 	sk->ss_cm_id = id;
 	id->context = sk;
 	ret = smbd_qp_create(sk, id);
@@ -745,25 +846,39 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	smbd_set_state(sk, SMBD_NEGOTIATING);
 	spin_unlock_bh(&sk->ss_lock);
 	spin_lock_bh(&lsk->ss_lock);
+	if (lsk->ss_state != SMBD_LISTENING) {
+		/* Shut down meanwhile. */
+		spin_unlock_bh(&lsk->ss_lock);
+		ret = -ECONNREFUSED;
+		goto fail;
+	}
 	sk->ss_listener = lsk;
 	list_add_tail(&sk->ss_accept_node, &lsk->ss_pending);
 	spin_unlock_bh(&lsk->ss_lock);
 
+	/* Published: from here on the listener's release or reap frees it. */
 	ret = rdma_accept(id, &cp);
 	if (ret) {
+		mutex_unlock(&sk->ss_teardown_mutex);
 		smbd_sock_error(sk, ret);
-		return 0;	/* reaped by the listener's event work */
+		return 0;
 	}
 	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
 			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
+	mutex_unlock(&sk->ss_teardown_mutex);
 	return 0;
 fail:
 	if (sk->ss_qp)
 		ib_drain_qp(sk->ss_qp);
 	smbd_qp_destroy(sk, id);
+	mutex_unlock(&sk->ss_teardown_mutex);
 	smbd_mr_release(sk);
 	smbd_sock_free(sk);
+unadmit:
+	spin_lock_bh(&lsk->ss_lock);
+	lsk->ss_pending_len--;
+	spin_unlock_bh(&lsk->ss_lock);
 	return ret ?: -ECONNREFUSED;
 }
 
@@ -786,25 +901,18 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		ret = rdma_resolve_route(id, 5000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (READ_ONCE(sk->ss_state) != SMBD_CONNECTING) {
+		mutex_lock(&sk->ss_teardown_mutex);
+		if (smbd_cm_owns(sk, id, SMBD_CONNECTING))
+			ret = smbd_cm_route_resolved(sk, id);
+		else
 			ret = -ECONNABORTED;
-			break;
-		}
-		ret = smbd_cm_route_resolved(sk, id);
+		mutex_unlock(&sk->ss_teardown_mutex);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!sk->ss_responder) {
-			struct smbd_neg_req_pdu req;
-			bool ok;
-
-			spin_lock_bh(&sk->ss_lock);
-			ok = smbd_set_state(sk, SMBD_NEGOTIATING);
-			spin_unlock_bh(&sk->ss_lock);
-			if (!ok)
-				break;
-			/* [MS-SMBD] 3.1.5.2: the first message sent. */
-			smbd_neg_req_build(&sk->ss_params, &req);
-			ret = smbd_send_negotiate(sk, &req, sizeof(req));
+			mutex_lock(&sk->ss_teardown_mutex);
+			ret = smbd_cm_established(sk, id);
+			mutex_unlock(&sk->ss_teardown_mutex);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -912,15 +1020,18 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 
+	mutex_lock(&sk->ss_teardown_mutex);
 	spin_lock_bh(&sk->ss_lock);
 	if (!smbd_set_state(sk, SMBD_CONNECTING)) {
 		spin_unlock_bh(&sk->ss_lock);
+		mutex_unlock(&sk->ss_teardown_mutex);
 		rdma_destroy_id(id);
 		return -EISCONN;
 	}
-	sk->ss_cm_id = id;
 	sk->ss_connect_done = done;
 	spin_unlock_bh(&sk->ss_lock);
+	WRITE_ONCE(sk->ss_cm_id, id);
+	mutex_unlock(&sk->ss_teardown_mutex);
 
 	/* [MS-SMBD] 3.1.4.1: the initiator's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
@@ -1038,7 +1149,9 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 		rdma_destroy_id(id);
 		return ret;
 	}
-	sk->ss_cm_id = id;
+	mutex_lock(&sk->ss_teardown_mutex);
+	WRITE_ONCE(sk->ss_cm_id, id);
+	mutex_unlock(&sk->ss_teardown_mutex);
 	sk->ss_is_listener = true;
 	return 0;
 }
@@ -1215,7 +1328,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 
 	mutex_lock(&lsk->ss_teardown_mutex);
 	id = lsk->ss_cm_id;
-	lsk->ss_cm_id = NULL;
+	WRITE_ONCE(lsk->ss_cm_id, NULL);
 	mutex_unlock(&lsk->ss_teardown_mutex);
 	/* No more connection requests once the id is gone. */
 	if (id)
@@ -1225,13 +1338,18 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	list_splice_init(&lsk->ss_pending, &children);
 	list_splice_init(&lsk->ss_accept_q, &children);
 	lsk->ss_accept_len = 0;
+	lsk->ss_pending_len = 0;
 	spin_unlock_bh(&lsk->ss_lock);
-	cancel_work_sync(&lsk->ss_reap_work);
 	/* Their handlers may still read ss_listener: it stays valid. */
 	list_for_each_entry_safe(sk, tmp, &children, ss_accept_node) {
 		list_del_init(&sk->ss_accept_node);
 		smbd_sock_release(sk);
 	}
+	/*
+	 * Last: a child's event work queues the reap until that child's
+	 * release has cancelled it.
+	 */
+	cancel_work_sync(&lsk->ss_reap_work);
 }
 
 /**
@@ -1276,7 +1394,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	 */
 	mutex_lock(&sk->ss_teardown_mutex);
 	id = sk->ss_cm_id;
-	sk->ss_cm_id = NULL;
+	WRITE_ONCE(sk->ss_cm_id, NULL);
 	smbd_verbs_teardown(sk, id, was_up);
 	mutex_unlock(&sk->ss_teardown_mutex);
 	/* Waits for a running event handler; none comes after. */
@@ -1340,9 +1458,14 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 			seq_printf(m, " %pISpc", &src);
 		else if (addr)
 			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
-		seq_putc(m, '\n');
-		if (sk->ss_is_listener)
+		if (sk->ss_is_listener) {
+			seq_printf(m, " negotiating %u accept_q %u refused %llu\n",
+				   READ_ONCE(sk->ss_pending_len),
+				   READ_ONCE(sk->ss_accept_len),
+				   st.conns_refused);
 			continue;
+		}
+		seq_putc(m, '\n');
 		seq_printf(m, "  neg: max_send %u max_recv %u max_frag_send %u max_frag_recv %u max_rw %u ird %u ord %u\n",
 			   sk->ss_neg.max_send_size, sk->ss_neg.max_recv_size,
 			   sk->ss_neg.max_fragmented_send_size,

@@ -586,21 +586,8 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		wake_up_all(&sk->ss_wait);
 	if (act & SMBD_ACT_GRANT)
 		queue_work(smbd_wq, &sk->ss_grant_work);
-	if (act & SMBD_ACT_CHILD && READ_ONCE(sk->ss_listener)) {
-		struct smbd_sock *lsk = sk->ss_listener;
-
-		cancel_delayed_work(&sk->ss_neg_work);
-		spin_lock(&lsk->ss_lock);
-		if (lsk->ss_state == SMBD_LISTENING &&
-		    !list_empty(&sk->ss_accept_node)) {
-			list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
-			lsk->ss_accept_len++;
-			wake_up_all(&lsk->ss_wait);
-		}
-		spin_unlock(&lsk->ss_lock);
-		if (lsk->ss_ops && lsk->ss_ops->data_ready)
-			lsk->ss_ops->data_ready(lsk);
-	}
+	if (act & SMBD_ACT_CHILD)
+		smbd_child_negotiated(sk);
 	if (ops && act & SMBD_ACT_DATA && ops->data_ready)
 		ops->data_ready(sk);
 	if (ops && act & SMBD_ACT_SPACE && ops->write_space)

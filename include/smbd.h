@@ -134,6 +134,8 @@ struct smbd_sock_info {
  * @rdma_read_bytes: bytes they moved
  * @rdma_writes: RDMA write work completed by smbd_rdma_write() calls
  * @rdma_write_bytes: bytes they moved
+ * @conns_refused: a listener's connection requests refused: backlog full,
+ *	or max_negotiating connections still negotiating (module parameter)
  */
 struct smbd_sock_stats {
 	u64 msgs_sent;
@@ -155,6 +157,7 @@ struct smbd_sock_stats {
 	u64 rdma_read_bytes;
 	u64 rdma_writes;
 	u64 rdma_write_bytes;
+	u64 conns_refused;
 };
 
 /* Flags of smbd_sock_send(). */

@@ -312,6 +312,7 @@ struct smbd_sock {
 	struct list_head ss_accept_q;
 	u32 ss_backlog;
 	u32 ss_accept_len;
+	u32 ss_pending_len;		/* on ss_pending, or being set up */
 
 	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
 	u32 ss_nr_reg;
@@ -330,6 +331,7 @@ extern struct workqueue_struct *smbd_wq;
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
 void smbd_sock_error(struct smbd_sock *sk, int err);
 void smbd_established(struct smbd_sock *sk);
+void smbd_child_negotiated(struct smbd_sock *sk);
 
 /* smbd_mr.c */
 int smbd_mr_alloc(struct smbd_sock *sk);
