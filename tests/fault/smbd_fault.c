@@ -15,6 +15,10 @@
  *                 then never answers: dropped within interval + timeout
  *   neg-silent    raw initiator connects to an smbd listener and sends
  *                 nothing: dropped by the responder's Negotiation Timer
+ *   neg-silent-null  the same with a listener created with NULL params
+ *   neg-flood     12 raw initiators that never negotiate: with smbd's
+ *                 max_negotiating at 8, 8 are held and 4 refused and
+ *                 counted; the timer frees the places for a real client
  *   neg-version   raw initiator offers only version 0x0200: answered
  *                 with STATUS_NOT_SUPPORTED, then disconnected
  *   neg-short     raw initiator sends a 19-byte request: disconnected,
@@ -245,6 +249,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		complete(&p->established);
+		wake_up(&p->wait);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_REJECTED:
@@ -320,7 +325,9 @@ static int raw_connect(struct raw_peer *p, struct sockaddr *dst)
 	ret = rdma_connect(p->id, &cp);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&p->established, 5 * HZ) || p->err)
+	/* A rejection ends the wait at once. */
+	if (!wait_event_timeout(p->wait, completion_done(&p->established) ||
+				READ_ONCE(p->err), 5 * HZ) || p->err)
 		return -ECONNREFUSED;
 	return 0;
 }
@@ -537,8 +544,14 @@ out:
 	raw_destroy(p);
 }
 
-static void test_neg_silent(struct sockaddr *addr)
+/*
+ * @null_params: the listener is created without parameters, as a
+ * consumer that wants the defaults does; it must still run the
+ * responder's timer, not the initiator's 120 s.
+ */
+static void test_neg_silent(struct sockaddr *addr, bool null_params)
 {
+	const char *name = null_params ? "neg-silent-null" : "neg-silent";
 	struct smbd_sock *lsk = NULL, *ssk = NULL;
 	struct raw_peer *p = raw_alloc();
 	unsigned long start;
@@ -547,21 +560,82 @@ static void test_neg_silent(struct sockaddr *addr)
 
 	if (!p)
 		return;
-	ret = smbd_listener(addr, &lsk) ?: raw_connect(p, addr);
-	report(!ret, "neg-silent raw initiator connected", "%d", ret);
+	if (null_params)
+		ret = smbd_sock_create(&init_net, NULL, &lsk) ?:
+		      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
+	else
+		ret = smbd_listener(addr, &lsk);
+	ret = ret ?: raw_connect(p, addr);
+	report(!ret, name, "raw initiator connected: %d", ret);
 	if (ret)
 		goto out;
 	start = jiffies;
 	/* [MS-SMBD] 3.1.7.2: the responder waits 5 s for the request. */
 	if (wait_for_completion_timeout(&p->disconnected, 10 * HZ))
 		ms = jiffies_to_msecs(jiffies - start);
-	report(ms >= 4000 && ms <= 7000, "neg-silent dropped by the negotiation timer",
-	       "after %ld ms", ms);
+	report(ms >= 4000 && ms <= 7000, name,
+	       "dropped by the responder's negotiation timer after %ld ms", ms);
 	ret = smbd_sock_accept(lsk, &ssk, SMBD_RECV_NONBLOCK);
-	report(ret == -EAGAIN, "neg-silent nothing to accept", "%d", ret);
+	report(ret == -EAGAIN, name, "nothing to accept: %d", ret);
 out:
 	smbd_sock_release(ssk);
 	raw_destroy(p);
+	smbd_sock_release(lsk);
+}
+
+/* The plan sets smbd's max_negotiating to this for the neg-flood test. */
+#define FLOOD_ADMIT	8
+#define FLOOD_EXTRA	4
+
+/*
+ * A flood of connections that never negotiate: a listener holds at most
+ * max_negotiating of them, refuses and counts the rest, and once the
+ * responder's Negotiation Timer has dropped them a real client gets in.
+ */
+static void test_neg_flood(struct sockaddr *addr)
+{
+	struct raw_peer *p[FLOOD_ADMIT + FLOOD_EXTRA] = {};
+	bool held[FLOOD_ADMIT + FLOOD_EXTRA] = {};
+	struct smbd_sock *lsk = NULL, *cli = NULL, *srv = NULL;
+	struct smbd_sock_stats st;
+	int up = 0, refused = 0, gone = 0, ret;
+	unsigned int i;
+
+	ret = smbd_listener(addr, &lsk);
+	report(!ret, "neg-flood", "listener: %d", ret);
+	if (ret)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(p); i++) {
+		p[i] = raw_alloc();
+		if (!p[i])
+			break;
+		held[i] = !raw_connect(p[i], addr);
+		if (held[i])
+			up++;
+		else
+			refused++;
+	}
+	smbd_sock_stats(lsk, &st);
+	report(up == FLOOD_ADMIT && refused == FLOOD_EXTRA, "neg-flood",
+	       "%d held while negotiating, %d refused (want %d and %d)",
+	       up, refused, FLOOD_ADMIT, FLOOD_EXTRA);
+	report(st.conns_refused == FLOOD_EXTRA, "neg-flood",
+	       "refusals counted: %llu", st.conns_refused);
+	for (i = 0; i < ARRAY_SIZE(p); i++)
+		if (held[i] &&
+		    wait_for_completion_timeout(&p[i]->disconnected, 10 * HZ))
+			gone++;
+	report(gone == up, "neg-flood",
+	       "%d of %d dropped by the negotiation timer", gone, up);
+	ret = smbd_sock_create(&init_net, NULL, &cli) ?:
+	      smbd_sock_connect(cli, addr) ?: smbd_sock_accept(lsk, &srv, 0);
+	report(!ret, "neg-flood", "a client gets in afterwards: %d", ret);
+out:
+	smbd_sock_release(cli);
+	smbd_sock_release(srv);
+	for (i = 0; i < ARRAY_SIZE(p); i++)
+		if (p[i])
+			raw_destroy(p[i]);
 	smbd_sock_release(lsk);
 }
 
@@ -955,7 +1029,11 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 	else if (!strcmp(test, "ka-dead"))
 		test_ka_dead((struct sockaddr *)&ss);
 	else if (!strcmp(test, "neg-silent"))
-		test_neg_silent((struct sockaddr *)&ss);
+		test_neg_silent((struct sockaddr *)&ss, false);
+	else if (!strcmp(test, "neg-silent-null"))
+		test_neg_silent((struct sockaddr *)&ss, true);
+	else if (!strcmp(test, "neg-flood"))
+		test_neg_flood((struct sockaddr *)&ss);
 	else if (!strcmp(test, "neg-version"))
 		test_neg_bad_request((struct sockaddr *)&ss, true);
 	else if (!strcmp(test, "neg-short"))

@@ -26,6 +26,10 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	run $1 neg-silent $2 7103
 	run $1 neg-version $2 7104
 	run $1 neg-short $2 7105
+	run $1 neg-silent-null $2 7106
+	echo 8 > /sys/module/smbd/parameters/max_negotiating
+	run $1 neg-flood $2 7107
+	echo 32 > /sys/module/smbd/parameters/max_negotiating
 	port=7110
 	for c in align overlap bounds credits0 toolarge short oversize; do
 		port=$((port + 1))
