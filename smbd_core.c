@@ -232,13 +232,14 @@ static void smbd_event_work(struct work_struct *work)
 	listener = READ_ONCE(sk->ss_listener);
 	spin_unlock_bh(&sk->ss_lock);
 
-	/*
-	 * Without ss_teardown_mutex (teardown waits for this work under it):
-	 * whoever detaches the id cancels this work before destroying it.
-	 */
-	id = READ_ONCE(sk->ss_cm_id);
-	if (state == SMBD_DISCONNECTING && id)
-		rdma_disconnect(id);
+	/* A detached id is its new owner's to disconnect. */
+	if (state == SMBD_DISCONNECTING) {
+		mutex_lock(&sk->ss_cm_mutex);
+		id = sk->ss_cm_id;
+		if (id)
+			rdma_disconnect(id);
+		mutex_unlock(&sk->ss_cm_mutex);
+	}
 	if (done)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
 	if (listener) {
@@ -293,6 +294,7 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
 	mutex_init(&sk->ss_teardown_mutex);
+	mutex_init(&sk->ss_cm_mutex);
 	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
@@ -378,10 +380,15 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_priv, SMBD);
 
 /* ---- queue pair ---- */
 
-/* Free the verbs objects; the queue pair, if any, must be drained. */
+/*
+ * Free the verbs objects; the queue pair, if any, must be drained. By
+ * the handler that failed to build them (ss_cm_mutex), or by a teardown
+ * (ss_teardown_mutex) once the id is detached.
+ */
 static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
+		       lockdep_is_held(&sk->ss_teardown_mutex));
 	if (sk->ss_qp) {
 		rdma_destroy_qp(id);
 		sk->ss_qp = NULL;
@@ -432,7 +439,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	u32 room, qp_sge, rw_wrs, extra;
 	int ret;
 
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_cm_mutex);
 	if (!sd)
 		return -ENODEV;
 	sk->ss_ibdev = ibdev;
@@ -578,6 +585,26 @@ static void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 }
 
 /*
+ * Take @sk's connection manager id from it, if it still holds @id (any id
+ * when @id is NULL): from now on no handler builds on it, and the caller
+ * destroys it. Returns the id taken, or NULL.
+ */
+static struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
+					 struct rdma_cm_id *id)
+{
+	struct rdma_cm_id *cur;
+
+	mutex_lock(&sk->ss_cm_mutex);
+	cur = sk->ss_cm_id;
+	if (id && cur != id)
+		cur = NULL;
+	if (cur)
+		WRITE_ONCE(sk->ss_cm_id, NULL);
+	mutex_unlock(&sk->ss_cm_mutex);
+	return cur;
+}
+
+/*
  * [MS-SMBD] 3.1.7.1 on device removal: rdma_cm waits until every id on
  * the device is gone, so we cannot wait for the consumer to release the
  * socket. Free the verbs objects now and let rdma_cm destroy the id
@@ -587,12 +614,11 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	smbd_sock_error(sk, -ENODEV);
 	mutex_lock(&sk->ss_teardown_mutex);
-	if (sk->ss_cm_id != id) {
+	if (!smbd_cm_detach(sk, id)) {
 		/* smbd_sock_release() owns the id and destroys it. */
 		mutex_unlock(&sk->ss_teardown_mutex);
 		return 0;
 	}
-	WRITE_ONCE(sk->ss_cm_id, NULL);
 	smbd_verbs_teardown(sk, id, false);
 	if (sk->ss_is_listener) {
 		spin_lock_bh(&sk->ss_lock);
@@ -665,15 +691,15 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 }
 
 /*
- * Whether the connection manager handler, holding @sk->ss_teardown_mutex,
- * may still build on @id: the socket still owns it (no release or device
+ * Whether the connection manager handler, holding @sk->ss_cm_mutex, may
+ * still build on @id: the socket still owns it (no release or device
  * removal detached it) and is in @state (no error or shutdown ended the
  * attempt). See "Ownership" in Documentation/smbd.rst.
  */
 static bool smbd_cm_owns(struct smbd_sock *sk, struct rdma_cm_id *id,
 			 enum smbd_state state)
 {
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_cm_mutex);
 	return sk->ss_cm_id == id && READ_ONCE(sk->ss_state) == state;
 }
 
@@ -684,7 +710,7 @@ static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct rdma_conn_param cp;
 	int ret;
 
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_cm_mutex);
 	ret = smbd_qp_create(sk, id);
 	if (ret)
 		return ret;
@@ -703,7 +729,7 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct smbd_neg_req_pdu req;
 	bool ok;
 
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_cm_mutex);
 	if (sk->ss_cm_id != id || !sk->ss_qp)
 		return -ECONNABORTED;
 	spin_lock_bh(&sk->ss_lock);
@@ -778,7 +804,7 @@ void smbd_child_negotiated(struct smbd_sock *sk)
  * accept, and sends nothing until that request arrives (on iWARP the
  * initiator must send first). Returning non-zero rejects and frees @id.
  * Once the child is on the listener's pending list, others may release
- * it: its teardown mutex, held until the accept is done and its timer
+ * it: its ss_cm_mutex, held until the accept is done and its timer
  * armed, keeps them out until then (the id is theirs to destroy).
  */
 static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
@@ -798,7 +824,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
 	if (!sk)
 		goto unadmit;
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_cm_mutex);
 	sk->ss_cm_id = id;
 	id->context = sk;
 	ret = smbd_qp_create(sk, id);
@@ -859,20 +885,20 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	/* Published: from here on the listener's release or reap frees it. */
 	ret = rdma_accept(id, &cp);
 	if (ret) {
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_cm_mutex);
 		smbd_sock_error(sk, ret);
 		return 0;
 	}
 	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
 			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_cm_mutex);
 	return 0;
 fail:
 	if (sk->ss_qp)
 		ib_drain_qp(sk->ss_qp);
 	smbd_qp_destroy(sk, id);
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_cm_mutex);
 	smbd_mr_release(sk);
 	smbd_sock_free(sk);
 unadmit:
@@ -901,18 +927,18 @@ static int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		ret = rdma_resolve_route(id, 5000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		mutex_lock(&sk->ss_teardown_mutex);
+		mutex_lock(&sk->ss_cm_mutex);
 		if (smbd_cm_owns(sk, id, SMBD_CONNECTING))
 			ret = smbd_cm_route_resolved(sk, id);
 		else
 			ret = -ECONNABORTED;
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_cm_mutex);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!sk->ss_responder) {
-			mutex_lock(&sk->ss_teardown_mutex);
+			mutex_lock(&sk->ss_cm_mutex);
 			ret = smbd_cm_established(sk, id);
-			mutex_unlock(&sk->ss_teardown_mutex);
+			mutex_unlock(&sk->ss_cm_mutex);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -971,7 +997,7 @@ static int smbd_listen_port(struct net *net, const struct sockaddr *addr)
  * @addr: filled with the address and port
  * @peer: the peer's address rather than the local one
  *
- * Context: process; may sleep. Takes the socket's teardown mutex.
+ * Context: process; may sleep. Takes the socket's ss_cm_mutex.
  * Return: 0; -ENOTCONN when the socket has no RDMA connection id (new,
  * or its device went away).
  */
@@ -980,7 +1006,7 @@ int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
 {
 	int ret = -ENOTCONN;
 
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_cm_mutex);
 	if (sk->ss_cm_id) {
 		struct rdma_addr *ra = &sk->ss_cm_id->route.addr;
 
@@ -988,7 +1014,7 @@ int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
 		       sizeof(*addr));
 		ret = 0;
 	}
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_cm_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
@@ -1020,18 +1046,18 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_cm_mutex);
 	spin_lock_bh(&sk->ss_lock);
 	if (!smbd_set_state(sk, SMBD_CONNECTING)) {
 		spin_unlock_bh(&sk->ss_lock);
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_cm_mutex);
 		rdma_destroy_id(id);
 		return -EISCONN;
 	}
 	sk->ss_connect_done = done;
 	spin_unlock_bh(&sk->ss_lock);
 	WRITE_ONCE(sk->ss_cm_id, id);
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_cm_mutex);
 
 	/* [MS-SMBD] 3.1.4.1: the initiator's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
@@ -1149,9 +1175,9 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 		rdma_destroy_id(id);
 		return ret;
 	}
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_cm_mutex);
 	WRITE_ONCE(sk->ss_cm_id, id);
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_cm_mutex);
 	sk->ss_is_listener = true;
 	return 0;
 }
@@ -1327,8 +1353,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	LIST_HEAD(children);
 
 	mutex_lock(&lsk->ss_teardown_mutex);
-	id = lsk->ss_cm_id;
-	WRITE_ONCE(lsk->ss_cm_id, NULL);
+	id = smbd_cm_detach(lsk, NULL);
 	mutex_unlock(&lsk->ss_teardown_mutex);
 	/* No more connection requests once the id is gone. */
 	if (id)
@@ -1393,8 +1418,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	 * completions queue no timer or grant work.
 	 */
 	mutex_lock(&sk->ss_teardown_mutex);
-	id = sk->ss_cm_id;
-	WRITE_ONCE(sk->ss_cm_id, NULL);
+	id = smbd_cm_detach(sk, NULL);
 	smbd_verbs_teardown(sk, id, was_up);
 	mutex_unlock(&sk->ss_teardown_mutex);
 	/* Waits for a running event handler; none comes after. */
@@ -1440,7 +1464,7 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 
 	mutex_lock(&smbd_socks_lock);
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
-		mutex_lock(&sk->ss_teardown_mutex);
+		mutex_lock(&sk->ss_cm_mutex);
 		addr = sk->ss_cm_id;
 		if (addr) {
 			memcpy(&src, &sk->ss_cm_id->route.addr.src_addr,
@@ -1448,7 +1472,7 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 			memcpy(&dst, &sk->ss_cm_id->route.addr.dst_addr,
 			       sizeof(dst));
 		}
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_cm_mutex);
 		smbd_sock_stats(sk, &st);
 		seq_printf(m, "%s %s %s", sk->ss_is_listener ? "listener" :
 			   sk->ss_responder ? "responder" : "initiator",

@@ -234,9 +234,13 @@ struct smbd_reg {
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers.
- * @ss_teardown_mutex decides who destroys @ss_cm_id (smbd_sock_release()
- * or rdma_cm on device removal) and serialises the verbs teardown; @ss_qp
- * is NULL once that ran.
+ * @ss_cm_mutex guards @ss_cm_id: it is written only under it, and the
+ * connection manager handler builds the verbs objects under it while the
+ * socket still holds the id (Documentation/smbd.rst, "Ownership"). It is
+ * held briefly, never across a wait for the provider or rdma_cm.
+ * @ss_teardown_mutex serialises the verbs teardown of smbd_sock_release()
+ * and of device removal (taken before @ss_cm_mutex); @ss_qp is NULL once
+ * that ran.
  */
 struct smbd_sock {
 	struct net *ss_net;
@@ -256,7 +260,8 @@ struct smbd_sock {
 	/* The last rdma_cm event seen (-1: none yet), named on timeout. */
 	int ss_cm_last;
 
-	struct mutex ss_teardown_mutex;	/* owns ss_cm_id and ss_qp teardown */
+	struct mutex ss_teardown_mutex;	/* serialises the verbs teardown */
+	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
 	struct rdma_cm_id *ss_cm_id;
 	struct ib_qp *ss_qp;
 	struct ib_device *ss_ibdev;
