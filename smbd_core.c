@@ -170,15 +170,16 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
  */
 void smbd_sock_error(struct smbd_sock *sk, int err)
 {
-	bool queue;
-
 	spin_lock_bh(&sk->ss_lock);
 	if (!sk->ss_err)
 		sk->ss_err = err;
-	queue = smbd_set_state(sk, SMBD_DISCONNECTING);
-	spin_unlock_bh(&sk->ss_lock);
-	if (queue)
+	/*
+	 * Queued with the state change, under the lock: once release has
+	 * set DISCONNECTING, nothing queues the work after its cancel.
+	 */
+	if (smbd_set_state(sk, SMBD_DISCONNECTING))
 		queue_work(smbd_wq, &sk->ss_disconnect_work);
+	spin_unlock_bh(&sk->ss_lock);
 	smbd_xfer_wake(sk);
 }
 
