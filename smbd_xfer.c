@@ -65,6 +65,7 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 static void smbd_tx_wait_put(struct smbd_send_wait *w);
+static void smbd_rx_part_free(struct smbd_sock *sk);
 
 /**
  * smbd_xfer_alloc() - allocate and map the send and receive buffers
@@ -193,6 +194,8 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	}
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);
+	/* The head of a message that never completed goes with the buffers. */
+	smbd_rx_part_free(sk);
 	sk->ss_rx_ctxs = NULL;
 	sk->ss_tx_ctxs = NULL;
 	INIT_LIST_HEAD(&sk->ss_rx_free);
@@ -1339,6 +1342,100 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
 	return ret;
 }
 
+static void smbd_rx_part_free(struct smbd_sock *sk)
+{
+	kvfree(sk->ss_rx_part);
+	sk->ss_rx_part = NULL;
+	sk->ss_rx_part_len = 0;
+	sk->ss_rx_part_size = 0;
+}
+
+/*
+ * A non-blocking smbd_sock_recv() found no whole message. Every fragment
+ * queued then belongs to the one message in progress ([MS-SMBD] 3.1.5.8:
+ * messages arrive whole and in order), and each holds a receive buffer
+ * that backs one of the peer's Send Credits. A message may be longer
+ * than all receive buffers together (MaxFragmentedSize against
+ * ReceiveCreditMax x MaxReceiveSize): held there, it would take every
+ * credit the peer could get and never complete (3.1.5.9 grants only
+ * receives really posted). So move the fragments' payload into a buffer
+ * of the socket's own, sized by the message length the first fragment
+ * gives (the data length plus RemainingDataLength, checked against
+ * MaxFragmentedRecvSize on receipt), and give the receive buffers back
+ * to be reposted and granted.
+ *
+ * Returns 0 once a whole message is queued (the moved head, if any, is
+ * in ss_rx_part), -EAGAIN while it is not, the connection's error once
+ * it is lost without a whole message, -ENOMEM.
+ */
+static int smbd_rx_absorb(struct smbd_sock *sk)
+{
+	struct smbd_recv_ctx *rx;
+
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	for (;;) {
+		LIST_HEAD(held);
+		bool up;
+		int err;
+
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_rx_complete_msgs) {
+			spin_unlock_bh(&sk->ss_lock);
+			return 0;
+		}
+		up = sk->ss_state == SMBD_CONNECTED;
+		err = sk->ss_err;
+		/* A message that can no longer complete is not worth a copy. */
+		if (up)
+			list_splice_init(&sk->ss_rx_ready, &held);
+		spin_unlock_bh(&sk->ss_lock);
+		if (!up)
+			return err ?: -ENOTCONN;
+		if (list_empty(&held))
+			return -EAGAIN;
+
+		rx = list_first_entry(&held, struct smbd_recv_ctx, rx_node);
+		err = 0;
+		if (!sk->ss_rx_part) {
+			/* Only a consumer mixing both read calls gets here. */
+			if (WARN_ON_ONCE(!rx->rx_first))
+				err = -EINVAL;
+			else
+				sk->ss_rx_part = kvmalloc(rx->rx_msg_total,
+							  GFP_KERNEL);
+			if (!err && !sk->ss_rx_part)
+				err = -ENOMEM;
+			if (err) {
+				/* Back where they were, ahead of later ones. */
+				spin_lock_bh(&sk->ss_lock);
+				list_splice(&held, &sk->ss_rx_ready);
+				spin_unlock_bh(&sk->ss_lock);
+				return err;
+			}
+			sk->ss_rx_part_size = rx->rx_msg_total;
+			sk->ss_rx_part_len = 0;
+		}
+		list_for_each_entry(rx, &held, rx_node) {
+			/* Reassembly keeps a message within its stated length. */
+			if (WARN_ON_ONCE(rx->rx_data_len > sk->ss_rx_part_size -
+						   sk->ss_rx_part_len)) {
+				err = -EPROTO;
+				break;
+			}
+			memcpy(sk->ss_rx_part + sk->ss_rx_part_len,
+			       rx->rx_buf + rx->rx_data_off, rx->rx_data_len);
+			sk->ss_rx_part_len += rx->rx_data_len;
+		}
+		smbd_rx_return(sk, &held);
+		if (err) {
+			/* Never hand out what is left of it as a message. */
+			smbd_rx_part_free(sk);
+			smbd_sock_error(sk, err);
+			return err;
+		}
+	}
+}
+
 /**
  * smbd_sock_recv() - receive one whole upper-layer message
  * @sk: a connected socket
@@ -1349,12 +1446,19 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
  * Messages come whole and in order ([MS-SMBD] 3.1.5.8). A message
  * longer than @to is consumed and cut: -EMSGSIZE, with its length in
  * @info. Fragments are copied out as they arrive, so a message larger
- * than all receive buffers together still comes through. Do not mix with
+ * than all receive buffers together still comes through: a blocking call
+ * copies them into @to and waits for the rest; a non-blocking call that
+ * finds only part of a message moves that part into a buffer of the
+ * socket's own (allocated then, as large as the message) and returns
+ * -EAGAIN, so the receive buffers go back to the peer; the call that
+ * finds the last fragment returns the whole message. Do not mix with
  * smbd_sock_recv_stream() on one socket.
  *
- * Context: process; sleeps unless %SMBD_RECV_NONBLOCK.
- * Return: the message length; -EAGAIN; -EMSGSIZE; the connection's
- * error once it is lost and nothing is queued; -ERESTARTSYS.
+ * Context: process; sleeps unless %SMBD_RECV_NONBLOCK, which never waits
+ * for the peer but may sleep in a GFP_KERNEL allocation.
+ * Return: the message length; -EAGAIN; -EMSGSIZE; -ENOMEM (non-blocking,
+ * nothing consumed); the connection's error once it is lost and no
+ * whole message is queued; -ERESTARTSYS.
  */
 ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 		       unsigned int flags, struct smbd_recv_info *info)
@@ -1368,8 +1472,24 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 	if (nonblock) {
 		if (!mutex_trylock(&sk->ss_recv_mutex))
 			return -EAGAIN;
+		ret = smbd_rx_absorb(sk);
+		if (ret)
+			goto out;
 	} else if (mutex_lock_interruptible(&sk->ss_recv_mutex)) {
 		return -ERESTARTSYS;
+	}
+
+	if (sk->ss_rx_part) {
+		/* The head a non-blocking call moved out: the message began. */
+		u32 n = min_t(u32, sk->ss_rx_part_len, iov_iter_count(to));
+
+		if (n && copy_to_iter(sk->ss_rx_part, n, to) != n)
+			trunc = true;
+		if (n < sk->ss_rx_part_len)
+			trunc = true;
+		msg_len = sk->ss_rx_part_len;
+		started = true;
+		smbd_rx_part_free(sk);
 	}
 
 	while (!last) {

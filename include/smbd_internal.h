@@ -232,7 +232,8 @@ struct smbd_reg {
  * @ss_tx_free_count, the listener queues.
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
- * @ss_recv_mutex serialises readers.
+ * @ss_recv_mutex serialises readers and protects the stream framing
+ * position and the partial message (@ss_rx_part).
  * @ss_teardown_mutex decides who destroys @ss_cm_id (smbd_sock_release()
  * or rdma_cm on device removal) and serialises the verbs teardown; @ss_qp
  * is NULL once that ran.
@@ -285,6 +286,14 @@ struct smbd_sock {
 	struct mutex ss_recv_mutex;	/* one reader at a time */
 	u32 ss_stream_hdr_left;
 	u32 ss_stream_msg_left;
+	/*
+	 * Under ss_recv_mutex: the head of a message that a non-blocking
+	 * smbd_sock_recv() moved out of the receive buffers before its last
+	 * fragment came (@ss_rx_part_len of @ss_rx_part_size bytes).
+	 */
+	void *ss_rx_part;
+	u32 ss_rx_part_len;
+	u32 ss_rx_part_size;
 
 	struct smbd_send_ctx *ss_tx_ctxs;
 	u32 ss_nr_tx;
