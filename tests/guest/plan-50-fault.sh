@@ -31,6 +31,7 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 		port=$((port + 1))
 		run $1 bad-$c $2 $port
 	done
+	run $1 big-nb $2 7120
 done
 
 RDMA=/usr/bin/rdma
