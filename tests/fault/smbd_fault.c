@@ -37,6 +37,11 @@
  *                 calls woken by data_ready only: each arrives whole
  *                 (or cut, -EMSGSIZE), the peer never stalls for want
  *                 of credits; then half a message and a release
+ *   send-fail     raw responder grants credits but posts no receive
+ *                 after smbd's first grant: a blocking smbd_sock_send()
+ *                 whose send fails (rxe: RNR retry exceeded) returns an
+ *                 error, not its count ([MS-SMBD] 3.1.5.4); a send the
+ *                 peer could take first still returns its count
  */
 #include <linux/completion.h>
 #include <linux/debugfs.h>
@@ -107,6 +112,8 @@ struct raw_peer {
 	struct list_head msgs;		/* received, in order */
 	wait_queue_head_t wait;
 	int err;
+	int nr_post;			/* receives posted when connected */
+	u8 rnr_retry;			/* the peer's RNR retries, in our REP */
 	u32 peer_max_recv;		/* smbd's MaxReceiveSize */
 	u32 credits;			/* Send Credits smbd granted us */
 	u16 grant;			/* receives reposted, not granted yet */
@@ -233,7 +240,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct raw_peer *p = id->context;
 	struct rdma_conn_param cp = {
 		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 6, .rnr_retry_count = 7,
+		.retry_count = 6, .rnr_retry_count = p->rnr_retry,
 	};
 
 	switch (ev->event) {
@@ -241,7 +248,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (p->id)
 			return -EBUSY;		/* one connection only */
 		p->id = id;
-		if (raw_qp_create(p, id, RAW_NR_RX) || rdma_accept(id, &cp)) {
+		if (raw_qp_create(p, id, p->nr_post) || rdma_accept(id, &cp)) {
 			p->id = NULL;
 			return -ENOMEM;	/* rdma_cm frees @id */
 		}
@@ -286,6 +293,8 @@ static struct raw_peer *raw_alloc(void)
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->msgs);
 	init_waitqueue_head(&p->wait);
+	p->nr_post = RAW_NR_RX;
+	p->rnr_retry = 7;
 	return p;
 }
 
@@ -324,7 +333,7 @@ static int raw_connect(struct raw_peer *p, struct sockaddr *dst)
 		return ret;
 	if (!wait_for_completion_timeout(&p->resolved, 5 * HZ) || p->err)
 		return -EHOSTUNREACH;
-	ret = raw_qp_create(p, p->id, RAW_NR_RX);
+	ret = raw_qp_create(p, p->id, p->nr_post);
 	if (ret)
 		return ret;
 	ret = rdma_connect(p->id, &cp);
@@ -1031,6 +1040,73 @@ out_free:
 	kfree(c);
 }
 
+/* ---- a blocking send whose completion fails ---- */
+
+/*
+ * The raw responder has @nr_ok receives beyond the two that take the
+ * Negotiate Request and smbd's first credit grant: the first @nr_ok
+ * one-segment sends of @len bytes land, the next one meets no receive
+ * (rxe: RNR NAK). The RNR retry count of smbd's queue pair comes from
+ * the responder's REP: 0, as smbd itself asks, so that send completes
+ * in error at once. Each blocking send must return what the provider
+ * said.
+ */
+static void test_send_fail(struct sockaddr *addr, u32 len, int nr_ok)
+{
+	struct raw_peer *p = raw_alloc();
+	struct smbd_sock *sk = NULL;
+	char name[48], n2[96];
+	struct iov_iter it;
+	struct kvec kv;
+	struct raw_rx *rx;
+	u8 *msg = NULL;
+	ssize_t n;
+	long ms;
+	int i, ret;
+
+	snprintf(name, sizeof(name), "send-fail-%u", len);
+	if (!p)
+		return;
+	p->nr_post = 2 + nr_ok;
+	p->rnr_retry = 0;
+	msg = kmalloc(len, GFP_KERNEL);
+	ret = msg ? smbd_to_raw(p, addr, NULL, &sk) : -ENOMEM;
+	/* The credit grant smbd sends once negotiated: not reposted. */
+	rx = ret ? NULL : raw_recv(p, 5000);
+	if (!ret && !rx)
+		ret = -ETIMEDOUT;
+	snprintf(n2, sizeof(n2), "%s negotiated, credits granted", name);
+	report(!ret, n2, "%d", ret);
+	if (ret)
+		goto out;
+	memset(msg, 0x5a, len);
+
+	for (i = 0; i < nr_ok; i++) {
+		kv.iov_base = msg;
+		kv.iov_len = len;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+		n = smbd_sock_send(sk, &it, 0);
+		rx = n == len ? raw_recv(p, 5000) : NULL;
+		snprintf(n2, sizeof(n2), "%s send that completes returns its count",
+			 name);
+		report(n == len && rx, n2, "%zd, %s", n,
+		       rx ? "received" : "not received");
+	}
+	kv.iov_base = msg;
+	kv.iov_len = len;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	n = smbd_sock_send(sk, &it, 0);
+	snprintf(n2, sizeof(n2), "%s send that fails returns an error", name);
+	report(n < 0, n2, "%zd", n);
+	snprintf(n2, sizeof(n2), "%s connection ended", name);
+	ms = wait_dropped(sk, 5000);
+	report(ms >= 0, n2, "after %ld ms", ms);
+out:
+	kfree(msg);
+	smbd_sock_release(sk);
+	raw_destroy(p);
+}
+
 /* ---- a held pair streaming data, for teardown tests ---- */
 
 struct held_end {
@@ -1237,6 +1313,12 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 		test_bad((struct sockaddr *)&ss, test + 4);
 	else if (!strcmp(test, "big-nb"))
 		test_big_nb((struct sockaddr *)&ss);
+	else if (!strcmp(test, "send-fail"))
+		test_send_fail((struct sockaddr *)&ss, 1000, 1);
+	else if (!strcmp(test, "send-fail-copied"))
+		test_send_fail((struct sockaddr *)&ss, 100, 1);
+	else if (!strcmp(test, "send-fail-credits"))
+		test_send_fail((struct sockaddr *)&ss, 65536, 0);
 	else
 		report(false, test, "unknown test");
 	mutex_unlock(&fault_lock);
