@@ -22,7 +22,7 @@
  *
  * Copies
  *   A blocking send maps the sender's pages for the device and returns
- *   once every segment that maps them completed (zero-copy); a segment
+ *   once every segment completed (zero-copy), failing if one did not; a segment
  *   needing more gather entries than the device has copies its
  *   remainder into the context's pre-mapped buffer, right after the
  *   header. Non-blocking sends, sends from user memory and payloads of
@@ -64,7 +64,8 @@
 static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
-static void smbd_tx_wait_put(struct smbd_send_wait *w);
+static void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
+static void smbd_rx_part_free(struct smbd_sock *sk);
 
 /**
  * smbd_xfer_alloc() - allocate and map the send and receive buffers
@@ -182,10 +183,11 @@ void smbd_xfer_free(struct smbd_sock *sk)
 		 * pair by a failed post, or lost by a provider that flushes
 		 * its drain marker ahead of older requests (siw after a
 		 * fatal error). The queue pair is gone, so the pages are
-		 * free: give them back and wake their sender.
+		 * free: give them back and wake their sender, which must not
+		 * take a send nobody saw complete for a sent one.
 		 */
 		smbd_tx_unmap(sk, tx);
-		smbd_tx_wait_put(tx->tx_wait);
+		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
 		tx->tx_wait = NULL;
 		ib_dma_unmap_single(sk->ss_ibdev, tx->tx_dma, tx_len,
 				    DMA_TO_DEVICE);
@@ -193,6 +195,8 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	}
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);
+	/* The head of a message that never completed goes with the buffers. */
+	smbd_rx_part_free(sk);
 	sk->ss_rx_ctxs = NULL;
 	sk->ss_tx_ctxs = NULL;
 	INIT_LIST_HEAD(&sk->ss_rx_free);
@@ -607,10 +611,19 @@ static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 	tx->tx_nmapped = 0;
 }
 
-/* A batch is done with the sender's pages; wake it after the last one. */
-static void smbd_tx_wait_put(struct smbd_send_wait *w)
+/*
+ * A batch of a blocking send is done: @err is 0 when the device completed
+ * it, else why not. Wake the sender after its last batch. The error is
+ * stored before the reference is dropped: the fully ordered
+ * atomic_dec_and_test() and the completion publish it to the sender.
+ */
+static void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
 {
-	if (w && atomic_dec_and_test(&w->sw_pending))
+	if (!w)
+		return;
+	if (err)
+		WRITE_ONCE(w->sw_err, err);
+	if (atomic_dec_and_test(&w->sw_pending))
 		complete(&w->sw_done);
 }
 
@@ -652,7 +665,12 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/*
 	 * Every request of the batch is done (a send queue completes in
-	 * order): its pages go back to their blocking sender.
+	 * order): its pages go back to their blocking sender, with the
+	 * result ([MS-SMBD] 3.1.4.2, 3.1.5.4: the provider's result goes to
+	 * the caller). The tail speaks for the whole batch: a request that
+	 * fails moves a reliable connection's queue pair to the error state,
+	 * so every later one, the tail included, is flushed with an error.
+	 * The unsignalled requests need not find their sender.
 	 */
 	list_for_each_entry(pos, &tx->tx_batch, tx_node) {
 		smbd_tx_unmap(sk, pos);
@@ -661,7 +679,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_tx_unmap(sk, tx);
 	w = tx->tx_wait;
 	tx->tx_wait = NULL;
-	smbd_tx_wait_put(w);
+	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
 	spin_lock(&sk->ss_lock);
 	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
@@ -687,7 +705,8 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Post a batch of filled send contexts as one chain, the last one
- * signalled. @w: the blocking sender whose pages the batch maps, or NULL.
+ * signalled. @w: the blocking sender of the batch, which waits for its
+ * completion and result, or NULL.
  */
 static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 			   struct smbd_send_wait *w)
@@ -740,7 +759,7 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 			n++;
 		}
 		tail->tx_wait = NULL;
-		smbd_tx_wait_put(w);
+		smbd_tx_wait_put(w, ret);
 		spin_lock_bh(&sk->ss_lock);
 		list_splice_init(&tail->tx_batch, &sk->ss_tx_free);
 		sk->ss_tx_free_count += n;
@@ -921,8 +940,9 @@ static size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 /*
  * Send one upper-layer message made of @nparts iterators, or continue one
  * a non-blocking call left half-sent. Caller holds ss_send_mutex.
- * @w: a blocking sender's wait, whose pages may be mapped (zero-copy);
- * NULL to copy everything (non-blocking sends cannot wait for the device).
+ * @w: a blocking sender's wait: its pages may be mapped (zero-copy) and
+ * every batch reports its result to it; NULL to copy everything
+ * (non-blocking sends cannot wait for the device).
  * @inv: the peer's token to invalidate with the message's first segment
  * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
  * Returns the bytes accepted.
@@ -933,7 +953,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
-	bool nonblock = !w, batch_mapped = false;
+	bool nonblock = !w;
 	u32 mapped = 0, seg_mapped;
 	struct smbd_send_ctx *tx;
 	LIST_HEAD(batch);
@@ -969,10 +989,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		while ((ret = smbd_take_credit(sk, &tx, &grant)) == -EAGAIN) {
 			if (nbatch) {
 				spin_unlock_bh(&sk->ss_lock);
-				ret = smbd_post_batch(sk, &batch,
-						      batch_mapped ? w : NULL);
+				ret = smbd_post_batch(sk, &batch, w);
 				nbatch = 0;
-				batch_mapped = false;
 				spin_lock_bh(&sk->ss_lock);
 				if (ret)
 					break;
@@ -1028,8 +1046,6 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			break;
 		}
 		mapped += seg_mapped;
-		if (seg_mapped)
-			batch_mapped = true;
 		if (inv && idx == 0) {
 			tx->tx_wr.opcode = IB_WR_SEND_WITH_INV;
 			tx->tx_wr.ex.invalidate_rkey = *inv;
@@ -1039,10 +1055,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		list_add_tail(&tx->tx_node, &batch);
 		sent += seg.data_length;
 		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
-			ret = smbd_post_batch(sk, &batch,
-					      batch_mapped ? w : NULL);
+			ret = smbd_post_batch(sk, &batch, w);
 			nbatch = 0;
-			batch_mapped = false;
 			if (ret)
 				break;
 		}
@@ -1109,6 +1123,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	}
 
 	atomic_set(&wait.sw_pending, 1);
+	wait.sw_err = 0;
 	init_completion(&wait.sw_done);
 	if (sk->ss_more_n && nonblock) {
 		ret = -EOPNOTSUPP;
@@ -1129,12 +1144,17 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	mutex_unlock(&sk->ss_send_mutex);
 
 	/*
-	 * The device may still read the pages this send mapped: wait for
-	 * it, uninterruptibly (the completions always come, flushed at
-	 * worst). The next sender is already posting meanwhile.
+	 * Wait for every batch this send posted, uninterruptibly (the
+	 * completions always come, flushed at worst, or teardown stands in
+	 * for them): the device may still read the pages it mapped, and
+	 * [MS-SMBD] 3.1.4.2 and 3.1.5.4 want the provider's result returned.
+	 * A segment that did not complete makes the send fail, with the
+	 * connection's error. The next sender is already posting meanwhile.
 	 */
 	if (!atomic_dec_and_test(&wait.sw_pending))
 		wait_for_completion(&wait.sw_done);
+	if (ret >= 0 && READ_ONCE(wait.sw_err))
+		ret = READ_ONCE(sk->ss_err) ?: wait.sw_err;
 	return ret;
 }
 
@@ -1152,12 +1172,16 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  *
  * Blocking (the default) waits for Send Credits, posts every segment
  * with @from's pages mapped for the device (no copy), and returns once
- * the device is done with them; @from's memory may be reused then. With
+ * the device is done with them; @from's memory may be reused then. It
+ * returns the count only if the device completed every segment; if one
+ * failed, or was flushed, the connection is lost and the call returns
+ * its error ([MS-SMBD] 3.1.4.2, 3.1.5.4). With
  * %SMBD_SEND_NONBLOCK the payload is copied and the call never sleeps:
  * it returns -EAGAIN when not even the first segment could go, or the
  * bytes of the segments that went; the rest of that message must be the
  * next send on this socket (the write_space upcall tells when to try
- * again).
+ * again). A non-blocking send does not wait for the device: a failure
+ * after it returned shows as the connection's error on later calls.
  *
  * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
  * parts follow; nothing is sent and the part is not copied: the memory
@@ -1171,7 +1195,8 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  * Return: bytes accepted (a part's length for %SMBD_SEND_MORE, the whole
  * message's for the last part); -EMSGSIZE above MaxFragmentedSendSize;
  * -E2BIG for too many parts; -EAGAIN; -ENOTCONN or the connection's
- * error once it is lost; -ERESTARTSYS.
+ * error once it is lost, or when a segment of a blocking send failed
+ * (-ECONNABORTED if nothing else ended it first); -ERESTARTSYS.
  */
 ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 		       unsigned int flags)
@@ -1326,6 +1351,100 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
 	return ret;
 }
 
+static void smbd_rx_part_free(struct smbd_sock *sk)
+{
+	kvfree(sk->ss_rx_part);
+	sk->ss_rx_part = NULL;
+	sk->ss_rx_part_len = 0;
+	sk->ss_rx_part_size = 0;
+}
+
+/*
+ * A non-blocking smbd_sock_recv() found no whole message. Every fragment
+ * queued then belongs to the one message in progress ([MS-SMBD] 3.1.5.8:
+ * messages arrive whole and in order), and each holds a receive buffer
+ * that backs one of the peer's Send Credits. A message may be longer
+ * than all receive buffers together (MaxFragmentedSize against
+ * ReceiveCreditMax x MaxReceiveSize): held there, it would take every
+ * credit the peer could get and never complete (3.1.5.9 grants only
+ * receives really posted). So move the fragments' payload into a buffer
+ * of the socket's own, sized by the message length the first fragment
+ * gives (the data length plus RemainingDataLength, checked against
+ * MaxFragmentedRecvSize on receipt), and give the receive buffers back
+ * to be reposted and granted.
+ *
+ * Returns 0 once a whole message is queued (the moved head, if any, is
+ * in ss_rx_part), -EAGAIN while it is not, the connection's error once
+ * it is lost without a whole message, -ENOMEM.
+ */
+static int smbd_rx_absorb(struct smbd_sock *sk)
+{
+	struct smbd_recv_ctx *rx;
+
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	for (;;) {
+		LIST_HEAD(held);
+		bool up;
+		int err;
+
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_rx_complete_msgs) {
+			spin_unlock_bh(&sk->ss_lock);
+			return 0;
+		}
+		up = sk->ss_state == SMBD_CONNECTED;
+		err = sk->ss_err;
+		/* A message that can no longer complete is not worth a copy. */
+		if (up)
+			list_splice_init(&sk->ss_rx_ready, &held);
+		spin_unlock_bh(&sk->ss_lock);
+		if (!up)
+			return err ?: -ENOTCONN;
+		if (list_empty(&held))
+			return -EAGAIN;
+
+		rx = list_first_entry(&held, struct smbd_recv_ctx, rx_node);
+		err = 0;
+		if (!sk->ss_rx_part) {
+			/* Only a consumer mixing both read calls gets here. */
+			if (WARN_ON_ONCE(!rx->rx_first))
+				err = -EINVAL;
+			else
+				sk->ss_rx_part = kvmalloc(rx->rx_msg_total,
+							  GFP_KERNEL);
+			if (!err && !sk->ss_rx_part)
+				err = -ENOMEM;
+			if (err) {
+				/* Back where they were, ahead of later ones. */
+				spin_lock_bh(&sk->ss_lock);
+				list_splice(&held, &sk->ss_rx_ready);
+				spin_unlock_bh(&sk->ss_lock);
+				return err;
+			}
+			sk->ss_rx_part_size = rx->rx_msg_total;
+			sk->ss_rx_part_len = 0;
+		}
+		list_for_each_entry(rx, &held, rx_node) {
+			/* Reassembly keeps a message within its stated length. */
+			if (WARN_ON_ONCE(rx->rx_data_len > sk->ss_rx_part_size -
+						   sk->ss_rx_part_len)) {
+				err = -EPROTO;
+				break;
+			}
+			memcpy(sk->ss_rx_part + sk->ss_rx_part_len,
+			       rx->rx_buf + rx->rx_data_off, rx->rx_data_len);
+			sk->ss_rx_part_len += rx->rx_data_len;
+		}
+		smbd_rx_return(sk, &held);
+		if (err) {
+			/* Never hand out what is left of it as a message. */
+			smbd_rx_part_free(sk);
+			smbd_sock_error(sk, err);
+			return err;
+		}
+	}
+}
+
 /**
  * smbd_sock_recv() - receive one whole upper-layer message
  * @sk: a connected socket
@@ -1336,12 +1455,19 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
  * Messages come whole and in order ([MS-SMBD] 3.1.5.8). A message
  * longer than @to is consumed and cut: -EMSGSIZE, with its length in
  * @info. Fragments are copied out as they arrive, so a message larger
- * than all receive buffers together still comes through. Do not mix with
+ * than all receive buffers together still comes through: a blocking call
+ * copies them into @to and waits for the rest; a non-blocking call that
+ * finds only part of a message moves that part into a buffer of the
+ * socket's own (allocated then, as large as the message) and returns
+ * -EAGAIN, so the receive buffers go back to the peer; the call that
+ * finds the last fragment returns the whole message. Do not mix with
  * smbd_sock_recv_stream() on one socket.
  *
- * Context: process; sleeps unless %SMBD_RECV_NONBLOCK.
- * Return: the message length; -EAGAIN; -EMSGSIZE; the connection's
- * error once it is lost and nothing is queued; -ERESTARTSYS.
+ * Context: process; sleeps unless %SMBD_RECV_NONBLOCK, which never waits
+ * for the peer but may sleep in a GFP_KERNEL allocation.
+ * Return: the message length; -EAGAIN; -EMSGSIZE; -ENOMEM (non-blocking,
+ * nothing consumed); the connection's error once it is lost and no
+ * whole message is queued; -ERESTARTSYS.
  */
 ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 		       unsigned int flags, struct smbd_recv_info *info)
@@ -1355,8 +1481,24 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 	if (nonblock) {
 		if (!mutex_trylock(&sk->ss_recv_mutex))
 			return -EAGAIN;
+		ret = smbd_rx_absorb(sk);
+		if (ret)
+			goto out;
 	} else if (mutex_lock_interruptible(&sk->ss_recv_mutex)) {
 		return -ERESTARTSYS;
+	}
+
+	if (sk->ss_rx_part) {
+		/* The head a non-blocking call moved out: the message began. */
+		u32 n = min_t(u32, sk->ss_rx_part_len, iov_iter_count(to));
+
+		if (n && copy_to_iter(sk->ss_rx_part, n, to) != n)
+			trunc = true;
+		if (n < sk->ss_rx_part_len)
+			trunc = true;
+		msg_len = sk->ss_rx_part_len;
+		started = true;
+		smbd_rx_part_free(sk);
 	}
 
 	while (!last) {

@@ -124,14 +124,17 @@ struct smbd_recv_ctx {
 #define SMBD_TX_SGE_MAX	8
 
 /**
- * struct smbd_send_wait - a blocking sender waiting for its pages
- * @sw_pending: posted batches that still map the sender's pages, plus
- *	one held by the sender while it posts
+ * struct smbd_send_wait - a blocking sender waiting for its batches
+ * @sw_pending: posted batches of the send not completed yet, plus one
+ *	held by the sender while it posts
  * @sw_done: completed when @sw_pending drops to zero
+ * @sw_err: 0, or a negative errno once a batch failed, was flushed, was
+ *	never posted or never completed; set before its reference is put
  */
 struct smbd_send_wait {
 	atomic_t sw_pending;
 	struct completion sw_done;
+	int sw_err;
 };
 
 /**
@@ -141,8 +144,8 @@ struct smbd_send_wait {
  * @tx_node: on ss_tx_free, or on a batch tail's @tx_batch
  * @tx_batch: for the signalled last work request of a posted batch, the
  *	unsignalled contexts posted before it
- * @tx_wait: for a batch tail, the blocking sender whose pages the batch
- *	maps, or NULL
+ * @tx_wait: for a batch tail, the blocking sender of the batch, which
+ *	waits for its completion and result, or NULL
  * @tx_wr: the work request
  * @tx_sge: gather list: [0] the header in @tx_buf, then
  *	[1..@tx_nmapped] the sender's own pages, then possibly the rest of
@@ -233,7 +236,8 @@ struct smbd_reg {
  * @ss_tx_free_count, the listener queues.
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
- * @ss_recv_mutex serialises readers.
+ * @ss_recv_mutex serialises readers and protects the stream framing
+ * position and the partial message (@ss_rx_part).
  * @ss_cm_mutex guards @ss_cm_id: it is written only under it, and the
  * connection manager handler builds the verbs objects under it while the
  * socket still holds the id (Documentation/smbd.rst, "Ownership"). It is
@@ -292,6 +296,14 @@ struct smbd_sock {
 	struct mutex ss_recv_mutex;	/* one reader at a time */
 	u32 ss_stream_hdr_left;
 	u32 ss_stream_msg_left;
+	/*
+	 * Under ss_recv_mutex: the head of a message that a non-blocking
+	 * smbd_sock_recv() moved out of the receive buffers before its last
+	 * fragment came (@ss_rx_part_len of @ss_rx_part_size bytes).
+	 */
+	void *ss_rx_part;
+	u32 ss_rx_part_len;
+	u32 ss_rx_part_size;
 
 	struct smbd_send_ctx *ss_tx_ctxs;
 	u32 ss_nr_tx;

@@ -35,6 +35,17 @@
  *                 Transfer message: smbd ends the connection (-EPROTO)
  *                 cases: align, overlap, bounds, credits0, toolarge,
  *                 fragment, oversize
+ *   big-nb        raw responder sends legal messages larger than all of
+ *                 smbd's receive buffers together (1 MiB in 783
+ *                 fragments), read by non-blocking smbd_sock_recv()
+ *                 calls woken by data_ready only: each arrives whole
+ *                 (or cut, -EMSGSIZE), the peer never stalls for want
+ *                 of credits; then half a message and a release
+ *   send-fail     raw responder grants credits but posts no receive
+ *                 after smbd's first grant: a blocking smbd_sock_send()
+ *                 whose send fails (rxe: RNR retry exceeded) returns an
+ *                 error, not its count ([MS-SMBD] 3.1.5.4); a send the
+ *                 peer could take first still returns its count
  */
 #include <linux/completion.h>
 #include <linux/debugfs.h>
@@ -47,6 +58,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uio.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -55,7 +67,7 @@
 
 #define RAW_NR_RX	32
 #define RAW_BUF		2048
-#define RESULT_MAX	4096
+#define RESULT_MAX	8192
 
 static struct dentry *fault_dir;
 static DEFINE_MUTEX(fault_lock);	/* one test at a time; result */
@@ -104,6 +116,11 @@ struct raw_peer {
 	struct list_head msgs;		/* received, in order */
 	wait_queue_head_t wait;
 	int err;
+	int nr_post;			/* receives posted when connected */
+	u8 rnr_retry;			/* the peer's RNR retries, in our REP */
+	u32 peer_max_recv;		/* smbd's MaxReceiveSize */
+	u32 credits;			/* Send Credits smbd granted us */
+	u16 grant;			/* receives reposted, not granted yet */
 };
 
 static void raw_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -227,7 +244,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct raw_peer *p = id->context;
 	struct rdma_conn_param cp = {
 		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 6, .rnr_retry_count = 7,
+		.retry_count = 6, .rnr_retry_count = p->rnr_retry,
 	};
 
 	switch (ev->event) {
@@ -235,7 +252,7 @@ static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		if (p->id)
 			return -EBUSY;		/* one connection only */
 		p->id = id;
-		if (raw_qp_create(p, id, RAW_NR_RX) || rdma_accept(id, &cp)) {
+		if (raw_qp_create(p, id, p->nr_post) || rdma_accept(id, &cp)) {
 			p->id = NULL;
 			return -ENOMEM;	/* rdma_cm frees @id */
 		}
@@ -281,6 +298,8 @@ static struct raw_peer *raw_alloc(void)
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->msgs);
 	init_waitqueue_head(&p->wait);
+	p->nr_post = RAW_NR_RX;
+	p->rnr_retry = 7;
 	return p;
 }
 
@@ -319,7 +338,7 @@ static int raw_connect(struct raw_peer *p, struct sockaddr *dst)
 		return ret;
 	if (!wait_for_completion_timeout(&p->resolved, 5 * HZ) || p->err)
 		return -EHOSTUNREACH;
-	ret = raw_qp_create(p, p->id, RAW_NR_RX);
+	ret = raw_qp_create(p, p->id, p->nr_post);
 	if (ret)
 		return ret;
 	ret = rdma_connect(p->id, &cp);
@@ -381,6 +400,7 @@ static int raw_negotiate_responder(struct raw_peer *p, u16 credits)
 
 	if (!rx || rx->len < sizeof(struct smbd_neg_req_pdu))
 		return -EPROTO;
+	p->peer_max_recv = le32_to_cpu(((struct smbd_neg_req_pdu *)rx->buf)->max_receive_size);
 	memset(r, 0, sizeof(*r));
 	r->min_version = cpu_to_le16(SMBD_PROTOCOL_V1);
 	r->max_version = cpu_to_le16(SMBD_PROTOCOL_V1);
@@ -437,24 +457,35 @@ static int smbd_listener(struct sockaddr *addr, struct smbd_sock **lskp)
 }
 
 /*
- * An smbd initiator (@sp, or defaults) negotiated with a raw responder
- * listening on @addr, which grants 10 credits. The connect is async: the
- * raw peer answers from this thread.
+ * An smbd initiator (@sp, or defaults; upcalls @ops) negotiated with a
+ * raw responder listening on @addr, which grants 10 credits. The connect
+ * is async: the raw peer answers from this thread.
  */
-static int smbd_to_raw(struct raw_peer *p, struct sockaddr *addr,
-		       const struct smbd_params *sp, struct smbd_sock **skp)
+static int smbd_to_raw_ops(struct raw_peer *p, struct sockaddr *addr,
+			   const struct smbd_params *sp,
+			   const struct smbd_sock_ops *ops, void *priv,
+			   struct smbd_sock **skp)
 {
 	struct smbd_sock_info info;
 	int i, ret;
 
-	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, sp, skp) ?:
-	      smbd_sock_connect_async(*skp, addr, NULL);
+	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, sp, skp);
+	if (!ret) {
+		smbd_sock_set_ops(*skp, ops, priv);
+		ret = smbd_sock_connect_async(*skp, addr, NULL);
+	}
 	if (!ret)
 		ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
 		      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
 	for (i = 0; !ret && i < 100 && smbd_sock_query(*skp, &info); i++)
 		msleep(20);
 	return ret ?: smbd_sock_query(*skp, &info);
+}
+
+static int smbd_to_raw(struct raw_peer *p, struct sockaddr *addr,
+		       const struct smbd_params *sp, struct smbd_sock **skp)
+{
+	return smbd_to_raw_ops(p, addr, sp, NULL, NULL, skp);
 }
 
 /* ---- the tests ---- */
@@ -832,6 +863,324 @@ out:
 	smbd_sock_release(lsk);
 }
 
+/* ---- messages larger than every receive buffer, read non-blocking ---- */
+
+struct big_msg {
+	u32 len;
+	u32 frags;		/* send only this many fragments; 0: all */
+	u8 seed;
+};
+
+struct big_ctx {
+	struct raw_peer *p;
+	const struct big_msg *msgs;
+	u32 nmsgs;
+	u32 frag;		/* payload bytes per fragment */
+	u32 sent;		/* fragments sent */
+	int err;
+	bool finished;
+	struct completion done;
+	atomic_t data_ready;
+	wait_queue_head_t wq;
+};
+
+static u8 big_byte(u32 i, u8 seed)
+{
+	return (u8)(i * 131 + (i >> 9) + seed);
+}
+
+static bool big_check(const u8 *buf, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != big_byte(i, seed))
+			return false;
+	return true;
+}
+
+/* Take the credits of every message smbd sent us; repost their receives. */
+static void raw_take_grants(struct raw_peer *p)
+{
+	struct smbd_data_hdr_pdu *h;
+	struct raw_rx *rx;
+
+	for (;;) {
+		spin_lock_bh(&p->lock);
+		rx = list_first_entry_or_null(&p->msgs, struct raw_rx, node);
+		if (rx)
+			list_del(&rx->node);
+		spin_unlock_bh(&p->lock);
+		if (!rx)
+			return;
+		h = rx->buf;
+		if (rx->len >= sizeof(*h))
+			p->credits += le16_to_cpu(h->credits_granted);
+		if (!raw_post_recv(p, rx))
+			p->grant++;
+	}
+}
+
+/*
+ * One Data Transfer message ([MS-SMBD] 2.2.3) carrying bytes @off to
+ * @off + @n of @m, spending one of the credits smbd granted (waiting up
+ * to 10 s for one) and granting back the receives we reposted.
+ */
+static int raw_send_frag(struct raw_peer *p, const struct big_msg *m, u32 off,
+			 u32 n)
+{
+	struct smbd_data_hdr_pdu *h = p->tx_buf;
+	u8 *d = (u8 *)p->tx_buf + SMBD_DATA_OFFSET;
+	u32 i;
+
+	raw_take_grants(p);
+	while (!p->credits) {
+		if (!wait_event_timeout(p->wait, !list_empty_careful(&p->msgs) ||
+					p->err, 10 * HZ))
+			return -ETIMEDOUT;
+		if (p->err)
+			return -ECONNRESET;
+		raw_take_grants(p);
+	}
+	p->credits--;
+	memset(h, 0, SMBD_DATA_OFFSET);
+	h->credits_requested = cpu_to_le16(255);
+	h->credits_granted = cpu_to_le16(p->grant);
+	p->grant = 0;
+	h->remaining_data_length = cpu_to_le32(m->len - off - n);
+	h->data_offset = cpu_to_le32(SMBD_DATA_OFFSET);
+	h->data_length = cpu_to_le32(n);
+	for (i = 0; i < n; i++)
+		d[i] = big_byte(off + i, m->seed);
+	return raw_send(p, SMBD_DATA_OFFSET + n);
+}
+
+static int big_sender(void *arg)
+{
+	struct big_ctx *c = arg;
+	u32 k, off, n, frags;
+	int ret = 0;
+
+	for (k = 0; !ret && k < c->nmsgs; k++) {
+		const struct big_msg *m = &c->msgs[k];
+
+		for (off = 0, frags = 0; !ret && off < m->len; off += n) {
+			if (m->frags && frags == m->frags)
+				break;
+			n = min(c->frag, m->len - off);
+			ret = raw_send_frag(c->p, m, off, n);
+			if (!ret)
+				c->sent++;
+			frags++;
+		}
+	}
+	c->err = ret;
+	WRITE_ONCE(c->finished, true);
+	wake_up(&c->wq);
+	kthread_complete_and_exit(&c->done, 0);
+}
+
+static void big_data_ready(struct smbd_sock *sk)
+{
+	struct big_ctx *c = smbd_sock_priv(sk);
+
+	atomic_inc(&c->data_ready);
+	wake_up(&c->wq);
+}
+
+static const struct smbd_sock_ops big_ops = {
+	.data_ready = big_data_ready,
+};
+
+/*
+ * Read one message with non-blocking calls, sleeping only until the
+ * data_ready upcall (or, with @until_done, the sender's end) and never
+ * for more than 10 s: a reader nobody wakes has stalled.
+ */
+static ssize_t big_recv(struct big_ctx *c, struct smbd_sock *sk, void *buf,
+			u32 cap, struct smbd_recv_info *ri, u32 *eagain,
+			bool until_done)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = cap };
+	struct iov_iter it;
+	bool fin;
+	ssize_t n;
+	int before;
+
+	for (;;) {
+		before = atomic_read(&c->data_ready);
+		fin = READ_ONCE(c->finished);
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, cap);
+		n = smbd_sock_recv(sk, &it, SMBD_RECV_NONBLOCK, ri);
+		if (n != -EAGAIN || (until_done && fin))
+			return n;
+		(*eagain)++;
+		if (!wait_event_timeout(c->wq,
+					atomic_read(&c->data_ready) != before ||
+					(until_done && READ_ONCE(c->finished)),
+					10 * HZ))
+			return -ETIMEDOUT;
+	}
+}
+
+static void test_big_nb(struct sockaddr *addr)
+{
+	struct smbd_sock *sk = NULL;
+	struct smbd_recv_info ri = {};
+	struct smbd_sock_info info = {};
+	struct big_msg msgs[4];
+	struct task_struct *t;
+	struct big_ctx *c;
+	struct raw_peer *p;
+	u32 max = 0, eagain = 0;
+	u8 *buf = NULL;
+	ssize_t n;
+	int ret;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	p = raw_alloc();
+	if (!c || !p) {
+		report(false, "big-nb setup", "out of memory");
+		goto out_free;
+	}
+	init_completion(&c->done);
+	init_waitqueue_head(&c->wq);
+	atomic_set(&c->data_ready, 0);
+	c->p = p;
+	ret = smbd_to_raw_ops(p, addr, NULL, &big_ops, c, &sk) ?:
+	      smbd_sock_query(sk, &info);
+	max = info.max_fragmented_recv_size;
+	if (!ret && p->peer_max_recv <= SMBD_DATA_OFFSET)
+		ret = -EPROTO;
+	if (!ret) {
+		buf = vmalloc(max);
+		ret = buf ? 0 : -ENOMEM;
+	}
+	report(!ret, "big-nb negotiated", "%d", ret);
+	if (ret)
+		goto out;
+	c->frag = p->peer_max_recv - SMBD_DATA_OFFSET;
+
+	/*
+	 * The whole MaxFragmentedSize, a half one read into 100 bytes, a
+	 * short one, and a whole one of which only 400 fragments come.
+	 */
+	msgs[0] = (struct big_msg){ .len = max, .seed = 1 };
+	msgs[1] = (struct big_msg){ .len = max / 2, .seed = 2 };
+	msgs[2] = (struct big_msg){ .len = 100, .seed = 3 };
+	msgs[3] = (struct big_msg){ .len = max, .frags = 400, .seed = 4 };
+	c->msgs = msgs;
+	c->nmsgs = ARRAY_SIZE(msgs);
+	t = kthread_run(big_sender, c, "smbd_big_tx");
+	if (IS_ERR(t)) {
+		report(false, "big-nb sender thread", "%ld", PTR_ERR(t));
+		goto out;
+	}
+
+	n = big_recv(c, sk, buf, max, &ri, &eagain, false);
+	smbd_sock_query(sk, &info);
+	report(n == max && ri.msg_len == max && big_check(buf, max, 1),
+	       "big-nb message above all receive buffers arrives whole",
+	       "%zd of %u bytes in fragments of %u, %u receive credits at most; %u x -EAGAIN, data_ready %d",
+	       n, max, c->frag, info.recv_credit_target, eagain,
+	       atomic_read(&c->data_ready));
+	if (n != max)
+		goto out_sender;
+	n = big_recv(c, sk, buf, 100, &ri, &eagain, false);
+	report(n == -EMSGSIZE && ri.msg_len == max / 2 &&
+	       big_check(buf, 100, 2),
+	       "big-nb cut message: -EMSGSIZE, its length, its head",
+	       "%zd, msg_len %u of %u", n, ri.msg_len, max / 2);
+	n = big_recv(c, sk, buf, max, &ri, &eagain, false);
+	report(n == 100 && ri.msg_len == 100 && big_check(buf, 100, 3),
+	       "big-nb next message intact", "%zd", n);
+	/* Half of a message: taken in, never delivered. */
+	n = big_recv(c, sk, buf, max, &ri, &eagain, true);
+	report(n == -EAGAIN, "big-nb half a message is not delivered", "%zd",
+	       n);
+out_sender:
+	wait_for_completion(&c->done);
+	report(!c->err && c->sent == DIV_ROUND_UP(max, c->frag) +
+	       DIV_ROUND_UP(max / 2, c->frag) + 1 + 400,
+	       "big-nb peer never ran out of credits",
+	       "sender: %d after %u fragments", c->err, c->sent);
+out:
+	/* With half a message taken in: its buffer must go with the socket. */
+	smbd_sock_release(sk);
+out_free:
+	if (p)
+		raw_destroy(p);
+	vfree(buf);
+	kfree(c);
+}
+
+/* ---- a blocking send whose completion fails ---- */
+
+/*
+ * The raw responder has @nr_ok receives beyond the two that take the
+ * Negotiate Request and smbd's first credit grant: the first @nr_ok
+ * one-segment sends of @len bytes land, the next one meets no receive
+ * (rxe: RNR NAK). The RNR retry count of smbd's queue pair comes from
+ * the responder's REP: 0, as smbd itself asks, so that send completes
+ * in error at once. Each blocking send must return what the provider
+ * said.
+ */
+static void test_send_fail(struct sockaddr *addr, u32 len, int nr_ok)
+{
+	struct raw_peer *p = raw_alloc();
+	struct smbd_sock *sk = NULL;
+	char name[48], n2[96];
+	struct iov_iter it;
+	struct kvec kv;
+	struct raw_rx *rx;
+	u8 *msg = NULL;
+	ssize_t n;
+	long ms;
+	int i, ret;
+
+	snprintf(name, sizeof(name), "send-fail-%u", len);
+	if (!p)
+		return;
+	p->nr_post = 2 + nr_ok;
+	p->rnr_retry = 0;
+	msg = kmalloc(len, GFP_KERNEL);
+	ret = msg ? smbd_to_raw(p, addr, NULL, &sk) : -ENOMEM;
+	/* The credit grant smbd sends once negotiated: not reposted. */
+	rx = ret ? NULL : raw_recv(p, 5000);
+	if (!ret && !rx)
+		ret = -ETIMEDOUT;
+	snprintf(n2, sizeof(n2), "%s negotiated, credits granted", name);
+	report(!ret, n2, "%d", ret);
+	if (ret)
+		goto out;
+	memset(msg, 0x5a, len);
+
+	for (i = 0; i < nr_ok; i++) {
+		kv.iov_base = msg;
+		kv.iov_len = len;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+		n = smbd_sock_send(sk, &it, 0);
+		rx = n == len ? raw_recv(p, 5000) : NULL;
+		snprintf(n2, sizeof(n2), "%s send that completes returns its count",
+			 name);
+		report(n == len && rx, n2, "%zd, %s", n,
+		       rx ? "received" : "not received");
+	}
+	kv.iov_base = msg;
+	kv.iov_len = len;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	n = smbd_sock_send(sk, &it, 0);
+	snprintf(n2, sizeof(n2), "%s send that fails returns an error", name);
+	report(n < 0, n2, "%zd", n);
+	snprintf(n2, sizeof(n2), "%s connection ended", name);
+	ms = wait_dropped(sk, 5000);
+	report(ms >= 0, n2, "after %ld ms", ms);
+out:
+	kfree(msg);
+	smbd_sock_release(sk);
+	raw_destroy(p);
+}
+
 /* ---- a held pair streaming data, for teardown tests ---- */
 
 struct held_end {
@@ -1040,6 +1389,14 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 		test_neg_bad_request((struct sockaddr *)&ss, false);
 	else if (!strncmp(test, "bad-", 4))
 		test_bad((struct sockaddr *)&ss, test + 4);
+	else if (!strcmp(test, "big-nb"))
+		test_big_nb((struct sockaddr *)&ss);
+	else if (!strcmp(test, "send-fail"))
+		test_send_fail((struct sockaddr *)&ss, 1000, 1);
+	else if (!strcmp(test, "send-fail-copied"))
+		test_send_fail((struct sockaddr *)&ss, 100, 1);
+	else if (!strcmp(test, "send-fail-credits"))
+		test_send_fail((struct sockaddr *)&ss, 65536, 0);
 	else
 		report(false, test, "unknown test");
 	mutex_unlock(&fault_lock);

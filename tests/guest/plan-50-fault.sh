@@ -35,7 +35,16 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 		port=$((port + 1))
 		run $1 bad-$c $2 $port
 	done
+	run $1 big-nb $2 7120
 done
+
+# A blocking send whose send fails must say so. Over rxe only: a send
+# into a queue pair with no receive posted completes with an RNR error
+# there; siw completes a send once it has gone out, before the peer's
+# termination comes back, so the provider reports success.
+run rxe send-fail 192.0.2.1 7121
+run rxe send-fail-copied 192.0.2.1 7122
+run rxe send-fail-credits 192.0.2.1 7123
 
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma

@@ -424,6 +424,16 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 		a[3] = s->empty;
 		a[4] = s->detail;
 		err = st_send_ctl(c->sk, ST_OP_STATS, s->mode, a);
+		/*
+		 * The client may leave the moment it has the STATS, before
+		 * the provider saw them acknowledged: a blocking send then
+		 * fails with the connection's error ([MS-SMBD] 3.1.5.4). The
+		 * next receive ends the connection; the client checks that
+		 * it got them.
+		 */
+		if (err == -ECONNRESET || err == -ECONNABORTED ||
+		    err == -ENOTCONN)
+			return true;
 		if (err) {
 			st_conn_problem(c, "send STATS: %d", err);
 			return false;
