@@ -83,7 +83,7 @@ build() {
 }
 
 # The consumer test modules, built against smbd.ko's Module.symvers.
-test_dirs="tests/kmod tests/fault tests/interop tests/mr"
+test_dirs="tests/kmod tests/fault tests/interop tests/mr tests/hostile"
 test_modules=""
 build_test_modules() {
 	local kdir=$1 d log rc=0
