@@ -9,6 +9,9 @@
  *   echo "server|client <ip> <port> <seed> <msgs> <fatal>" > ctl
  *   cat result
  *
+ * in /sys/kernel/debug/smbd_hostile0 and smbd_hostile1: two lanes, each
+ * running one command at a time, so that two runs can go at once.
+ *
  * server: the hostile peer listens, smbd connects (smbd is the initiator)
  * client: smbd listens, the hostile peer connects (smbd is the responder)
  *
@@ -17,8 +20,8 @@
  * (payloads, padding and Reserved garbage, credit values, fragmentation,
  * empty credit-only messages, boundary sizes, stalls), each message
  * delivered byte for byte; random header mutations (bit flips, boundary
- * values, truncation, extension) until <fatal> of them ended the
- * connection; keep-alive storms; credit starvation; (client) a flood of
+ * values, truncation, extension) until <fatal> messages in all ended
+ * the connection; keep-alive storms; credit starvation; (client) a flood of
  * connections that never negotiate. A fresh connection after every
  * fatal message must negotiate and echo data both ways. Every message
  * smbd sends is checked: sizes, credits, Reserved and Padding zero.
@@ -715,6 +718,21 @@ static void h_poll(struct hconn *c)
 	}
 }
 
+/*
+ * Wait up to @ms for a message. A disconnect ends the wait only after a
+ * grace period: the receive completion runs on the CQ's workqueue and may
+ * come after the CM event of a disconnect that followed the message.
+ */
+static void h_wait_msg(struct hconn *c, unsigned int ms)
+{
+	wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+			   READ_ONCE(c->disc), msecs_to_jiffies(ms));
+	if (list_empty_careful(&c->ready))
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready),
+				   msecs_to_jiffies(300));
+	h_poll(c);
+}
+
 /* ---- building our Data Transfer messages ---- */
 
 struct hdt {
@@ -737,7 +755,7 @@ static void h_dt_default(struct hdt *d, u32 dlen, u32 remaining)
 
 static void h_dt_write(u8 *b, const struct hdt *d, const u8 *payload)
 {
-	u32 i, n;
+	u32 n;
 
 	put_unaligned_le16(d->creq, b + DT_CREDITS_REQ);
 	put_unaligned_le16(d->cgrant, b + DT_CREDITS_GRANTED);
@@ -746,8 +764,9 @@ static void h_dt_write(u8 *b, const struct hdt *d, const u8 *payload)
 	put_unaligned_le32(d->remaining, b + DT_REMAINING);
 	put_unaligned_le32(d->doff, b + DT_DATA_OFFSET);
 	put_unaligned_le32(d->dlen, b + DT_DATA_LENGTH);
-	for (i = DT_HDR_LEN; i < H_BUF; i++)
-		b[i] = d->fill;
+	n = min_t(u32, d->wire_len, H_BUF);
+	if (n > DT_HDR_LEN)
+		memset(b + DT_HDR_LEN, d->fill, n - DT_HDR_LEN);
 	if (payload && d->doff < H_BUF) {
 		n = min_t(u32, d->dlen, H_BUF - d->doff);
 		memcpy(b + d->doff, payload, n);
@@ -1068,14 +1087,27 @@ struct hrun {
 	u64 fatal, either_ended, either_kept, legal_kept, reconnects;
 	u64 ka_sent, stalls, echoes;
 	u64 fail_conn, fail_echo, fail_legal, fail_fatal, fail_neg;
+	u64 open_j, close_j, echo_j, ends_j;	/* time spent, jiffies */
 	char why_conn[128], why_echo[128], why_legal[160], why_fatal[160];
 	char why_neg[160];
+	struct testctl_out *out;	/* the result file of its lane */
 };
 
-static struct testctl hctl;
+/* Two lanes, so that both providers can run at once. */
+static struct testctl hctl[2];
 
-#define CHECK(r, ok, name, fmt, ...) \
-	testctl_check(&hctl.out, ok, (r)->pfx, name, fmt, ##__VA_ARGS__)
+static __printf(4, 5) bool h_check(struct hrun *r, bool ok, const char *name,
+				   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = testctl_vcheck(r->out, ok, r->pfx, name, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+#define CHECK(r, ok, name, fmt, ...) h_check(r, ok, name, fmt, ##__VA_ARGS__)
 
 static __printf(4, 5) void h_fail(u64 *count, char *why, size_t size,
 				  const char *fmt, ...)
@@ -1181,9 +1213,7 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 	p->s->c = p->c;
 	wait_for_completion_timeout(&p->c->established, 5 * HZ);
 	/* smbd's Negotiate Request, checked by our reading of 2.2.1/3.1.5.2 */
-	wait_event_timeout(p->c->wait, !list_empty_careful(&p->c->ready) ||
-			   READ_ONCE(p->c->disc), 5 * HZ);
-	h_poll(p->c);
+	h_wait_msg(p->c, 5000);
 	if (!p->c->neg_got)
 		goto wait;
 	req = p->c->neg;
@@ -1254,9 +1284,7 @@ static int hp_open_client(struct hrun *r, struct hpair *p, const u8 *req,
 	if (ret)
 		return ret;
 	*setup = false;
-	wait_event_timeout(p->c->wait, !list_empty_careful(&p->c->ready) ||
-			   READ_ONCE(p->c->disc), 3 * HZ);
-	h_poll(p->c);
+	h_wait_msg(p->c, 3000);
 	if (!p->c->neg_got)
 		return -ECONNRESET;
 	if (p->c->neg_len < NP_LEN ||
@@ -1314,6 +1342,8 @@ static int hp_open(struct hrun *r, struct hpair *p)
 	bool setup;
 	int ret;
 
+	unsigned long t0 = jiffies;
+
 	if (!b)
 		return -ENOMEM;
 	r->reconnects++;
@@ -1332,6 +1362,7 @@ static int hp_open(struct hrun *r, struct hpair *p)
 		     ret);
 		hp_close(p);
 	}
+	r->open_j += jiffies - t0;
 	return ret;
 }
 
@@ -1345,6 +1376,7 @@ static bool hp_echo(struct hrun *r, struct hpair *p, u32 len)
 	struct hside *s = p->s;
 	u32 maxpay = c->max_send - DT_PAYLOAD, done = 0, n;
 	unsigned long end;
+	unsigned long t0 = jiffies;
 	struct hmsg *m;
 	struct hdt d;
 	u8 *data;
@@ -1395,6 +1427,7 @@ out:
 	kfree(data);
 	if (!ret)
 		r->echoes++;
+	r->echo_j += jiffies - t0;
 	return !ret;
 }
 
@@ -1677,6 +1710,7 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 	u32 maxrecv = p->c->max_send, maxfrag = H_FRAG;
 	struct smbd_sock_info info;
 	bool deliver, ended;
+	unsigned long t0;
 	struct hdt close;
 	u8 probe[16];
 	int x, ret;
@@ -1755,7 +1789,9 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 		return ended || p->s->wrong;
 	}
 	r->fatal++;
+	t0 = jiffies;
 	ended = hs_ends(p->s, 4000);
+	r->ends_j += jiffies - t0;
 	if (!ended || p->s->wrong)
 		FAIL(r, fatal, "%s (creq %u off %u len %u rem %u wire %u flags 0x%x): %s",
 		     name, d->creq, d->doff, d->dlen, d->remaining,
@@ -1816,7 +1852,7 @@ static bool h_beyond_credits(struct hrun *r, struct hpair *p)
 		/* our QP broke (RNR): smbd never took them; now tell it */
 		rdma_disconnect(c->id);
 		ended = hs_ends(p->s, 4000);
-		testctl_info(&hctl.out, "%s dt-beyond-credits: sends failed (no receive posted), smbd ended on disconnect: %s",
+		testctl_info(r->out, "%s dt-beyond-credits: sends failed (no receive posted), smbd ended on disconnect: %s",
 			     r->pfx, ended ? "yes" : "no");
 	}
 	if (!ended || p->s->wrong)
@@ -1895,7 +1931,10 @@ static void h_named(struct hrun *r, struct hpair *p, const struct hnamed *n)
 		ended = h_hostile_one(r, p, n->name, &d, payload);
 	kfree(payload);
 	if (ended) {
+		unsigned long t0 = jiffies;
+
 		hp_close(p);
+		r->close_j += jiffies - t0;
 		hp_open(r, p);
 		if (p->s && !hp_echo(r, p, 1 + below(&r->rs, 400)))
 			FAIL(r, conn, "echo after %s failed", n->name);
@@ -1973,14 +2012,14 @@ static void h_hostile_random(struct hrun *r, struct hpair *p)
 {
 	u8 *payload = kmalloc(H_BUF, GFP_KERNEL);
 	char what[48], name[64];
-	u64 start = r->fatal + r->either_ended;
 	struct hdt d;
 	u32 i, mr, tries = 0;
 	bool ended;
 
 	if (!payload)
 		return;
-	while (p->s && r->fatal + r->either_ended - start < r->target_fatal &&
+	/* the named cases count too: target_fatal in the whole run */
+	while (p->s && r->fatal + r->either_ended < r->target_fatal &&
 	       tries++ < r->target_fatal * 4) {
 		mr = p->c->max_send;
 		for (i = 0; i < H_BUF; i++)
@@ -1991,10 +2030,15 @@ static void h_hostile_random(struct hrun *r, struct hpair *p)
 		scnprintf(name, sizeof(name), "random %u (%s)", tries, what);
 		ended = h_hostile_one(r, p, name, &d, payload);
 		if (ended) {
+			unsigned long t0 = jiffies;
+
 			hp_close(p);
+			r->close_j += jiffies - t0;
 			if (hp_open(r, p))
 				break;
-			if (!hp_echo(r, p, 1 + below(&r->rs, 400)))
+			/* every 4th echoes; the others go on mutating */
+			if (!(r->reconnects % 4) &&
+			    !hp_echo(r, p, 1 + below(&r->rs, 400)))
 				FAIL(r, conn, "echo after %s failed", name);
 		}
 	}
@@ -2270,7 +2314,7 @@ static void h_run(struct hrun *r)
 		negs = resp_cases;
 		ncases = ARRAY_SIZE(resp_cases);
 	}
-	testctl_info(&hctl.out, "%s seed %llu msgs %u fatal %u", r->pfx,
+	testctl_info(r->out, "%s seed %llu msgs %u fatal %u", r->pfx,
 		     r->seed, r->target_msgs, r->target_fatal);
 
 	/* 1. negotiation */
@@ -2281,7 +2325,7 @@ static void h_run(struct hrun *r)
 	CHECK(r, !r->fail_neg, "negotiation-messages-from-smbd", "%s",
 	      r->why_neg);
 	t = jiffies;
-	testctl_info(&hctl.out, "%s negotiation: %zu cases in %u ms", r->pfx,
+	testctl_info(r->out, "%s negotiation: %zu cases in %u ms", r->pfx,
 		     ncases, jiffies_to_msecs(t - t0));
 
 	/* 2. named Data Transfer cases */
@@ -2297,7 +2341,7 @@ static void h_run(struct hrun *r)
 		h_ka_storm(r, &p);
 		h_starve(r, &p);
 	}
-	testctl_info(&hctl.out,
+	testctl_info(r->out,
 		     "%s legal: %llu mutated messages (%llu upper-layer messages, %llu keep-alive requests, %llu stalls) in %u ms",
 		     r->pfx, r->mutated, r->logical_msgs, r->ka_sent, r->stalls,
 		     jiffies_to_msecs(jiffies - t));
@@ -2306,11 +2350,16 @@ static void h_run(struct hrun *r)
 	t = jiffies;
 	if (p.s)
 		h_hostile_random(r, &p);
-	testctl_info(&hctl.out,
+	testctl_info(r->out,
 		     "%s hostile: %llu messages, %llu fatal, %llu either ended / %llu kept, %llu legal kept, %llu connections, in %u ms",
 		     r->pfx, r->hostile_msgs, r->fatal, r->either_ended,
 		     r->either_kept, r->legal_kept, r->reconnects,
 		     jiffies_to_msecs(jiffies - t));
+	testctl_info(r->out,
+		     "%s time in ms: connecting %u, closing %u, echoing %u, waiting for the end %u",
+		     r->pfx, jiffies_to_msecs(r->open_j),
+		     jiffies_to_msecs(r->close_j), jiffies_to_msecs(r->echo_j),
+		     jiffies_to_msecs(r->ends_j));
 	if (p.s)
 		CHECK(r, hp_echo(r, &p, 4000), "last-echo", "after everything");
 	hp_close(&p);
@@ -2335,14 +2384,14 @@ out:
 	CHECK(r, r->mutated >= r->target_msgs, "volume",
 	      "%llu mutated messages, %u wanted", r->mutated, r->target_msgs);
 	h_report_wire(r);
-	testctl_out_add(&hctl.out,
+	testctl_out_add(r->out,
 			"info hostile %s seed %llu: %llu mutated messages (%llu legal, %llu hostile: %llu fatal), %llu connections, %llu from smbd (%llu with data), %u ms",
 			r->pfx, r->seed, r->mutated, r->legal_msgs,
 			r->hostile_msgs, r->fatal, r->reconnects, r->w.msgs,
 			r->w.data_msgs, jiffies_to_msecs(jiffies - t0));
 }
 
-static int h_cmd(char *line)
+static int h_cmd(struct testctl *tc, char *line)
 {
 	char role[16], ip[40];
 	unsigned int port, msgs, fatal;
@@ -2357,6 +2406,7 @@ static int h_cmd(char *line)
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	r->out = &tc->out;
 	r->server = !strcmp(role, "server");
 	r->pfx = r->server ? "server" : "client";
 	r->seed = seed ?: 1;
@@ -2390,15 +2440,39 @@ static int h_cmd(char *line)
 	return 0;
 }
 
+static int h_cmd0(char *line)
+{
+	return h_cmd(&hctl[0], line);
+}
+
+static int h_cmd1(char *line)
+{
+	return h_cmd(&hctl[1], line);
+}
+
 static int __init smbd_hostile_init(void)
 {
-	return testctl_init(&hctl, "smbd_hostile", OUT_MAX, 128, h_cmd);
+	int ret;
+
+	ret = testctl_init(&hctl[0], "smbd_hostile0", OUT_MAX, 128, h_cmd0);
+	if (ret)
+		return ret;
+	ret = testctl_init(&hctl[1], "smbd_hostile1", OUT_MAX, 128, h_cmd1);
+	if (ret) {
+		testctl_remove(&hctl[0]);
+		testctl_out_free(&hctl[0].out);
+	}
+	return ret;
 }
 
 static void __exit smbd_hostile_exit(void)
 {
-	testctl_remove(&hctl);
-	testctl_out_free(&hctl.out);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		testctl_remove(&hctl[i]);
+		testctl_out_free(&hctl[i].out);
+	}
 }
 
 module_init(smbd_hostile_init);
