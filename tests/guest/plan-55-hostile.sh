@@ -6,13 +6,14 @@
 # negotiation messages at and beyond their limits, malformed and mutated
 # Data Transfer messages, keep-alive storms, credit abuse, a flood of
 # connections that never negotiate; smbd's health checked throughout.
-# SMBD_HOSTILE_SEED (kernel command line smbdtest.hostile_seed=N) fixes
-# the seed; otherwise it comes from the clock and is printed.
+# rxe and siw run at once, in the module's two lanes (smbd_hostile0 and
+# smbd_hostile1), each server role then client role.
+# The seed comes from the clock and is printed; smbdtest.hostile_seed=N
+# on the kernel command line repeats a run.
 # Loads smbd.ko if needed; unloads smbd_hostile.ko.
 
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
-D=/sys/kernel/debug/smbd_hostile
 MSGS=10000
 FATAL=100
 
@@ -21,7 +22,7 @@ seed=""
 for a in $(cat /proc/cmdline); do
 	case $a in smbdtest.hostile_seed=*) seed=${a#*=} ;; esac
 done
-[ -n "$seed" ] || seed=$(( $(date +%s) % 1000000 + 1 ))
+[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
 echo "SMBD-INFO: hostile seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
 
 if ! grep -q '^smbd ' /proc/modules; then
@@ -33,16 +34,43 @@ if ! $INSMOD /smbd/smbd_hostile.ko; then
 fi
 ok hostile/load-smbd_hostile
 
-t0=$(uptime_s)
-port=7300
-for p in rxe:192.0.2.1 siw:192.0.2.17; do
-	name=${p%%:*}
-	addr=${p#*:}
+# lane <n> <provider> <addr> <port>: both roles, results to /tmp
+lane() {
 	for role in server client; do
-		port=$((port + 1))
-		run "hostile/$name" "$role" "$addr" $port $seed $MSGS $FATAL
+		t=$(uptime_s)
+		if echo "$role $3 $4 $seed $MSGS $FATAL" > "/sys/kernel/debug/smbd_hostile$1/ctl"; then
+			cat "/sys/kernel/debug/smbd_hostile$1/result" > "/tmp/hostile-$2-$role"
+		else
+			echo "not ok $role/command - writing it failed" > "/tmp/hostile-$2-$role"
+		fi
+		echo "info $role took $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s" >> "/tmp/hostile-$2-$role"
+		port=$(($4 + 1))
+		set -- "$1" "$2" "$3" $port
 	done
+}
+
+t0=$(uptime_s)
+lane 0 rxe 192.0.2.1 7301 &
+p0=$!
+lane 1 siw 192.0.2.17 7311 &
+p1=$!
+wait $p0 $p1
+echo "SMBD-INFO: hostile plan took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s for both providers"
+
+for f in rxe-server rxe-client siw-server siw-client; do
+	prefix=hostile/${f%%-*}
+	if [ ! -s /tmp/hostile-$f ]; then
+		nok "$prefix/${f#*-}" "no result"
+		continue
+	fi
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
+		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
+		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
+		*) nok "$prefix/${f#*-}" "$l" ;;
+		esac
+	done < /tmp/hostile-$f
 done
-echo "SMBD-INFO: hostile plan took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
 
 if $RMMOD smbd_hostile; then ok hostile/unload-smbd_hostile; else nok hostile/unload-smbd_hostile; fi
