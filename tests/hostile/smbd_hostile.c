@@ -1162,8 +1162,9 @@ struct hpair {
 
 static void hp_close(struct hpair *p)
 {
-	hs_free(p->s);
+	/* Ours first: smbd sees the disconnect before it is released. */
 	h_destroy(p->c);
+	hs_free(p->s);
 	p->s = NULL;
 	p->c = NULL;
 }
