@@ -50,9 +50,9 @@ lane() {
 }
 
 t0=$(uptime_s)
-lane 0 rxe 192.0.2.1 7301 &
+lane 0 rxe 192.0.2.1 7401 &
 p0=$!
-lane 1 siw 192.0.2.17 7311 &
+lane 1 siw 192.0.2.17 7411 &
 p1=$!
 wait $p0 $p1
 echo "SMBD-INFO: hostile plan took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s for both providers"
