@@ -84,7 +84,7 @@ build() {
 }
 
 # The consumer test modules, built against smbd.ko's Module.symvers.
-test_dirs="tests/kmod tests/fault tests/churn tests/interop tests/mr"
+test_dirs="tests/kmod tests/fault tests/churn tests/hostile tests/interop tests/mr"
 test_modules=""
 build_test_modules() {
 	local kdir=$1 d log rc=0
@@ -152,7 +152,9 @@ check "build the test modules (W=1, no warnings)" \
 	build_test_modules "$kcache/build"
 
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
-	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-1800} bash tests/vm-test.sh \
+	# The churn and hostile plans take 5-8 minutes each in the guest.
+	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-2700} \
+	SMBD_VM_APPEND="smbdtest.plan_timeout=900" bash tests/vm-test.sh \
 		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko $test_modules \
 		>"$out/vm-summary.log" 2>&1
 	cat "$out/vm-summary.log"

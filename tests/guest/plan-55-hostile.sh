@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan: smbd against a hostile raw-verbs SMB Direct peer
+# (tests/hostile/smbd_hostile.c), in both roles, over rxe and over siw:
+# negotiation messages at and beyond their limits, malformed and mutated
+# Data Transfer messages, keep-alive storms, credit abuse, a flood of
+# connections that never negotiate; smbd's health checked throughout.
+# rxe and siw run at once, in the module's two lanes (smbd_hostile0 and
+# smbd_hostile1), each server role then client role.
+# The seed comes from the clock and is printed; smbdtest.hostile_seed=N
+# on the kernel command line repeats a run.
+# Loads smbd.ko if needed; unloads smbd_hostile.ko.
+
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+MSGS=10000
+FATAL=60
+
+seed=""
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	case $a in smbdtest.hostile_seed=*) seed=${a#*=} ;; esac
+done
+[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
+echo "SMBD-INFO: hostile seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
+
+if ! grep -q '^smbd ' /proc/modules; then
+	if $INSMOD /smbd/smbd.ko; then ok hostile/load-smbd; else nok hostile/load-smbd; fi
+fi
+if ! $INSMOD /smbd/smbd_hostile.ko; then
+	nok hostile/load-smbd_hostile
+	exit 0
+fi
+ok hostile/load-smbd_hostile
+
+# lane <n> <provider> <addr> <port>: both roles, results to /tmp
+lane() {
+	for role in server client; do
+		t=$(uptime_s)
+		if echo "$role $3 $4 $seed $MSGS $FATAL" > "/sys/kernel/debug/smbd_hostile$1/ctl"; then
+			cat "/sys/kernel/debug/smbd_hostile$1/result" > "/tmp/hostile-$2-$role"
+		else
+			echo "not ok $role/command - writing it failed" > "/tmp/hostile-$2-$role"
+		fi
+		echo "info $role took $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s" >> "/tmp/hostile-$2-$role"
+		port=$(($4 + 1))
+		set -- "$1" "$2" "$3" $port
+	done
+}
+
+t0=$(uptime_s)
+lane 0 rxe 192.0.2.1 7401 &
+p0=$!
+lane 1 siw 192.0.2.17 7411 &
+p1=$!
+wait $p0 $p1
+echo "SMBD-INFO: hostile plan took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s for both providers"
+
+for f in rxe-server rxe-client siw-server siw-client; do
+	prefix=hostile/${f%%-*}
+	if [ ! -s /tmp/hostile-$f ]; then
+		nok "$prefix/${f#*-}" "no result"
+		continue
+	fi
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
+		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
+		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
+		*) nok "$prefix/${f#*-}" "$l" ;;
+		esac
+	done < /tmp/hostile-$f
+done
+
+if $RMMOD smbd_hostile; then ok hostile/unload-smbd_hostile; else nok hostile/unload-smbd_hostile; fi

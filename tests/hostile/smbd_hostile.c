@@ -1,0 +1,2483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd_hostile.ko: a hostile SMB Direct peer speaking raw verbs, in both
+ * roles, that feeds smbd mutated traffic and checks smbd's health as it
+ * goes. It builds and parses every message itself, by byte offset
+ * ([MS-SMBD] 2.2), and shares no code with smbd's encoder, decoder or
+ * checks; smbd's side runs through the public API (include/smbd.h).
+ *
+ *   echo "server|client <ip> <port> <seed> <msgs> <fatal>" > ctl
+ *   cat result
+ *
+ * in /sys/kernel/debug/smbd_hostile0 and smbd_hostile1: two lanes, each
+ * running one command at a time, so that two runs can go at once.
+ *
+ * server: the hostile peer listens, smbd connects (smbd is the initiator)
+ * client: smbd listens, the hostile peer connects (smbd is the responder)
+ *
+ * Each run: the negotiation message at, below and above its limits;
+ * named malformed Data Transfer messages; <msgs> legal mutations in bulk
+ * (payloads, padding and Reserved garbage, credit values, fragmentation,
+ * empty credit-only messages, boundary sizes, stalls), each message
+ * delivered byte for byte; random header mutations (bit flips, boundary
+ * values, truncation, extension) until <fatal> messages in all ended
+ * the connection; keep-alive storms; credit starvation; (client) a flood of
+ * connections that never negotiate. A fresh connection after every
+ * fatal message must negotiate and echo data both ways. Every message
+ * smbd sends is checked: sizes, credits, Reserved and Padding zero.
+ * Result lines: "ok NAME", "not ok NAME - why", "info ...".
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/inet.h>
+#include <linux/jiffies.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/unaligned.h>
+#include <linux/wait.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "smbd.h"
+#include "../include/smbd_testctl.h"
+
+/* ---- the wire, by byte offset ([MS-SMBD] 2.2) ---- */
+
+/* Data Transfer message, 2.2.3: 20-byte header, payload usually at 24 */
+#define DT_CREDITS_REQ		0
+#define DT_CREDITS_GRANTED	2
+#define DT_FLAGS		4
+#define DT_RESERVED		6
+#define DT_REMAINING		8
+#define DT_DATA_OFFSET		12
+#define DT_DATA_LENGTH		16
+#define DT_HDR_LEN		20
+#define DT_PAYLOAD		24
+#define DT_RESPONSE_REQUESTED	0x0001
+
+/* Negotiate Request, 2.2.1 */
+#define NQ_MIN_VERSION		0
+#define NQ_MAX_VERSION		2
+#define NQ_RESERVED		4
+#define NQ_CREDITS_REQ		6
+#define NQ_PREF_SEND		8
+#define NQ_MAX_RECV		12
+#define NQ_MAX_FRAG		16
+#define NQ_LEN			20
+
+/* Negotiate Response, 2.2.2 */
+#define NP_MIN_VERSION		0
+#define NP_MAX_VERSION		2
+#define NP_NEG_VERSION		4
+#define NP_RESERVED		6
+#define NP_CREDITS_REQ		8
+#define NP_CREDITS_GRANTED	10
+#define NP_STATUS		12
+#define NP_MAX_RW		16
+#define NP_PREF_SEND		20
+#define NP_MAX_RECV		24
+#define NP_MAX_FRAG		28
+#define NP_LEN			32
+
+#define V1			0x0100
+#define ST_NOT_SUPPORTED	0xC00000BB
+#define MIN_RECV		128
+#define MIN_FRAG		131072
+
+/* ---- the hostile peer's resources ---- */
+
+#define H_NR_RX		64	/* receives posted: the credits we grant */
+#define H_NR_TX		16	/* sends in flight */
+#define H_BUF		4096	/* each buffer: room for oversize messages */
+#define H_RECV		1364	/* MaxReceiveSize we announce by default */
+#define H_FRAG		(1024 * 1024)
+#define H_MSG_MAX	8192	/* largest upper-layer message we move */
+#define OUT_MAX		(64 * 1024)
+
+enum { K_LISTENER, K_CONN };
+
+struct hconn;
+
+struct hrx {
+	struct ib_cqe cqe;
+	struct hconn *c;
+	void *buf;
+	u64 dma;
+	u32 len;
+	struct list_head node;
+};
+
+struct htx {
+	struct ib_cqe cqe;
+	struct hconn *c;
+	void *buf;
+	u64 dma;
+};
+
+/* Messages smbd sent us, reassembled. */
+struct hmsg {
+	struct list_head node;
+	u32 len;
+	u8 data[];
+};
+
+/* What smbd did wrong on the wire, over a run. */
+struct hwire {
+	u64 msgs;		/* Data Transfer messages from smbd */
+	u64 data_msgs;		/* of them, with a payload: padding checked */
+	u64 pad_bad, rsvd_bad, size_bad, hdr_bad, credit_bad;
+	char pad_why[96], rsvd_why[64], size_why[64], hdr_why[96];
+	char credit_why[64];
+};
+
+struct hconn {
+	int kind;			/* K_CONN */
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct hrx rx[H_NR_RX];
+	struct htx tx[H_NR_TX];
+	unsigned int tx_head;
+	atomic_t tx_busy;
+	int tx_err;
+	spinlock_t lock;		/* protects ready */
+	struct list_head ready;		/* received, not yet looked at */
+	struct list_head lnode;		/* on the listener's queue */
+	wait_queue_head_t wait;
+	struct completion resolved, established;
+	int cm_err;
+	bool disc;
+	/* protocol state, test thread only */
+	bool negotiated;
+	u8 neg[NQ_LEN + NP_LEN];	/* the negotiation message received */
+	u32 neg_len;
+	bool neg_got;
+	u32 send_credits;	/* smbd granted us */
+	u32 peer_credits;	/* we granted smbd, not used yet */
+	u32 to_grant;		/* receives reposted, not granted yet */
+	u32 max_send;		/* smbd's MaxReceiveSize: our largest message */
+	u32 max_recv;		/* what we announced */
+	bool need_reply;	/* smbd asked for a keep-alive answer */
+	u64 ka_asked;		/* smbd's messages asking for a response */
+	u8 *asm_buf;
+	u32 asm_len, asm_rem;
+	bool asm_active;
+	struct list_head inbox;	/* struct hmsg */
+	u64 got;		/* messages smbd sent us since the last look */
+	struct hwire *w;
+};
+
+struct hlistener {
+	int kind;			/* K_LISTENER */
+	struct rdma_cm_id *id;
+	spinlock_t lock;		/* protects conns */
+	struct list_head conns;		/* arrived, not taken */
+	wait_queue_head_t wait;
+	struct hwire *w;
+};
+
+/* ---- PRNG: xorshift64, seeded per run ---- */
+
+static u64 rnd(u64 *s)
+{
+	u64 x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static u32 below(u64 *s, u32 n)
+{
+	return n ? (u32)((rnd(s) >> 16) % n) : 0;
+}
+
+static bool chance(u64 *s, u32 one_in)
+{
+	return below(s, one_in) == 0;
+}
+
+/* ---- raw verbs ---- */
+
+static void h_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct hrx *rx = container_of(wc->wr_cqe, struct hrx, cqe);
+	struct hconn *c = rx->c;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			WRITE_ONCE(c->disc, true);
+			wake_up(&c->wait);
+		}
+		return;
+	}
+	ib_dma_sync_single_for_cpu(c->id->device, rx->dma, H_BUF,
+				   DMA_FROM_DEVICE);
+	rx->len = wc->byte_len;
+	spin_lock(&c->lock);
+	list_add_tail(&rx->node, &c->ready);
+	spin_unlock(&c->lock);
+	wake_up(&c->wait);
+}
+
+static void h_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct htx *tx = container_of(wc->wr_cqe, struct htx, cqe);
+	struct hconn *c = tx->c;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		WRITE_ONCE(c->tx_err, -EIO);
+		WRITE_ONCE(c->disc, true);
+	}
+	atomic_dec(&c->tx_busy);
+	wake_up(&c->wait);
+}
+
+static int h_post_recv(struct hconn *c, struct hrx *rx)
+{
+	struct ib_sge sge = {
+		.addr = rx->dma, .length = H_BUF,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &rx->cqe, .sg_list = &sge, .num_sge = 1,
+	};
+
+	return ib_post_recv(c->id->qp, &wr, NULL);
+}
+
+static struct hconn *h_alloc(struct hwire *w)
+{
+	struct hconn *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->kind = K_CONN;
+	c->w = w;
+	spin_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->ready);
+	INIT_LIST_HEAD(&c->inbox);
+	INIT_LIST_HEAD(&c->lnode);
+	init_waitqueue_head(&c->wait);
+	init_completion(&c->resolved);
+	init_completion(&c->established);
+	atomic_set(&c->tx_busy, 0);
+	c->max_recv = H_RECV;
+	c->asm_buf = kmalloc(H_MSG_MAX * 2, GFP_KERNEL);
+	if (!c->asm_buf) {
+		kfree(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Queue pair and buffers on @id, every receive posted. */
+static int h_qp_create(struct hconn *c, struct rdma_cm_id *id)
+{
+	struct ib_device *dev = id->device;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	c->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(c->pd)) {
+		ret = PTR_ERR(c->pd);
+		c->pd = NULL;
+		return ret;
+	}
+	c->cq = ib_alloc_cq_any(dev, c, H_NR_RX + H_NR_TX + 8,
+				IB_POLL_WORKQUEUE);
+	if (IS_ERR(c->cq)) {
+		ret = PTR_ERR(c->cq);
+		c->cq = NULL;
+		return ret;
+	}
+	attr.send_cq = c->cq;
+	attr.recv_cq = c->cq;
+	attr.cap.max_send_wr = H_NR_TX;
+	attr.cap.max_recv_wr = H_NR_RX;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(id, c->pd, &attr);
+	if (ret)
+		return ret;
+	for (i = 0; i < H_NR_TX; i++) {
+		struct htx *tx = &c->tx[i];
+
+		tx->c = c;
+		tx->cqe.done = h_send_done;
+		tx->buf = kzalloc(H_BUF, GFP_KERNEL);
+		if (!tx->buf)
+			return -ENOMEM;
+		tx->dma = ib_dma_map_single(dev, tx->buf, H_BUF, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(dev, tx->dma)) {
+			kfree(tx->buf);
+			tx->buf = NULL;
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < H_NR_RX; i++) {
+		struct hrx *rx = &c->rx[i];
+
+		rx->c = c;
+		rx->cqe.done = h_recv_done;
+		rx->buf = kzalloc(H_BUF, GFP_KERNEL);
+		if (!rx->buf)
+			return -ENOMEM;
+		rx->dma = ib_dma_map_single(dev, rx->buf, H_BUF,
+					    DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, rx->dma)) {
+			kfree(rx->buf);
+			rx->buf = NULL;
+			return -ENOMEM;
+		}
+		ret = h_post_recv(c, rx);
+		if (ret)
+			return ret;
+	}
+	c->to_grant = H_NR_RX;
+	return 0;
+}
+
+/* Free what h_qp_create() made; the id is the caller's. */
+static void h_qp_free(struct hconn *c, struct rdma_cm_id *id)
+{
+	struct ib_device *dev = id->device;
+	int i;
+
+	if (id->qp) {
+		ib_drain_qp(id->qp);
+		rdma_destroy_qp(id);
+	}
+	if (c->cq)
+		ib_free_cq(c->cq);
+	c->cq = NULL;
+	for (i = 0; i < H_NR_RX; i++) {
+		if (!c->rx[i].buf)
+			continue;
+		ib_dma_unmap_single(dev, c->rx[i].dma, H_BUF, DMA_FROM_DEVICE);
+		kfree(c->rx[i].buf);
+		c->rx[i].buf = NULL;
+	}
+	for (i = 0; i < H_NR_TX; i++) {
+		if (!c->tx[i].buf)
+			continue;
+		ib_dma_unmap_single(dev, c->tx[i].dma, H_BUF, DMA_TO_DEVICE);
+		kfree(c->tx[i].buf);
+		c->tx[i].buf = NULL;
+	}
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+	c->pd = NULL;
+}
+
+static void h_inbox_free(struct hconn *c)
+{
+	struct hmsg *m, *t;
+
+	list_for_each_entry_safe(m, t, &c->inbox, node) {
+		list_del(&m->node);
+		kfree(m);
+	}
+}
+
+static void h_destroy(struct hconn *c)
+{
+	if (!c)
+		return;
+	if (c->id) {
+		if (c->id->qp)
+			rdma_disconnect(c->id);
+		h_qp_free(c, c->id);
+		rdma_destroy_id(c->id);
+	}
+	h_inbox_free(c);
+	kfree(c->asm_buf);
+	kfree(c);
+}
+
+static const struct rdma_conn_param h_cp = {
+	.responder_resources = 1, .initiator_depth = 1,
+	/* Finite: a send beyond smbd's receives fails instead of hanging. */
+	.retry_count = 6, .rnr_retry_count = 3,
+};
+
+static int h_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	int *kind = id->context;
+	struct hlistener *l;
+	struct hconn *c;
+
+	if (*kind == K_LISTENER) {
+		l = id->context;
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+			return 0;
+		c = h_alloc(l->w);
+		if (!c)
+			return -ENOMEM;
+		c->id = id;
+		if (h_qp_create(c, id) || rdma_accept(id, (void *)&h_cp)) {
+			h_qp_free(c, id);
+			h_inbox_free(c);
+			kfree(c->asm_buf);
+			kfree(c);
+			return -ENOMEM;	/* rdma_cm destroys @id */
+		}
+		id->context = c;
+		spin_lock(&l->lock);
+		list_add_tail(&c->lnode, &l->conns);
+		spin_unlock(&l->lock);
+		wake_up(&l->wait);
+		return 0;
+	}
+
+	c = id->context;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, 2000)) {
+			c->cm_err = -EHOSTUNREACH;
+			complete(&c->resolved);
+		}
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		complete(&c->resolved);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		complete(&c->established);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		c->cm_err = -ECONNRESET;
+		WRITE_ONCE(c->disc, true);
+		complete(&c->resolved);
+		complete(&c->established);
+		wake_up(&c->wait);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int h_listen(struct hlistener *l, struct sockaddr *addr)
+{
+	int ret;
+
+	l->kind = K_LISTENER;
+	spin_lock_init(&l->lock);
+	INIT_LIST_HEAD(&l->conns);
+	init_waitqueue_head(&l->wait);
+	l->id = rdma_create_id(&init_net, h_cm_handler, l, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(l->id)) {
+		ret = PTR_ERR(l->id);
+		l->id = NULL;
+		return ret;
+	}
+	ret = rdma_bind_addr(l->id, addr);
+	return ret ?: rdma_listen(l->id, 8);
+}
+
+static struct hconn *h_take(struct hlistener *l, unsigned int ms)
+{
+	struct hconn *c = NULL;
+
+	wait_event_timeout(l->wait, !list_empty_careful(&l->conns),
+			   msecs_to_jiffies(ms));
+	spin_lock(&l->lock);
+	if (!list_empty(&l->conns)) {
+		c = list_first_entry(&l->conns, struct hconn, lnode);
+		list_del_init(&c->lnode);
+	}
+	spin_unlock(&l->lock);
+	return c;
+}
+
+static void h_unlisten(struct hlistener *l)
+{
+	struct hconn *c;
+
+	if (l->id)
+		rdma_destroy_id(l->id);
+	l->id = NULL;
+	while ((c = h_take(l, 0)))
+		h_destroy(c);
+}
+
+static int h_connect(struct hconn *c, struct sockaddr *dst)
+{
+	int ret;
+
+	c->id = rdma_create_id(&init_net, h_cm_handler, c, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(c->id)) {
+		ret = PTR_ERR(c->id);
+		c->id = NULL;
+		return ret;
+	}
+	ret = rdma_resolve_addr(c->id, NULL, dst, 2000);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&c->resolved, 5 * HZ) || c->cm_err)
+		return -EHOSTUNREACH;
+	ret = h_qp_create(c, c->id);
+	if (ret)
+		return ret;
+	ret = rdma_connect(c->id, (void *)&h_cp);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&c->established, 5 * HZ))
+		return -ETIMEDOUT;
+	return c->cm_err ? -ECONNREFUSED : 0;
+}
+
+/* Post @len bytes of tx slot @tx. */
+static int h_post(struct hconn *c, struct htx *tx, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = tx->dma, .length = len, .lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &tx->cqe, .sg_list = &sge, .num_sge = len ? 1 : 0,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	ib_dma_sync_single_for_device(c->id->device, tx->dma, H_BUF,
+				      DMA_TO_DEVICE);
+	atomic_inc(&c->tx_busy);
+	ret = ib_post_send(c->id->qp, &wr, NULL);
+	if (ret)
+		atomic_dec(&c->tx_busy);
+	return ret;
+}
+
+/* A free tx slot (sends complete in order), or NULL after 3 s. */
+static struct htx *h_tx_slot(struct hconn *c)
+{
+	struct htx *tx;
+
+	if (!wait_event_timeout(c->wait,
+				atomic_read(&c->tx_busy) < H_NR_TX ||
+				READ_ONCE(c->disc), 3 * HZ) ||
+	    atomic_read(&c->tx_busy) >= H_NR_TX)
+		return NULL;
+	tx = &c->tx[c->tx_head];
+	c->tx_head = (c->tx_head + 1) % H_NR_TX;
+	return tx;
+}
+
+/* ---- what smbd sends: every message checked ---- */
+
+static void h_note(u64 *count, char *why, size_t size, const char *fmt, ...)
+	__printf(4, 5);
+static void h_note(u64 *count, char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!(*count)++) {
+		va_start(ap, fmt);
+		vscnprintf(why, size, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void h_deliver(struct hconn *c)
+{
+	struct hmsg *m = kmalloc(sizeof(*m) + c->asm_len, GFP_KERNEL);
+
+	if (!m)
+		return;
+	m->len = c->asm_len;
+	memcpy(m->data, c->asm_buf, c->asm_len);
+	list_add_tail(&m->node, &c->inbox);
+}
+
+/* One Data Transfer message from smbd: our own checks of 2.2.3/3.1.5.4. */
+static void h_rx_data(struct hconn *c, const u8 *b, u32 len)
+{
+	struct hwire *w = c->w;
+	u16 creq, cgr, flags, rsvd;
+	u32 rem, off, dlen, i;
+
+	w->msgs++;
+	c->got++;
+	if (len > c->max_recv)
+		h_note(&w->size_bad, w->size_why, sizeof(w->size_why),
+		       "%u-byte message, we take %u", len, c->max_recv);
+	if (!c->peer_credits)
+		h_note(&w->credit_bad, w->credit_why, sizeof(w->credit_why),
+		       "message %llu sent without a credit", w->msgs);
+	else
+		c->peer_credits--;
+	if (len < DT_HDR_LEN) {
+		h_note(&w->hdr_bad, w->hdr_why, sizeof(w->hdr_why),
+		       "%u-byte message", len);
+		return;
+	}
+	creq = get_unaligned_le16(b + DT_CREDITS_REQ);
+	cgr = get_unaligned_le16(b + DT_CREDITS_GRANTED);
+	flags = get_unaligned_le16(b + DT_FLAGS);
+	rsvd = get_unaligned_le16(b + DT_RESERVED);
+	rem = get_unaligned_le32(b + DT_REMAINING);
+	off = get_unaligned_le32(b + DT_DATA_OFFSET);
+	dlen = get_unaligned_le32(b + DT_DATA_LENGTH);
+
+	if (rsvd)
+		h_note(&w->rsvd_bad, w->rsvd_why, sizeof(w->rsvd_why),
+		       "Reserved 0x%04x in message %llu", rsvd, w->msgs);
+	if (!creq || (flags & ~DT_RESPONSE_REQUESTED) || (!dlen && off) ||
+	    (dlen && (off % 8 || off < DT_HDR_LEN || (u64)off + dlen > len)) ||
+	    (u64)dlen + rem > H_FRAG) {
+		h_note(&w->hdr_bad, w->hdr_why, sizeof(w->hdr_why),
+		       "creq %u flags 0x%x off %u len %u rem %u in %u bytes",
+		       creq, flags, off, dlen, rem, len);
+		return;
+	}
+	c->send_credits = min_t(u32, c->send_credits + cgr, U16_MAX);
+	if (flags & DT_RESPONSE_REQUESTED) {
+		c->need_reply = true;
+		c->ka_asked++;
+	}
+	if (dlen) {
+		w->data_msgs++;
+		for (i = DT_HDR_LEN; i < off; i++) {
+			if (b[i]) {
+				h_note(&w->pad_bad, w->pad_why,
+				       sizeof(w->pad_why),
+				       "byte %u is 0x%02x (%*phN) in message %llu",
+				       i, b[i], (int)(off - DT_HDR_LEN),
+				       b + DT_HDR_LEN, w->msgs);
+				break;
+			}
+		}
+	}
+	if (!dlen && !rem)
+		return;		/* credits or a keep-alive only */
+	if (!c->asm_active) {
+		c->asm_len = 0;
+		c->asm_rem = rem;
+	} else if (dlen > c->asm_rem || rem != c->asm_rem - dlen) {
+		h_note(&w->hdr_bad, w->hdr_why, sizeof(w->hdr_why),
+		       "fragment of %u says %u remain, %u expected",
+		       dlen, rem, c->asm_rem - dlen);
+		c->asm_active = false;
+		return;
+	}
+	if (c->asm_len + dlen > H_MSG_MAX * 2) {
+		h_note(&w->hdr_bad, w->hdr_why, sizeof(w->hdr_why),
+		       "message above %u bytes", H_MSG_MAX * 2);
+		c->asm_active = false;
+		return;
+	}
+	memcpy(c->asm_buf + c->asm_len, b + off, dlen);
+	c->asm_len += dlen;
+	c->asm_rem = rem;
+	c->asm_active = rem != 0;
+	if (!rem)
+		h_deliver(c);
+}
+
+/* Look at what arrived and post the buffers again. */
+static void h_poll(struct hconn *c)
+{
+	struct hrx *rx;
+
+	for (;;) {
+		spin_lock_bh(&c->lock);
+		rx = list_first_entry_or_null(&c->ready, struct hrx, node);
+		if (rx)
+			list_del(&rx->node);
+		spin_unlock_bh(&c->lock);
+		if (!rx)
+			return;
+		if (!c->negotiated) {
+			if (!c->neg_got) {
+				c->neg_len = min_t(u32, rx->len, sizeof(c->neg));
+				memcpy(c->neg, rx->buf, c->neg_len);
+				c->neg_len = rx->len;
+				c->neg_got = true;
+			}
+		} else {
+			h_rx_data(c, rx->buf, rx->len);
+		}
+		if (!READ_ONCE(c->disc) && !h_post_recv(c, rx))
+			c->to_grant++;
+	}
+}
+
+/*
+ * Wait up to @ms for a message. A disconnect ends the wait only after a
+ * grace period: the receive completion runs on the CQ's workqueue and may
+ * come after the CM event of a disconnect that followed the message.
+ */
+static void h_wait_msg(struct hconn *c, unsigned int ms)
+{
+	wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+			   READ_ONCE(c->disc), msecs_to_jiffies(ms));
+	if (list_empty_careful(&c->ready))
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready),
+				   msecs_to_jiffies(300));
+	h_poll(c);
+}
+
+/* ---- building our Data Transfer messages ---- */
+
+struct hdt {
+	u16 creq, cgrant, flags, rsvd;
+	u32 remaining, doff, dlen;
+	u32 wire_len;
+	u8 fill;		/* padding and trailing bytes */
+	bool grant_set;		/* cgrant chosen, not "all we have" */
+};
+
+static void h_dt_default(struct hdt *d, u32 dlen, u32 remaining)
+{
+	memset(d, 0, sizeof(*d));
+	d->creq = H_NR_RX;
+	d->remaining = remaining;
+	d->doff = dlen ? DT_PAYLOAD : 0;
+	d->dlen = dlen;
+	d->wire_len = dlen ? DT_PAYLOAD + dlen : DT_HDR_LEN;
+}
+
+static void h_dt_write(u8 *b, const struct hdt *d, const u8 *payload)
+{
+	u32 n;
+
+	put_unaligned_le16(d->creq, b + DT_CREDITS_REQ);
+	put_unaligned_le16(d->cgrant, b + DT_CREDITS_GRANTED);
+	put_unaligned_le16(d->flags, b + DT_FLAGS);
+	put_unaligned_le16(d->rsvd, b + DT_RESERVED);
+	put_unaligned_le32(d->remaining, b + DT_REMAINING);
+	put_unaligned_le32(d->doff, b + DT_DATA_OFFSET);
+	put_unaligned_le32(d->dlen, b + DT_DATA_LENGTH);
+	n = min_t(u32, d->wire_len, H_BUF);
+	if (n > DT_HDR_LEN)
+		memset(b + DT_HDR_LEN, d->fill, n - DT_HDR_LEN);
+	if (payload && d->doff < H_BUF) {
+		n = min_t(u32, d->dlen, H_BUF - d->doff);
+		memcpy(b + d->doff, payload, n);
+	}
+}
+
+/*
+ * Wait until we hold a Send Credit (the last one too: smbd grants what it
+ * granted, whether or not our message grants back). @drain runs while we
+ * wait so that smbd's reader frees receives and smbd grants again.
+ */
+struct hside;
+static int hs_drain(struct hside *s, bool wait);
+
+static int h_credit(struct hconn *c, struct hside *s)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	for (;;) {
+		h_poll(c);
+		if (c->send_credits)
+			return 0;
+		if (READ_ONCE(c->disc))
+			return -ENOTCONN;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		if (s)
+			hs_drain(s, false);
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+				   READ_ONCE(c->disc), msecs_to_jiffies(5));
+	}
+}
+
+/*
+ * Send one Data Transfer message built from @d and @payload. Grants what
+ * we have reposted unless @d chose its grant; needs a credit unless
+ * @force (a send beyond credits, on purpose).
+ */
+static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
+		     const u8 *payload, bool force)
+{
+	struct htx *tx;
+	int ret;
+
+	if (!force) {
+		ret = h_credit(c, s);
+		if (ret)
+			return ret;
+	} else {
+		h_poll(c);
+	}
+	if (!d->grant_set)
+		d->cgrant = min_t(u32, c->to_grant, U16_MAX);
+	tx = h_tx_slot(c);
+	if (!tx)
+		return -ETIMEDOUT;
+	h_dt_write(tx->buf, d, payload);
+	ret = h_post(c, tx, min_t(u32, d->wire_len, H_BUF));
+	if (ret)
+		return ret;
+	if (c->send_credits)
+		c->send_credits--;
+	c->to_grant -= min_t(u32, d->cgrant, c->to_grant);
+	c->peer_credits += d->cgrant;
+	c->need_reply = false;
+	return 0;
+}
+
+/* An empty message granting what we have (and answering a keep-alive). */
+static int h_grant(struct hconn *c)
+{
+	struct hdt d;
+
+	h_dt_default(&d, 0, 0);
+	return h_send_dt(c, NULL, &d, NULL, false);
+}
+
+/* ---- smbd's end ---- */
+
+struct hside {
+	struct smbd_sock *sk;
+	wait_queue_head_t wq;
+	struct completion done;
+	int status;
+	u8 *rbuf;
+	struct list_head expect;	/* struct hmsg: what must arrive */
+	u32 nexpect;
+	int err;			/* recv error seen */
+	atomic_t ev;			/* upcalls so far */
+	u64 delivered;
+	u64 wrong;			/* deliveries that were not expected */
+	char why[128];
+	struct hconn *c;		/* the hostile end, to keep it polled */
+};
+
+static void hs_wake(struct smbd_sock *sk)
+{
+	struct hside *s = smbd_sock_priv(sk);
+
+	atomic_inc(&s->ev);
+	wake_up(&s->wq);
+}
+
+static void hs_connected(struct smbd_sock *sk, int status)
+{
+	struct hside *s = smbd_sock_priv(sk);
+
+	s->status = status;
+	complete(&s->done);
+}
+
+static const struct smbd_sock_ops hs_ops = {
+	.data_ready = hs_wake,
+	.write_space = hs_wake,
+	.state_change = hs_wake,
+};
+
+static struct hside *hs_alloc(void)
+{
+	struct hside *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	s->rbuf = kmalloc(H_MSG_MAX * 2, GFP_KERNEL);
+	if (!s->rbuf) {
+		kfree(s);
+		return NULL;
+	}
+	init_waitqueue_head(&s->wq);
+	init_completion(&s->done);
+	INIT_LIST_HEAD(&s->expect);
+	return s;
+}
+
+static void hs_expect_clear(struct hside *s)
+{
+	struct hmsg *m, *t;
+
+	list_for_each_entry_safe(m, t, &s->expect, node) {
+		list_del(&m->node);
+		kfree(m);
+	}
+	s->nexpect = 0;
+}
+
+static void hs_free(struct hside *s)
+{
+	if (!s)
+		return;
+	smbd_sock_release(s->sk);
+	hs_expect_clear(s);
+	kfree(s->rbuf);
+	kfree(s);
+}
+
+static int hs_expect(struct hside *s, const u8 *data, u32 len)
+{
+	struct hmsg *m = kmalloc(sizeof(*m) + len, GFP_KERNEL);
+
+	if (!m)
+		return -ENOMEM;
+	m->len = len;
+	memcpy(m->data, data, len);
+	list_add_tail(&m->node, &s->expect);
+	s->nexpect++;
+	return 0;
+}
+
+static __printf(2, 3) void hs_wrong(struct hside *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->wrong++) {
+		va_start(ap, fmt);
+		vscnprintf(s->why, sizeof(s->why), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/*
+ * Take what smbd delivers and compare it with what is expected, in
+ * order. @wait: until nothing is expected (3 s without progress at most)
+ * or the connection ends. Returns 0, -EAGAIN (still expecting), or the
+ * error smbd_sock_recv() gave.
+ */
+static int hs_drain(struct hside *s, bool wait)
+{
+	unsigned long end = jiffies + 3 * HZ;
+	struct iov_iter it;
+	struct kvec kv;
+	struct hmsg *m;
+	ssize_t n;
+	int ev;
+
+	if (s->err)
+		return s->err;
+	for (;;) {
+		ev = atomic_read(&s->ev);
+		kv.iov_base = s->rbuf;
+		kv.iov_len = H_MSG_MAX * 2;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, kv.iov_len);
+		n = smbd_sock_recv(s->sk, &it, SMBD_RECV_NONBLOCK, NULL);
+		if (n == -EAGAIN) {
+			if (!wait || !s->nexpect)
+				return s->nexpect ? -EAGAIN : 0;
+			if (time_after(jiffies, end))
+				return -EAGAIN;
+			if (s->c)
+				h_poll(s->c);
+			wait_event_timeout(s->wq, atomic_read(&s->ev) != ev,
+					   msecs_to_jiffies(2));
+			continue;
+		}
+		if (n < 0) {
+			s->err = n;
+			return n;
+		}
+		end = jiffies + 3 * HZ;
+		m = list_first_entry_or_null(&s->expect, struct hmsg, node);
+		if (!m) {
+			hs_wrong(s, "unexpected %zd-byte message", n);
+			continue;
+		}
+		if (m->len != n || memcmp(m->data, s->rbuf, n)) {
+			u32 i = 0;
+
+			while (i < min_t(u32, m->len, n) &&
+			       m->data[i] == s->rbuf[i])
+				i++;
+			hs_wrong(s, "%zd bytes delivered, %u sent, first difference at %u",
+				 n, m->len, i);
+		} else {
+			s->delivered++;
+		}
+		list_del(&m->node);
+		kfree(m);
+		s->nexpect--;
+	}
+}
+
+/* smbd sends @len bytes; NONBLOCK with waits, so a stall cannot hang us. */
+static int hs_send(struct hside *s, const u8 *data, u32 len, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	struct iov_iter it;
+	struct kvec kv;
+	u32 done = 0;
+	ssize_t n;
+	int ev;
+
+	while (done < len) {
+		ev = atomic_read(&s->ev);
+		kv.iov_base = (void *)data + done;
+		kv.iov_len = len - done;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len - done);
+		n = smbd_sock_send(s->sk, &it, SMBD_SEND_NONBLOCK);
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		if (n != -EAGAIN)
+			return n;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		if (s->c) {
+			h_poll(s->c);
+			if (s->c->to_grant >= 8 && s->c->send_credits)
+				h_grant(s->c);
+		}
+		wait_event_timeout(s->wq, atomic_read(&s->ev) != ev,
+				   msecs_to_jiffies(2));
+	}
+	return 0;
+}
+
+/*
+ * Wait up to @ms for smbd to report the connection lost; what it still
+ * delivers must be expected. (A NONBLOCK read keeps saying -EAGAIN while
+ * half a message is queued, even once the connection is gone: the loss
+ * is read from smbd_sock_query().)
+ */
+static bool hs_ends(struct hside *s, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	struct smbd_sock_info info;
+	int ret;
+
+	for (;;) {
+		ret = hs_drain(s, false);
+		if (ret && ret != -EAGAIN)
+			return true;
+		if (smbd_sock_query(s->sk, &info)) {
+			hs_drain(s, false);
+			return true;
+		}
+		if (time_after(jiffies, end))
+			return false;
+		if (s->c)
+			h_poll(s->c);
+		usleep_range(5000, 6000);
+	}
+}
+
+/* ---- a run: one role over one provider ---- */
+
+struct hrun {
+	bool server;		/* the hostile peer listens, smbd connects */
+	const char *pfx;
+	struct sockaddr_storage addr;
+	u64 seed, rs;
+	u32 target_msgs, target_fatal;
+	struct hlistener hl;	/* server */
+	bool hl_up;
+	struct smbd_sock *lsk;	/* client: smbd's listener */
+	struct hwire w;
+	/* counts */
+	u64 mutated, legal_msgs, logical_msgs, hostile_msgs;
+	u64 fatal, either_ended, either_kept, legal_kept, reconnects;
+	u64 ka_sent, stalls, echoes;
+	u64 fail_conn, fail_echo, fail_legal, fail_fatal, fail_neg;
+	u64 open_j, close_j, echo_j, ends_j;	/* time spent, jiffies */
+	char why_conn[128], why_echo[128], why_legal[160], why_fatal[160];
+	char why_neg[160];
+	struct testctl_out *out;	/* the result file of its lane */
+};
+
+/* Two lanes, so that both providers can run at once. */
+static struct testctl hctl[2];
+
+static __printf(4, 5) bool h_check(struct hrun *r, bool ok, const char *name,
+				   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = testctl_vcheck(r->out, ok, r->pfx, name, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+#define CHECK(r, ok, name, fmt, ...) h_check(r, ok, name, fmt, ##__VA_ARGS__)
+
+static __printf(4, 5) void h_fail(u64 *count, char *why, size_t size,
+				  const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!(*count)++) {
+		va_start(ap, fmt);
+		vscnprintf(why, size, fmt, ap);
+		va_end(ap);
+	}
+}
+
+#define FAIL(run, what, fmt, ...) do {					\
+	struct hrun *r_ = (run);					\
+									\
+	h_fail(&r_->fail_##what, r_->why_##what, sizeof(r_->why_##what),	\
+	       fmt, ##__VA_ARGS__);					\
+} while (0)
+
+/* The base negotiation messages the hostile peer sends. */
+static void h_req_base(u8 *b)
+{
+	memset(b, 0, H_BUF);
+	put_unaligned_le16(V1, b + NQ_MIN_VERSION);
+	put_unaligned_le16(V1, b + NQ_MAX_VERSION);
+	put_unaligned_le16(H_NR_RX, b + NQ_CREDITS_REQ);
+	put_unaligned_le32(H_RECV, b + NQ_PREF_SEND);
+	put_unaligned_le32(H_RECV, b + NQ_MAX_RECV);
+	put_unaligned_le32(H_FRAG, b + NQ_MAX_FRAG);
+}
+
+static void h_resp_base(u8 *b)
+{
+	memset(b, 0, H_BUF);
+	put_unaligned_le16(V1, b + NP_MIN_VERSION);
+	put_unaligned_le16(V1, b + NP_MAX_VERSION);
+	put_unaligned_le16(V1, b + NP_NEG_VERSION);
+	put_unaligned_le16(H_NR_RX, b + NP_CREDITS_REQ);
+	put_unaligned_le16(H_NR_RX, b + NP_CREDITS_GRANTED);
+	put_unaligned_le32(1048576, b + NP_MAX_RW);
+	put_unaligned_le32(H_RECV, b + NP_PREF_SEND);
+	put_unaligned_le32(H_RECV, b + NP_MAX_RECV);
+	put_unaligned_le32(H_FRAG, b + NP_MAX_FRAG);
+}
+
+/* A connected pair: the hostile end and smbd's. */
+struct hpair {
+	struct hconn *c;
+	struct hside *s;
+};
+
+static void hp_close(struct hpair *p)
+{
+	/* Ours first: smbd sees the disconnect before it is released. */
+	h_destroy(p->c);
+	hs_free(p->s);
+	p->s = NULL;
+	p->c = NULL;
+}
+
+/* What we may send after negotiating: smbd's MaxReceiveSize. */
+static u32 h_clamp_recv(u32 pref)
+{
+	return max_t(u32, MIN_RECV, min_t(u32, H_RECV, pref));
+}
+
+/*
+ * Server role: smbd connects to our listener; we answer with @resp
+ * (@len bytes; NULL: never). Returns 0 connected, smbd's connect status,
+ * -ETIME when smbd never reported one, or a setup error (*@setup set).
+ * smbd's socket is never released before its connect has ended.
+ */
+static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
+			  u32 len, u32 neg_ms, bool *setup)
+{
+	struct smbd_params sp;
+	struct htx *tx;
+	int ret;
+	u8 *req;
+
+	*setup = true;
+	/* A connection that arrived after an earlier case gave up on it. */
+	while ((p->c = h_take(&r->hl, 0)))
+		h_destroy(p->c);
+	p->s = hs_alloc();
+	if (!p->s)
+		return -ENOMEM;
+	smbd_params_init(&sp, false);
+	sp.negotiate_timeout_ms = neg_ms ?: 5000;
+	ret = smbd_sock_create(&init_net, &sp, &p->s->sk);
+	if (ret)
+		return ret;
+	smbd_sock_set_ops(p->s->sk, &hs_ops, p->s);
+	ret = smbd_sock_connect_async(p->s->sk, (struct sockaddr *)&r->addr,
+				      hs_connected);
+	if (ret)
+		return ret;
+	ret = -ETIMEDOUT;
+	p->c = h_take(&r->hl, 5000);
+	if (!p->c)
+		goto wait;
+	p->c->w = &r->w;
+	p->s->c = p->c;
+	wait_for_completion_timeout(&p->c->established, 5 * HZ);
+	/* smbd's Negotiate Request, checked by our reading of 2.2.1/3.1.5.2 */
+	h_wait_msg(p->c, 5000);
+	if (!p->c->neg_got)
+		goto wait;
+	req = p->c->neg;
+	if (p->c->neg_len != NQ_LEN ||
+	    get_unaligned_le16(req + NQ_MIN_VERSION) != V1 ||
+	    get_unaligned_le16(req + NQ_MAX_VERSION) != V1 ||
+	    get_unaligned_le16(req + NQ_RESERVED) ||
+	    !get_unaligned_le16(req + NQ_CREDITS_REQ) ||
+	    get_unaligned_le32(req + NQ_MAX_RECV) < MIN_RECV ||
+	    get_unaligned_le32(req + NQ_MAX_FRAG) < MIN_FRAG)
+		FAIL(r, neg, "smbd's Negotiate Request: %u bytes %*ph",
+		     p->c->neg_len, NQ_LEN, req);
+	if (resp) {
+		tx = h_tx_slot(p->c);
+		if (!tx)
+			goto wait;
+		memcpy(tx->buf, resp, min_t(u32, len, H_BUF));
+		ret = h_post(p->c, tx, len);
+		if (ret)
+			goto wait;
+		p->c->negotiated = true;
+		p->c->send_credits = 0;
+		p->c->peer_credits = len >= NP_LEN ?
+			get_unaligned_le16(resp + NP_CREDITS_GRANTED) : 0;
+		p->c->to_grant = H_NR_RX - min_t(u32, H_NR_RX,
+						 p->c->peer_credits);
+		p->c->max_recv = len >= NP_LEN ?
+			get_unaligned_le32(resp + NP_MAX_RECV) : H_RECV;
+		p->c->max_send = len >= NP_LEN ?
+			h_clamp_recv(get_unaligned_le32(resp + NP_PREF_SEND)) :
+			MIN_RECV;
+	}
+	*setup = false;
+	ret = 0;
+wait:
+	/* smbd's Negotiation Timer ends the connect at the latest. */
+	if (!wait_for_completion_timeout(&p->s->done,
+					 msecs_to_jiffies(sp.negotiate_timeout_ms + 5000)))
+		return -ETIME;
+	return ret ?: p->s->status;
+}
+
+/*
+ * Client role: we connect to smbd's listener and send @req (@len bytes).
+ * Returns 0 connected and accepted, <0 otherwise (*@setup for errors of
+ * ours). The response, if any, is in p->c->neg.
+ */
+static int hp_open_client(struct hrun *r, struct hpair *p, const u8 *req,
+			  u32 len, bool *setup)
+{
+	unsigned long end;
+	struct htx *tx;
+	int ret;
+
+	*setup = true;
+	p->s = NULL;
+	p->c = h_alloc(&r->w);
+	if (!p->c)
+		return -ENOMEM;
+	ret = h_connect(p->c, (struct sockaddr *)&r->addr);
+	if (ret)
+		return ret;
+	tx = h_tx_slot(p->c);
+	if (!tx)
+		return -ETIMEDOUT;
+	memcpy(tx->buf, req, min_t(u32, len, H_BUF));
+	ret = h_post(p->c, tx, len);
+	if (ret)
+		return ret;
+	*setup = false;
+	h_wait_msg(p->c, 3000);
+	if (!p->c->neg_got)
+		return -ECONNRESET;
+	if (p->c->neg_len < NP_LEN ||
+	    get_unaligned_le32(p->c->neg + NP_STATUS))
+		return -EPROTO;
+	p->s = hs_alloc();
+	if (!p->s)
+		return -ENOMEM;
+	end = jiffies + 5 * HZ;
+	do {
+		ret = smbd_sock_accept(r->lsk, &p->s->sk, SMBD_RECV_NONBLOCK);
+		if (ret != -EAGAIN)
+			break;
+		usleep_range(5000, 6000);
+	} while (time_before(jiffies, end));
+	if (ret) {
+		*setup = true;
+		return ret;
+	}
+	smbd_sock_set_ops(p->s->sk, &hs_ops, p->s);
+	p->s->c = p->c;
+	p->c->negotiated = true;
+	p->c->send_credits = get_unaligned_le16(p->c->neg + NP_CREDITS_GRANTED);
+	p->c->peer_credits = 0;
+	p->c->to_grant = H_NR_RX;	/* all posted, none granted yet */
+	p->c->max_recv = get_unaligned_le32(req + NQ_MAX_RECV);
+	p->c->max_send = h_clamp_recv(get_unaligned_le32(req + NQ_PREF_SEND));
+	return 0;
+}
+
+/* Check a successful Negotiate Response from smbd (client role). */
+static void h_check_resp(struct hrun *r, struct hconn *c, const u8 *req)
+{
+	const u8 *b = c->neg;
+
+	if (c->neg_len != NP_LEN ||
+	    get_unaligned_le16(b + NP_MIN_VERSION) != V1 ||
+	    get_unaligned_le16(b + NP_MAX_VERSION) != V1 ||
+	    get_unaligned_le16(b + NP_NEG_VERSION) != V1 ||
+	    get_unaligned_le16(b + NP_RESERVED) ||
+	    !get_unaligned_le16(b + NP_CREDITS_REQ) ||
+	    !get_unaligned_le16(b + NP_CREDITS_GRANTED) ||
+	    get_unaligned_le32(b + NP_PREF_SEND) >
+	    get_unaligned_le32(req + NQ_MAX_RECV) ||
+	    get_unaligned_le32(b + NP_MAX_RECV) < MIN_RECV ||
+	    get_unaligned_le32(b + NP_MAX_FRAG) < MIN_FRAG)
+		FAIL(r, neg, "smbd's Negotiate Response: %u bytes %*ph",
+		     c->neg_len, NP_LEN, b);
+}
+
+/* A valid connection with the default negotiation. */
+static int hp_open(struct hrun *r, struct hpair *p)
+{
+	u8 *b = kmalloc(H_BUF, GFP_KERNEL);
+	bool setup;
+	int ret;
+
+	unsigned long t0 = jiffies;
+
+	if (!b)
+		return -ENOMEM;
+	r->reconnects++;
+	if (r->server) {
+		h_resp_base(b);
+		ret = hp_open_server(r, p, b, NP_LEN, 0, &setup);
+	} else {
+		h_req_base(b);
+		ret = hp_open_client(r, p, b, NQ_LEN, &setup);
+		if (!ret)
+			h_check_resp(r, p->c, b);
+	}
+	kfree(b);
+	if (ret) {
+		FAIL(r, conn, "valid connection %llu failed: %d", r->reconnects,
+		     ret);
+		hp_close(p);
+	}
+	r->open_j += jiffies - t0;
+	return ret;
+}
+
+/*
+ * Health: data both ways on @p. We send @len bytes (fragmented as needed)
+ * and smbd must deliver them; smbd sends them back and we must get them.
+ */
+static bool hp_echo(struct hrun *r, struct hpair *p, u32 len)
+{
+	struct hconn *c = p->c;
+	struct hside *s = p->s;
+	u32 maxpay = c->max_send - DT_PAYLOAD, done = 0, n;
+	unsigned long end;
+	unsigned long t0 = jiffies;
+	struct hmsg *m;
+	struct hdt d;
+	u8 *data;
+	u32 i;
+	int ret;
+
+	data = kmalloc(len, GFP_KERNEL);
+	if (!data)
+		return false;
+	for (i = 0; i < len; i++)
+		data[i] = rnd(&r->rs);
+	ret = hs_expect(s, data, len);
+	while (!ret && done < len) {
+		n = min(maxpay, len - done);
+		h_dt_default(&d, n, len - done - n);
+		ret = h_send_dt(c, s, &d, data + done, false);
+		done += n;
+	}
+	if (!ret)
+		ret = hs_drain(s, true);
+	if (ret || s->wrong) {
+		FAIL(r, echo, "to smbd: %d, %s", ret, s->wrong ? s->why : "");
+		goto out;
+	}
+	/* Back: smbd needs credits, which ride on our messages. */
+	h_poll(c);
+	if (c->to_grant && c->send_credits)
+		h_grant(c);
+	c->got = 0;
+	ret = hs_send(s, data, len, 5000);
+	end = jiffies + 5 * HZ;
+	while (!ret && list_empty(&c->inbox) && time_before(jiffies, end)) {
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+				   READ_ONCE(c->disc), msecs_to_jiffies(20));
+		h_poll(c);
+		if (c->to_grant >= 8 && c->send_credits)
+			h_grant(c);
+	}
+	m = list_first_entry_or_null(&c->inbox, struct hmsg, node);
+	if (ret || !m || m->len != len || memcmp(m->data, data, len)) {
+		FAIL(r, echo, "from smbd: send %d, got %u of %u bytes%s", ret,
+		     m ? m->len : 0, len,
+		     m && m->len == len ? ", different" : "");
+		ret = ret ?: -EIO;
+	}
+	h_inbox_free(c);
+out:
+	kfree(data);
+	if (!ret)
+		r->echoes++;
+	r->echo_j += jiffies - t0;
+	return !ret;
+}
+
+/* ---- 1. negotiation at, below and above the limits ---- */
+
+enum { X_OK, X_REFUSE, X_EITHER };
+
+struct hneg_case {
+	const char *name;
+	u8 off;		/* field offset; 0xff: none */
+	u8 size;	/* 2 or 4 */
+	u32 val;
+	u32 len;	/* bytes sent */
+	u8 shift;	/* the message starts this many junk bytes late */
+	u8 expect;
+};
+
+#define NC(n, o, s, v, x) { n, o, s, v, 0, 0, x }
+#define NL(n, l, x) { n, 0xff, 0, 0, l, 0, x }
+
+static const struct hneg_case resp_cases[] = {
+	NL("resp-valid", NP_LEN, X_OK),
+	NC("resp-minver-0", NP_MIN_VERSION, 2, 0, X_EITHER),
+	NC("resp-minver-0200", NP_MIN_VERSION, 2, 0x0200, X_EITHER),
+	NC("resp-maxver-00ff", NP_MAX_VERSION, 2, 0x00ff, X_EITHER),
+	NC("resp-maxver-ffff", NP_MAX_VERSION, 2, 0xffff, X_EITHER),
+	NC("resp-negver-0", NP_NEG_VERSION, 2, 0, X_REFUSE),
+	NC("resp-negver-00ff", NP_NEG_VERSION, 2, 0x00ff, X_REFUSE),
+	NC("resp-negver-0101", NP_NEG_VERSION, 2, 0x0101, X_REFUSE),
+	NC("resp-negver-0200", NP_NEG_VERSION, 2, 0x0200, X_REFUSE),
+	NC("resp-negver-ffff", NP_NEG_VERSION, 2, 0xffff, X_REFUSE),
+	NC("resp-reserved-ffff", NP_RESERVED, 2, 0xffff, X_OK),
+	NC("resp-creq-0", NP_CREDITS_REQ, 2, 0, X_REFUSE),
+	NC("resp-creq-1", NP_CREDITS_REQ, 2, 1, X_OK),
+	NC("resp-creq-65535", NP_CREDITS_REQ, 2, 65535, X_OK),
+	NC("resp-cgrant-0", NP_CREDITS_GRANTED, 2, 0, X_REFUSE),
+	NC("resp-cgrant-1", NP_CREDITS_GRANTED, 2, 1, X_OK),
+	NC("resp-cgrant-65535", NP_CREDITS_GRANTED, 2, 65535, X_OK),
+	NC("resp-status-not-supported", NP_STATUS, 4, ST_NOT_SUPPORTED,
+	   X_REFUSE),
+	NC("resp-status-1", NP_STATUS, 4, 1, X_REFUSE),
+	NC("resp-status-80000000", NP_STATUS, 4, 0x80000000, X_REFUSE),
+	NC("resp-maxrw-0", NP_MAX_RW, 4, 0, X_EITHER),
+	NC("resp-maxrw-ffffffff", NP_MAX_RW, 4, 0xffffffff, X_OK),
+	NC("resp-prefsend-0", NP_PREF_SEND, 4, 0, X_OK),
+	NC("resp-prefsend-127", NP_PREF_SEND, 4, 127, X_OK),
+	NC("resp-prefsend-128", NP_PREF_SEND, 4, 128, X_OK),
+	NC("resp-prefsend-1364", NP_PREF_SEND, 4, 1364, X_OK),
+	NC("resp-prefsend-1365", NP_PREF_SEND, 4, 1365, X_REFUSE),
+	NC("resp-prefsend-ffffffff", NP_PREF_SEND, 4, 0xffffffff, X_REFUSE),
+	NC("resp-maxrecv-0", NP_MAX_RECV, 4, 0, X_REFUSE),
+	NC("resp-maxrecv-127", NP_MAX_RECV, 4, 127, X_REFUSE),
+	NC("resp-maxrecv-128", NP_MAX_RECV, 4, 128, X_OK),
+	NC("resp-maxrecv-ffffffff", NP_MAX_RECV, 4, 0xffffffff, X_OK),
+	NC("resp-maxfrag-0", NP_MAX_FRAG, 4, 0, X_REFUSE),
+	NC("resp-maxfrag-131071", NP_MAX_FRAG, 4, 131071, X_REFUSE),
+	NC("resp-maxfrag-131072", NP_MAX_FRAG, 4, 131072, X_OK),
+	NC("resp-maxfrag-ffffffff", NP_MAX_FRAG, 4, 0xffffffff, X_OK),
+	NL("resp-len-1", 1, X_REFUSE),
+	NL("resp-len-20", 20, X_REFUSE),
+	NL("resp-len-31", 31, X_REFUSE),
+	NL("resp-len-33", 33, X_OK),
+	NL("resp-len-37", 37, X_OK),
+	NL("resp-len-512", 512, X_OK),
+	NL("resp-len-2048", 2048, X_REFUSE),
+	{ "resp-shifted-1", 0xff, 0, 0, NP_LEN + 1, 1, X_REFUSE },
+	{ "resp-shifted-8", 0xff, 0, 0, NP_LEN + 8, 8, X_REFUSE },
+};
+
+static const struct hneg_case req_cases[] = {
+	NL("req-valid", NQ_LEN, X_OK),
+	{ "req-ver-0000-ffff", NQ_MIN_VERSION, 2, 0, NQ_LEN, 0, X_OK },
+	NC("req-maxver-0200", NQ_MAX_VERSION, 2, 0x0200, X_OK),
+	NC("req-minver-0101", NQ_MIN_VERSION, 2, 0x0101, X_REFUSE),
+	NC("req-minver-0200", NQ_MIN_VERSION, 2, 0x0200, X_REFUSE),
+	NC("req-maxver-00ff", NQ_MAX_VERSION, 2, 0x00ff, X_REFUSE),
+	NC("req-maxver-0", NQ_MAX_VERSION, 2, 0, X_REFUSE),
+	NC("req-reserved-ffff", NQ_RESERVED, 2, 0xffff, X_OK),
+	NC("req-creq-0", NQ_CREDITS_REQ, 2, 0, X_REFUSE),
+	NC("req-creq-1", NQ_CREDITS_REQ, 2, 1, X_OK),
+	NC("req-creq-65535", NQ_CREDITS_REQ, 2, 65535, X_OK),
+	NC("req-prefsend-0", NQ_PREF_SEND, 4, 0, X_OK),
+	NC("req-prefsend-127", NQ_PREF_SEND, 4, 127, X_OK),
+	NC("req-prefsend-128", NQ_PREF_SEND, 4, 128, X_OK),
+	NC("req-prefsend-ffffffff", NQ_PREF_SEND, 4, 0xffffffff, X_OK),
+	NC("req-maxrecv-0", NQ_MAX_RECV, 4, 0, X_REFUSE),
+	NC("req-maxrecv-127", NQ_MAX_RECV, 4, 127, X_REFUSE),
+	NC("req-maxrecv-128", NQ_MAX_RECV, 4, 128, X_OK),
+	NC("req-maxrecv-ffffffff", NQ_MAX_RECV, 4, 0xffffffff, X_OK),
+	NC("req-maxfrag-0", NQ_MAX_FRAG, 4, 0, X_REFUSE),
+	NC("req-maxfrag-131071", NQ_MAX_FRAG, 4, 131071, X_REFUSE),
+	NC("req-maxfrag-131072", NQ_MAX_FRAG, 4, 131072, X_OK),
+	NC("req-maxfrag-ffffffff", NQ_MAX_FRAG, 4, 0xffffffff, X_OK),
+	NL("req-len-1", 1, X_REFUSE),
+	NL("req-len-19", 19, X_REFUSE),
+	NL("req-len-21", 21, X_OK),
+	NL("req-len-33", 33, X_OK),
+	NL("req-len-512", 512, X_OK),
+	NL("req-len-2048", 2048, X_REFUSE),
+	{ "req-shifted-1", 0xff, 0, 0, NQ_LEN + 1, 1, X_REFUSE },
+};
+
+/* The failure response for a version smbd does not speak, 3.1.5.3. */
+static bool h_notsup_ok(const struct hconn *c)
+{
+	const u8 *b = c->neg;
+	u32 i;
+
+	if (c->neg_len != NP_LEN ||
+	    get_unaligned_le16(b + NP_MIN_VERSION) != V1 ||
+	    get_unaligned_le16(b + NP_MAX_VERSION) != V1 ||
+	    get_unaligned_le32(b + NP_STATUS) != ST_NOT_SUPPORTED)
+		return false;
+	for (i = NP_NEG_VERSION; i < NP_LEN; i++)
+		if ((i < NP_STATUS || i >= NP_STATUS + 4) && b[i])
+			return false;
+	return true;
+}
+
+static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
+{
+	bool setup, version, echo = true;
+	struct hpair p = {};
+	u8 *b, *msg;
+	u32 len = nc->len ?: (r->server ? NP_LEN : NQ_LEN);
+	int ret;
+	u32 i;
+
+	b = kzalloc(H_BUF * 2, GFP_KERNEL);
+	if (!b)
+		return;
+	msg = b + H_BUF;
+	if (r->server)
+		h_resp_base(b);
+	else
+		h_req_base(b);
+	if (!strcmp(nc->name, "req-ver-0000-ffff"))
+		put_unaligned_le16(0xffff, b + NQ_MAX_VERSION);
+	if (nc->off != 0xff && nc->size == 2)
+		put_unaligned_le16(nc->val, b + nc->off);
+	else if (nc->off != 0xff)
+		put_unaligned_le32(nc->val, b + nc->off);
+	memset(msg, 0x5a, nc->shift);
+	memcpy(msg + nc->shift, b, H_BUF - nc->shift);
+	for (i = (r->server ? NP_LEN : NQ_LEN) + nc->shift; i < H_BUF; i++)
+		msg[i] = 0xa5;
+	/* 3.1.5.6: a version range without 0x0100 gets an answer */
+	version = !r->server && len >= NQ_LEN &&
+		  (get_unaligned_le16(msg + NQ_MIN_VERSION) > V1 ||
+		   get_unaligned_le16(msg + NQ_MAX_VERSION) < V1);
+
+	if (r->server)
+		ret = hp_open_server(r, &p, msg, len, 0, &setup);
+	else
+		ret = hp_open_client(r, &p, msg, len, &setup);
+	if (setup && ret) {
+		CHECK(r, false, nc->name, "setup failed: %d", ret);
+		goto out;
+	}
+	if (!ret && !r->server)
+		h_check_resp(r, p.c, msg + nc->shift);
+	if (!ret && nc->expect != X_REFUSE)
+		echo = hp_echo(r, &p, 1 + below(&r->rs, 600));
+	if (nc->expect == X_OK)
+		CHECK(r, !ret && echo, nc->name, "connect %d, echo %s", ret,
+		      echo ? "ok" : "failed");
+	else if (nc->expect == X_REFUSE && r->server)
+		CHECK(r, ret < 0, nc->name, "connect returned %d", ret);
+	else if (nc->expect == X_REFUSE && version)
+		CHECK(r, ret && p.c && h_notsup_ok(p.c) &&
+		      wait_event_timeout(p.c->wait, READ_ONCE(p.c->disc),
+					 5 * HZ),
+		      nc->name, "%d: STATUS_NOT_SUPPORTED then disconnect, got %u bytes %*ph",
+		      ret, p.c ? p.c->neg_len : 0, NP_LEN, p.c ? p.c->neg : b);
+	else if (nc->expect == X_REFUSE)
+		CHECK(r, ret && p.c && !p.c->neg_got &&
+		      wait_event_timeout(p.c->wait, READ_ONCE(p.c->disc),
+					 5 * HZ),
+		      nc->name, "%d: no answer then disconnect, got %u bytes",
+		      ret, p.c ? p.c->neg_len : 0);
+	else
+		CHECK(r, ret < 0 || echo, nc->name, "connect %d, echo %s",
+		      ret, echo ? "ok" : "failed");
+	if (!r->server && nc->expect == X_REFUSE) {
+		struct smbd_sock *sk = NULL;
+
+		ret = smbd_sock_accept(r->lsk, &sk, SMBD_RECV_NONBLOCK);
+		if (ret != -EAGAIN)
+			FAIL(r, neg, "%s: accept gave %d", nc->name, ret);
+		smbd_sock_release(sk);
+	}
+out:
+	hp_close(&p);
+	kfree(b);
+}
+
+/* Server role: we accept and never answer; smbd's timer must fire. */
+static void h_neg_stall(struct hrun *r)
+{
+	struct hpair p = {};
+	unsigned long t0 = jiffies;
+	bool setup;
+	int ret;
+
+	u32 ms;
+
+	ret = hp_open_server(r, &p, NULL, 0, 1500, &setup);
+	ms = jiffies_to_msecs(jiffies - t0);
+	CHECK(r, ret < 0 && ret != -ETIME && !setup && ms >= 1000 &&
+	      ms < 6000, "resp-never-sent",
+	      "connect gave %d after %u ms (timer 1500 ms)", ret, ms);
+	hp_close(&p);
+}
+
+/* Client role: 32 connections that never negotiate. */
+static void h_flood(struct hrun *r)
+{
+	struct hconn *cs[32] = {};
+	unsigned int i, up = 0, dropped = 0;
+	unsigned long t0, end;
+	struct hpair p = {};
+
+	for (i = 0; i < ARRAY_SIZE(cs); i++) {
+		cs[i] = h_alloc(&r->w);
+		if (cs[i] && !h_connect(cs[i], (struct sockaddr *)&r->addr))
+			up++;
+	}
+	t0 = jiffies;
+	end = t0 + 12 * HZ;
+	for (i = 0; i < ARRAY_SIZE(cs); i++) {
+		if (!cs[i])
+			continue;
+		wait_event_timeout(cs[i]->wait, READ_ONCE(cs[i]->disc),
+				   time_after(end, jiffies) ? end - jiffies : 1);
+		dropped += READ_ONCE(cs[i]->disc);
+	}
+	CHECK(r, up > 0 && dropped == ARRAY_SIZE(cs), "flood-dropped",
+	      "%u of %zu connected, %u dropped within %u ms", up,
+	      ARRAY_SIZE(cs), dropped, jiffies_to_msecs(jiffies - t0));
+	for (i = 0; i < ARRAY_SIZE(cs); i++)
+		h_destroy(cs[i]);
+	CHECK(r, !hp_open(r, &p) && hp_echo(r, &p, 2000),
+	      "flood-listener-survives", "fresh connection after the flood");
+	hp_close(&p);
+}
+
+/* ---- 2. Data Transfer mutations ---- */
+
+/* Our model of 3.1.5.8 (and smbd's documented stricter rules). */
+static int h_verdict(const struct hdt *d, u32 maxrecv, u32 maxfrag,
+		     bool *deliver)
+{
+	*deliver = false;
+	if (d->wire_len > maxrecv || d->wire_len < DT_HDR_LEN || !d->creq ||
+	    d->doff % 8 || (d->dlen && d->doff < DT_HDR_LEN) ||
+	    (u64)d->doff + d->dlen > d->wire_len ||
+	    (u64)d->dlen + d->remaining > maxfrag)
+		return X_REFUSE;
+	if (!d->dlen && !d->remaining)
+		return (d->doff || (d->flags & ~DT_RESPONSE_REQUESTED)) ?
+			X_EITHER : X_OK;
+	*deliver = true;
+	return (d->flags & ~DT_RESPONSE_REQUESTED) ? X_EITHER : X_OK;
+}
+
+static const u32 bounds[] = {
+	0, 1, 7, 8, 16, 19, 20, 23, 24, 25, 32, 127, 128, 1339, 1340, 1363,
+	1364, 1365, 4096, 131072, 1048576, 1048577, 0x7fffffff, 0x80000000,
+	0xfffffff8, 0xffffffff,
+};
+
+/*
+ * One hostile message on @p, by our verdict: X_OK ones must be delivered
+ * exactly (and the connection live), X_REFUSE ones must end it, X_EITHER
+ * either. Returns true when the connection ended.
+ */
+static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
+			  struct hdt *d, u8 *payload)
+{
+	u32 maxrecv = p->c->max_send, maxfrag = H_FRAG;
+	struct smbd_sock_info info;
+	bool deliver, ended;
+	unsigned long t0;
+	struct hdt close;
+	u8 probe[16];
+	int x, ret;
+	u32 i;
+
+	if (!smbd_sock_query(p->s->sk, &info))
+		maxfrag = info.max_fragmented_recv_size;
+	x = h_verdict(d, maxrecv, maxfrag, &deliver);
+	/* A message left open is closed: exactly, or short (a lie). */
+	if (x != X_REFUSE && deliver && d->remaining) {
+		if (d->remaining > maxrecv - DT_PAYLOAD)
+			x = X_REFUSE;
+	}
+	r->hostile_msgs++;
+	r->mutated++;
+	ret = h_send_dt(p->c, p->s, d, payload, false);
+	if (ret) {
+		FAIL(r, fatal, "%s: send failed %d", name, ret);
+		return true;
+	}
+	if (x != X_REFUSE && deliver) {
+		u8 *want = kmalloc(H_MSG_MAX, GFP_KERNEL);
+		u32 n = d->dlen;
+
+		if (!want)
+			return true;
+		memcpy(want, p->c->tx[(p->c->tx_head + H_NR_TX - 1) % H_NR_TX].buf +
+		       d->doff, n);
+		if (d->remaining) {
+			/* close it with exactly the bytes it announced */
+			h_dt_default(&close, d->remaining, 0);
+			for (i = 0; i < d->remaining; i++)
+				want[n + i] = rnd(&r->rs);
+			ret = h_send_dt(p->c, p->s, &close, want + n, false);
+			n += d->remaining;
+		}
+		hs_expect(p->s, want, n);
+		kfree(want);
+	} else if (x == X_REFUSE && d->remaining &&
+		   d->wire_len >= DT_HDR_LEN && d->creq && !(d->doff % 8) &&
+		   (u64)d->doff + d->dlen <= d->wire_len &&
+		   (u64)d->dlen + d->remaining <= maxfrag &&
+		   d->wire_len <= maxrecv) {
+		/* A lie: the message ends before the bytes it announced. */
+		h_dt_default(&close, 1, 0);
+		ret = h_send_dt(p->c, p->s, &close, probe, false);
+	}
+	/* A probe after it: delivered exactly, or the connection is gone. */
+	if (x != X_REFUSE && !ret) {
+		for (i = 0; i < sizeof(probe); i++)
+			probe[i] = rnd(&r->rs);
+		hs_expect(p->s, probe, sizeof(probe));
+		h_dt_default(&close, sizeof(probe), 0);
+		ret = h_send_dt(p->c, p->s, &close, probe, false);
+	}
+	if (x == X_OK) {
+		ret = ret ?: hs_drain(p->s, true);
+		if (ret || p->s->wrong)
+			FAIL(r, legal, "%s: legal message, connection %d, %s",
+			     name, ret, p->s->wrong ? p->s->why : "");
+		else
+			r->legal_kept++;
+		return ret || p->s->wrong;
+	}
+	if (x == X_EITHER) {
+		ret = ret ?: hs_drain(p->s, true);
+		if (p->s->wrong)
+			FAIL(r, fatal, "%s: %s", name, p->s->why);
+		ended = ret && ret != -EAGAIN;
+		if (!ended && ret == -EAGAIN)
+			ended = hs_ends(p->s, 3000);
+		if (ended)
+			r->either_ended++;
+		else
+			r->either_kept++;
+		return ended || p->s->wrong;
+	}
+	r->fatal++;
+	t0 = jiffies;
+	ended = hs_ends(p->s, 4000);
+	r->ends_j += jiffies - t0;
+	if (!ended || p->s->wrong)
+		FAIL(r, fatal, "%s (creq %u off %u len %u rem %u wire %u flags 0x%x): %s",
+		     name, d->creq, d->doff, d->dlen, d->remaining,
+		     d->wire_len, d->flags,
+		     p->s->wrong ? p->s->why : "connection still up");
+	return true;
+}
+
+/*
+ * Sends beyond the credits smbd granted. First smbd spends its own Send
+ * Credits (it sends until -EAGAIN) and we grant none back, so it can no
+ * longer send us a grant; we spend every credit we hold, then send 8
+ * more. smbd must end the connection; or, if it had no receive posted
+ * for them, our sends fail (RNR) and smbd must end it on our disconnect.
+ */
+static bool h_beyond_credits(struct hrun *r, struct hpair *p)
+{
+	struct hconn *c = p->c;
+	unsigned long end = jiffies + 2 * HZ;
+	struct iov_iter it;
+	struct kvec kv;
+	u8 buf[64] = {};
+	struct hdt d;
+	u32 i, n = 0;
+	bool ended;
+	int ret = 0;
+
+	do {
+		kv.iov_base = buf;
+		kv.iov_len = sizeof(buf);
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(buf));
+	} while (smbd_sock_send(p->s->sk, &it, SMBD_SEND_NONBLOCK) > 0 &&
+		 ++n < 1000);
+	/* Spend our credits, granting nothing, until smbd grants no more. */
+	while (!ret && time_before(jiffies, end)) {
+		h_poll(c);
+		if (!c->send_credits) {
+			msleep(50);
+			h_poll(c);
+			if (!c->send_credits)
+				break;
+		}
+		h_dt_default(&d, 0, 0);
+		d.grant_set = true;
+		ret = h_send_dt(c, NULL, &d, NULL, false);
+	}
+	h_inbox_free(c);
+	for (i = 0; i < 8 && !ret; i++) {
+		h_dt_default(&d, 0, 0);
+		d.grant_set = true;
+		ret = h_send_dt(c, NULL, &d, NULL, true);
+		r->hostile_msgs++;
+		r->mutated++;
+	}
+	r->fatal++;
+	ended = hs_ends(p->s, 2000);
+	if (!ended && READ_ONCE(c->disc)) {
+		/* our QP broke (RNR): smbd never took them; now tell it */
+		rdma_disconnect(c->id);
+		ended = hs_ends(p->s, 4000);
+		testctl_info(r->out, "%s dt-beyond-credits: sends failed (no receive posted), smbd ended on disconnect: %s",
+			     r->pfx, ended ? "yes" : "no");
+	}
+	if (!ended || p->s->wrong)
+		FAIL(r, fatal, "dt-beyond-credits (%u sends by smbd first, send %d): %s",
+		     n, ret, p->s->wrong ? p->s->why : "connection still up");
+	return true;
+}
+
+struct hnamed {
+	const char *name;
+	u32 doff, dlen, remaining, wire_len;
+	u16 creq;
+	bool over_credit;
+};
+
+/*
+ * Named messages. DEF: a plain 8-byte message with Reserved set. MRX in
+ * dlen: MaxReceiveSize - 24 (MRX1: one more); MRX in wire_len: DataOffset
+ * + DataLength.
+ */
+#define DEF	0xffffffffu
+#define MRX	0xfffffffeu
+#define MRX1	0xfffffffdu
+static const struct hnamed named[] = {
+	{ "dt-offset-misaligned", 25, 8, 0, 64, 10, false },
+	{ "dt-offset-4", 4, 8, 0, 64, 10, false },
+	{ "dt-offset-overlap-16", 16, 8, 0, 64, 10, false },
+	{ "dt-offset-0-with-data", 0, 8, 0, 64, 10, false },
+	{ "dt-offset-beyond", 72, 8, 0, 64, 10, false },
+	{ "dt-offset-huge", 0xfffffff8, 8, 0, 64, 10, false },
+	{ "dt-length-beyond", 24, 100, 0, 64, 10, false },
+	{ "dt-length-huge", 24, 0xffffffff, 0, 64, 10, false },
+	{ "dt-remaining-above-maxfrag", 24, 8, 0x7fffffff, 32, 10, false },
+	{ "dt-remaining-lie", 24, 8, 5000, 32, 10, false },
+	{ "dt-creq-0", 24, 8, 0, 32, 0, false },
+	{ "dt-over-maxrecv", 24, MRX1, 0, MRX, 10, false },
+	{ "dt-over-buffer", 24, 4000, 0, 4024, 10, false },
+	{ "dt-short-19", 0, 0, 0, 19, 10, false },
+	{ "dt-short-1", 0, 0, 0, 1, 10, false },
+	{ "dt-beyond-credits", 24, 8, 0, 32, 10, true },
+	/* legal at the boundary: must be delivered */
+	{ "dt-exact-maxrecv", 24, MRX, 0, MRX, 10, false },
+	{ "dt-offset-32-junk-padding", 32, 40, 0, 72, 10, false },
+	{ "dt-trailing-bytes", 24, 8, 0, 200, 10, false },
+	{ "dt-reserved-set", DEF, 0, 0, 0, 10, false },
+	{ "dt-creq-65535", 24, 8, 0, 32, 65535, false },
+};
+
+static void h_named(struct hrun *r, struct hpair *p, const struct hnamed *n)
+{
+	u32 mr = p->c->max_send;
+	u8 *payload = kmalloc(H_BUF, GFP_KERNEL);
+	struct hdt d;
+	bool ended;
+	u32 i;
+
+	if (!payload)
+		return;
+	for (i = 0; i < H_BUF; i++)
+		payload[i] = rnd(&r->rs);
+	h_dt_default(&d, 8, 0);
+	if (n->doff != DEF) {
+		d.doff = n->doff;
+		d.dlen = n->dlen == MRX ? mr - DT_PAYLOAD :
+			 n->dlen == MRX1 ? mr - DT_PAYLOAD + 1 : n->dlen;
+		d.remaining = n->remaining;
+		d.wire_len = n->wire_len == MRX ? d.doff + d.dlen : n->wire_len;
+	} else {
+		d.rsvd = 0xa5a5;
+	}
+	d.creq = n->creq;
+	d.fill = 0xee;
+	if (n->over_credit)
+		ended = h_beyond_credits(r, p);
+	else
+		ended = h_hostile_one(r, p, n->name, &d, payload);
+	kfree(payload);
+	if (ended) {
+		unsigned long t0 = jiffies;
+
+		hp_close(p);
+		r->close_j += jiffies - t0;
+		hp_open(r, p);
+		if (p->s && !hp_echo(r, p, 1 + below(&r->rs, 400)))
+			FAIL(r, conn, "echo after %s failed", n->name);
+	}
+}
+
+/* A random hostile mutation of a valid one-fragment message. */
+static void h_mutate(struct hrun *r, struct hdt *d, u32 mr, char *what,
+		     size_t size)
+{
+	static const char * const fields[] = {
+		"creq", "flags", "reserved", "remaining", "offset", "length",
+	};
+	u32 f, v, bit;
+
+	switch (below(&r->rs, 4)) {
+	case 0: /* a bit flip in the header, CreditsGranted spared */
+		do {
+			bit = below(&r->rs, DT_HDR_LEN * 8);
+		} while (bit / 8 == DT_CREDITS_GRANTED ||
+			 bit / 8 == DT_CREDITS_GRANTED + 1);
+		scnprintf(what, size, "flip bit %u", bit);
+		if (bit < 16)
+			d->creq ^= 1 << bit;
+		else if (bit >= 32 && bit < 48)
+			d->flags ^= 1 << (bit - 32);
+		else if (bit >= 48 && bit < 64)
+			d->rsvd ^= 1 << (bit - 48);
+		else if (bit < 96)
+			d->remaining ^= 1u << (bit - 64);
+		else if (bit < 128)
+			d->doff ^= 1u << (bit - 96);
+		else
+			d->dlen ^= 1u << (bit - 128);
+		break;
+	case 1: /* a field set to a boundary value */
+		f = below(&r->rs, ARRAY_SIZE(fields));
+		v = bounds[below(&r->rs, ARRAY_SIZE(bounds))];
+		if (v == 1364 || v == 1365 || v == 1363)
+			v = mr + v - 1364;
+		scnprintf(what, size, "%s = %u", fields[f], v);
+		switch (f) {
+		case 0:
+			d->creq = v;
+			break;
+		case 1:
+			d->flags = v;
+			break;
+		case 2:
+			d->rsvd = v;
+			break;
+		case 3:
+			d->remaining = v;
+			break;
+		case 4:
+			d->doff = v;
+			break;
+		default:
+			d->dlen = v;
+			break;
+		}
+		break;
+	case 2: /* truncated */
+		d->wire_len = below(&r->rs, d->wire_len);
+		scnprintf(what, size, "cut to %u bytes", d->wire_len);
+		break;
+	default: /* extended */
+		d->wire_len += 1 + below(&r->rs, mr + 64 - d->wire_len);
+		scnprintf(what, size, "extended to %u bytes", d->wire_len);
+		break;
+	}
+}
+
+static void h_hostile_random(struct hrun *r, struct hpair *p)
+{
+	u8 *payload = kmalloc(H_BUF, GFP_KERNEL);
+	char what[48], name[64];
+	struct hdt d;
+	u32 i, mr, tries = 0;
+	bool ended;
+
+	if (!payload)
+		return;
+	/* the named cases count too: target_fatal in the whole run */
+	while (p->s && r->fatal + r->either_ended < r->target_fatal &&
+	       tries++ < r->target_fatal * 4) {
+		mr = p->c->max_send;
+		for (i = 0; i < H_BUF; i++)
+			payload[i] = rnd(&r->rs);
+		h_dt_default(&d, 1 + below(&r->rs, mr - DT_PAYLOAD), 0);
+		d.fill = rnd(&r->rs);
+		h_mutate(r, &d, mr, what, sizeof(what));
+		scnprintf(name, sizeof(name), "random %u (%s)", tries, what);
+		ended = h_hostile_one(r, p, name, &d, payload);
+		if (ended) {
+			unsigned long t0 = jiffies;
+
+			hp_close(p);
+			r->close_j += jiffies - t0;
+			if (hp_open(r, p))
+				break;
+			/* every 4th echoes; the others go on mutating */
+			if (!(r->reconnects % 4) &&
+			    !hp_echo(r, p, 1 + below(&r->rs, 400)))
+				FAIL(r, conn, "echo after %s failed", name);
+		}
+	}
+	kfree(payload);
+}
+
+/* ---- 3. legal mutations in bulk ---- */
+
+/*
+ * One upper-layer message, legal in every byte that matters but built
+ * unlike a plain sender would: fragment sizes, padding and Reserved
+ * garbage, larger DataOffset, trailing bytes, CreditsRequested values,
+ * grants held back, empty messages between, keep-alive requests, stalls.
+ */
+static int h_legal_msg(struct hrun *r, struct hpair *p, u8 *data)
+{
+	struct hconn *c = p->c;
+	u32 mr = c->max_send, len, done = 0, room, i;
+	bool mutated;
+	struct hdt d;
+	int ret;
+
+	switch (below(&r->rs, 16)) {
+	case 0:
+		len = 1;
+		break;
+	case 1:
+		len = mr - DT_PAYLOAD;
+		break;
+	case 2:
+		len = mr - DT_PAYLOAD + 1;
+		break;
+	case 3:
+		len = 1 + below(&r->rs, H_MSG_MAX);
+		break;
+	case 4:
+	case 5:
+	case 6:
+		len = 1 + below(&r->rs, 2 * mr);
+		break;
+	default:
+		len = 1 + below(&r->rs, 256);
+		break;
+	}
+	for (i = 0; i < len; i++)
+		data[i] = rnd(&r->rs);
+	ret = hs_expect(p->s, data, len);
+	r->logical_msgs++;
+
+	if (chance(&r->rs, 8)) {	/* an empty credit-only message first */
+		h_dt_default(&d, 0, 0);
+		d.creq = 1 + below(&r->rs, 255);
+		d.rsvd = chance(&r->rs, 2) ? rnd(&r->rs) : 0;
+		ret = ret ?: h_send_dt(c, p->s, &d, NULL, false);
+		r->legal_msgs++;
+		r->mutated++;
+	}
+	while (!ret && done < len) {
+		mutated = false;
+		h_dt_default(&d, 0, 0);
+		d.doff = DT_PAYLOAD;
+		if (chance(&r->rs, 4)) {
+			d.doff = DT_PAYLOAD + 8 * (1 + below(&r->rs, 4));
+			mutated = true;
+		}
+		room = mr - d.doff;
+		d.dlen = min(len - done, room);
+		if (chance(&r->rs, 3)) {	/* a shorter fragment */
+			d.dlen = below(&r->rs, d.dlen + 1);
+			if (!d.dlen && !done)
+				d.dlen = 1;	/* the first one carries data */
+			mutated = true;
+		}
+		d.remaining = len - done - d.dlen;
+		d.wire_len = d.doff + d.dlen;
+		if (!d.dlen) {	/* no payload: DataOffset 0 (2.2.3) */
+			d.doff = 0;
+			d.wire_len = DT_HDR_LEN;
+		}
+		if (chance(&r->rs, 4)) {	/* trailing bytes */
+			d.wire_len += below(&r->rs, mr - d.wire_len + 1);
+			mutated = true;
+		}
+		if (chance(&r->rs, 2)) {
+			d.fill = rnd(&r->rs) | 1;
+			mutated |= d.doff > DT_HDR_LEN || d.wire_len >
+				   d.doff + d.dlen;
+		}
+		if (chance(&r->rs, 3)) {
+			d.rsvd = rnd(&r->rs) | 1;
+			mutated = true;
+		}
+		switch (below(&r->rs, 8)) {
+		case 0:
+			/* 1 lets smbd grant one at a time: a slow path */
+			d.creq = chance(&r->rs, 16) ? 1 : 2 + below(&r->rs, 8);
+			mutated = true;
+			break;
+		case 1:
+			d.creq = 65535;
+			mutated = true;
+			break;
+		case 2:
+			d.creq = 2 + below(&r->rs, 1000);
+			mutated = true;
+			break;
+		default:
+			break;
+		}
+		if (c->peer_credits >= 16 && chance(&r->rs, 4)) {
+			h_poll(c);
+			d.cgrant = below(&r->rs, c->to_grant + 1);
+			d.grant_set = true;
+			mutated = true;
+		}
+		if (chance(&r->rs, 64)) {
+			d.flags = DT_RESPONSE_REQUESTED;
+			r->ka_sent++;
+			mutated = true;
+		}
+		if (!mutated) {	/* every message gets one at least */
+			d.rsvd = 0x8000 | below(&r->rs, 0x8000);
+		}
+		ret = h_send_dt(c, p->s, &d, data + done, false);
+		done += d.dlen;
+		r->legal_msgs++;
+		r->mutated++;
+		if (done < len && chance(&r->rs, 400)) {
+			msleep(20 + below(&r->rs, 80));	/* a stall midway */
+			r->stalls++;
+		}
+	}
+	if (ret)
+		return ret;
+	ret = hs_drain(p->s, false);
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+static void h_legal_bulk(struct hrun *r, struct hpair *p)
+{
+	u8 *data = kmalloc(H_MSG_MAX, GFP_KERNEL);
+	u64 start = r->mutated;
+	int ret = 0;
+
+	if (!data)
+		return;
+	while (!ret && r->mutated - start < r->target_msgs)
+		ret = h_legal_msg(r, p, data);
+	if (!ret)
+		ret = hs_drain(p->s, true);
+	if (ret || p->s->wrong)
+		FAIL(r, legal, "bulk: connection %d after %llu messages, %s",
+		     ret, r->mutated - start, p->s->wrong ? p->s->why : "");
+	kfree(data);
+}
+
+/* A storm of empty keep-alive requests: smbd answers and stays up. */
+static void h_ka_storm(struct hrun *r, struct hpair *p)
+{
+	struct smbd_sock_stats st;
+	u32 i, n = 300;
+	unsigned long end;
+	u64 before;
+	struct hdt d;
+	int ret = 0;
+
+	h_poll(p->c);
+	p->c->got = 0;
+	smbd_sock_stats(p->s->sk, &st);
+	before = st.keepalives_answered;
+	for (i = 0; i < n && !ret; i++) {
+		h_dt_default(&d, 0, 0);
+		d.flags = DT_RESPONSE_REQUESTED;
+		ret = h_send_dt(p->c, p->s, &d, NULL, false);
+		r->mutated++;
+		r->ka_sent++;
+	}
+	end = jiffies + 5 * HZ;
+	do {
+		msleep(20);
+		h_poll(p->c);
+		smbd_sock_stats(p->s->sk, &st);
+	} while (st.keepalives_answered - before < n &&
+		 time_before(jiffies, end));
+	CHECK(r, !ret && p->c->got > 0 && st.keepalives_answered - before == n,
+	      "keepalive-storm", "%u requests sent (%d), smbd counted %llu, sent %llu messages",
+	      n, ret, st.keepalives_answered - before, p->c->got);
+	CHECK(r, !ret && hp_echo(r, p, 3000), "keepalive-storm-then-data",
+	      "connection %d", ret);
+}
+
+/*
+ * Credits: we stop granting; smbd may send only what we granted, then
+ * must wait (NONBLOCK: -EAGAIN); a grant lets it go on.
+ */
+static void h_starve(struct hrun *r, struct hpair *p)
+{
+	struct hconn *c = p->c;
+	struct iov_iter it;
+	u32 sent = 0, had;
+	struct kvec kv;
+	u8 buf[64] = {};
+	unsigned long end;
+	ssize_t n = 0;
+
+	/* Settle: what smbd holds is what we granted and it did not use. */
+	msleep(50);
+	h_poll(c);
+	had = c->peer_credits;
+	while (sent < had + 4) {
+		kv.iov_base = buf;
+		kv.iov_len = sizeof(buf);
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(buf));
+		n = smbd_sock_send(p->s->sk, &it, SMBD_SEND_NONBLOCK);
+		if (n != sizeof(buf))
+			break;
+		sent++;
+	}
+	msleep(50);
+	h_poll(c);
+	CHECK(r, n == -EAGAIN && sent <= had && !r->w.credit_bad,
+	      "starve-smbd-waits", "sent %u with %u credits, then %zd",
+	      sent, had, n);
+	h_inbox_free(c);
+	if (c->send_credits)
+		h_grant(c);
+	end = jiffies + 3 * HZ;
+	do {
+		kv.iov_base = buf;
+		kv.iov_len = sizeof(buf);
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(buf));
+		n = smbd_sock_send(p->s->sk, &it, SMBD_SEND_NONBLOCK);
+		if (n == -EAGAIN)
+			usleep_range(5000, 6000);
+		h_poll(c);
+	} while (n == -EAGAIN && time_before(jiffies, end));
+	CHECK(r, n == sizeof(buf), "starve-grant-releases", "send gave %zd", n);
+	msleep(20);
+	h_poll(c);
+	h_inbox_free(c);
+}
+
+/* ---- a run ---- */
+
+static void h_report_wire(struct hrun *r)
+{
+	struct hwire *w = &r->w;
+
+	CHECK(r, w->data_msgs > 0 && !w->pad_bad, "smbd-padding-zero",
+	      "%llu of %llu data messages from smbd with non-zero padding%s%s",
+	      w->pad_bad, w->data_msgs, w->pad_bad ? ": first " : "",
+	      w->pad_why);
+	CHECK(r, w->msgs > 0 && !w->rsvd_bad, "smbd-reserved-zero",
+	      "%llu of %llu%s%s", w->rsvd_bad, w->msgs,
+	      w->rsvd_bad ? ": first " : "", w->rsvd_why);
+	CHECK(r, !w->size_bad, "smbd-within-our-maxrecv", "%llu%s%s",
+	      w->size_bad, w->size_bad ? ": first " : "", w->size_why);
+	CHECK(r, !w->credit_bad, "smbd-within-our-credits", "%llu%s%s",
+	      w->credit_bad, w->credit_bad ? ": first " : "", w->credit_why);
+	CHECK(r, !w->hdr_bad, "smbd-headers-valid", "%llu%s%s", w->hdr_bad,
+	      w->hdr_bad ? ": first " : "", w->hdr_why);
+}
+
+static void h_run(struct hrun *r)
+{
+	const struct hneg_case *negs = req_cases;
+	size_t ncases = ARRAY_SIZE(req_cases);
+	unsigned long t0 = jiffies, t;
+	struct hpair p = {};
+	size_t i;
+
+	if (r->server) {
+		negs = resp_cases;
+		ncases = ARRAY_SIZE(resp_cases);
+	}
+	testctl_info(r->out, "%s seed %llu msgs %u fatal %u", r->pfx,
+		     r->seed, r->target_msgs, r->target_fatal);
+
+	/* 1. negotiation */
+	for (i = 0; i < ncases; i++)
+		h_neg_case(r, &negs[i]);
+	if (r->server)
+		h_neg_stall(r);
+	CHECK(r, !r->fail_neg, "negotiation-messages-from-smbd", "%s",
+	      r->why_neg);
+	t = jiffies;
+	testctl_info(r->out, "%s negotiation: %zu cases in %u ms", r->pfx,
+		     ncases, jiffies_to_msecs(t - t0));
+
+	/* 2. named Data Transfer cases */
+	if (hp_open(r, &p))
+		goto out;
+	CHECK(r, hp_echo(r, &p, 5000), "first-echo", "both ways, 5000 bytes");
+	for (i = 0; i < ARRAY_SIZE(named) && p.s; i++)
+		h_named(r, &p, &named[i]);
+
+	/* 3. legal bulk, keep-alive storm, starvation */
+	if (p.s) {
+		h_legal_bulk(r, &p);
+		h_ka_storm(r, &p);
+		h_starve(r, &p);
+	}
+	testctl_info(r->out,
+		     "%s legal: %llu mutated messages (%llu upper-layer messages, %llu keep-alive requests, %llu stalls) in %u ms",
+		     r->pfx, r->mutated, r->logical_msgs, r->ka_sent, r->stalls,
+		     jiffies_to_msecs(jiffies - t));
+
+	/* 4. random hostile mutations until enough of them were fatal */
+	t = jiffies;
+	if (p.s)
+		h_hostile_random(r, &p);
+	testctl_info(r->out,
+		     "%s hostile: %llu messages, %llu fatal, %llu either ended / %llu kept, %llu legal kept, %llu connections, in %u ms",
+		     r->pfx, r->hostile_msgs, r->fatal, r->either_ended,
+		     r->either_kept, r->legal_kept, r->reconnects,
+		     jiffies_to_msecs(jiffies - t));
+	testctl_info(r->out,
+		     "%s time in ms: connecting %u, closing %u, echoing %u, waiting for the end %u",
+		     r->pfx, jiffies_to_msecs(r->open_j),
+		     jiffies_to_msecs(r->close_j), jiffies_to_msecs(r->echo_j),
+		     jiffies_to_msecs(r->ends_j));
+	if (p.s)
+		CHECK(r, hp_echo(r, &p, 4000), "last-echo", "after everything");
+	hp_close(&p);
+
+	if (!r->server)
+		h_flood(r);
+out:
+	CHECK(r, !r->fail_conn && r->reconnects > 1, "fresh-connections",
+	      "%llu connections, %llu failed%s%s", r->reconnects, r->fail_conn,
+	      r->fail_conn ? ": " : "", r->why_conn);
+	CHECK(r, !r->fail_echo && r->echoes > 1, "echo-both-ways",
+	      "%llu echoes, %llu failed%s%s", r->echoes, r->fail_echo,
+	      r->fail_echo ? ": " : "", r->why_echo);
+	CHECK(r, !r->fail_legal && r->legal_msgs >= r->target_msgs,
+	      "legal-mutations-delivered",
+	      "%llu messages, %llu failures%s%s", r->legal_msgs,
+	      r->fail_legal, r->fail_legal ? ": " : "", r->why_legal);
+	CHECK(r, !r->fail_fatal && r->fatal + r->either_ended > 0,
+	      "fatal-mutations-end-connection",
+	      "%llu fatal, %llu failures%s%s", r->fatal, r->fail_fatal,
+	      r->fail_fatal ? ": " : "", r->why_fatal);
+	CHECK(r, r->mutated >= r->target_msgs, "volume",
+	      "%llu mutated messages, %u wanted", r->mutated, r->target_msgs);
+	h_report_wire(r);
+	testctl_out_add(r->out,
+			"info hostile %s seed %llu: %llu mutated messages (%llu legal, %llu hostile: %llu fatal), %llu connections, %llu from smbd (%llu with data), %u ms",
+			r->pfx, r->seed, r->mutated, r->legal_msgs,
+			r->hostile_msgs, r->fatal, r->reconnects, r->w.msgs,
+			r->w.data_msgs, jiffies_to_msecs(jiffies - t0));
+}
+
+static int h_cmd(struct testctl *tc, char *line)
+{
+	char role[16], ip[40];
+	unsigned int port, msgs, fatal;
+	unsigned long long seed;
+	struct sockaddr_in *sin;
+	struct hrun *r;
+	int ret;
+
+	if (sscanf(line, "%15s %39s %u %llu %u %u", role, ip, &port, &seed,
+		   &msgs, &fatal) != 6)
+		return -EINVAL;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->out = &tc->out;
+	r->server = !strcmp(role, "server");
+	r->pfx = r->server ? "server" : "client";
+	r->seed = seed ?: 1;
+	r->rs = r->seed;
+	r->target_msgs = msgs;
+	r->target_fatal = fatal;
+	sin = (struct sockaddr_in *)&r->addr;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (!in4_pton(ip, -1, (u8 *)&sin->sin_addr, -1, NULL)) {
+		kfree(r);
+		return -EINVAL;
+	}
+	if (r->server) {
+		ret = h_listen(&r->hl, (struct sockaddr *)&r->addr);
+		r->hl.w = &r->w;
+	} else {
+		struct smbd_params sp;
+
+		smbd_params_init(&sp, true);
+		ret = smbd_sock_create(&init_net, &sp, &r->lsk) ?:
+		      smbd_sock_bind(r->lsk, (struct sockaddr *)&r->addr) ?:
+		      smbd_sock_listen(r->lsk, 64);
+	}
+	if (CHECK(r, !ret, "listen", "%d", ret))
+		h_run(r);
+	if (r->server)
+		h_unlisten(&r->hl);
+	smbd_sock_release(r->lsk);
+	kfree(r);
+	return 0;
+}
+
+static int h_cmd0(char *line)
+{
+	return h_cmd(&hctl[0], line);
+}
+
+static int h_cmd1(char *line)
+{
+	return h_cmd(&hctl[1], line);
+}
+
+static int __init smbd_hostile_init(void)
+{
+	int ret;
+
+	ret = testctl_init(&hctl[0], "smbd_hostile0", OUT_MAX, 128, h_cmd0);
+	if (ret)
+		return ret;
+	ret = testctl_init(&hctl[1], "smbd_hostile1", OUT_MAX, 128, h_cmd1);
+	if (ret) {
+		testctl_remove(&hctl[0]);
+		testctl_out_free(&hctl[0].out);
+	}
+	return ret;
+}
+
+static void __exit smbd_hostile_exit(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		testctl_remove(&hctl[i]);
+		testctl_out_free(&hctl[i].out);
+	}
+}
+
+module_init(smbd_hostile_init);
+module_exit(smbd_hostile_exit);
+MODULE_DESCRIPTION("smbd against a hostile raw-verbs SMB Direct peer");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(SMBD);
