@@ -26,16 +26,23 @@ run() {
 	if [ ! -s /tmp/st-result ]; then
 		nok "$prefix/$1" "\"$*\" gave no result"
 	fi
+	st_report "$prefix" "$1" /tmp/st-result
+	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
+}
+
+# st_report PREFIX NAME FILE: a test module's result lines in FILE as
+# SMBD-TEST and SMBD-INFO lines named PREFIX/...; any other line fails
+# PREFIX/NAME.
+st_report() {
 	while IFS= read -r l; do
 		case $l in
-		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
-		"skip "*) echo "SMBD-TEST: skip $prefix/${l#skip }" ;;
-		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
-		*) nok "$prefix/$1" "$l" ;;
+		"ok "*) echo "SMBD-TEST: ok $1/${l#ok }" ;;
+		"not ok "*) echo "SMBD-TEST: not ok $1/${l#not ok }" ;;
+		"skip "*) echo "SMBD-TEST: skip $1/${l#skip }" ;;
+		"info "*) echo "SMBD-INFO: $1: ${l#info }" ;;
+		*) nok "$1/$2" "$l" ;;
 		esac
-	done < /tmp/st-result
-	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
+	done < "$3"
 }
 
 # st_load: smbd.ko if it is not loaded yet, then smbd_test.ko

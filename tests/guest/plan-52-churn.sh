@@ -9,8 +9,9 @@
 #   smbdtest.churn_iters=N        initiator releases per provider (1050)
 #   smbdtest.churn_rounds=N       listener releases per provider (45)
 
-CTL=/sys/kernel/debug/smbd_churn/ctl
-RES=/sys/kernel/debug/smbd_churn/result
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+D=/sys/kernel/debug/smbd_churn
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
 ITERS=1050
@@ -23,34 +24,11 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-
-lsmod | grep -q '^smbd ' || /usr/sbin/insmod /smbd/smbd.ko
-if ! /usr/sbin/insmod /smbd/smbd_churn.ko; then
+lsmod | grep -q '^smbd ' || $INSMOD /smbd/smbd.ko
+if ! $INSMOD /smbd/smbd_churn.ko; then
 	nok churn/load
 	exit 0
 fi
-
-# run PREFIX COMMAND...: one command; its result lines become SMBD-TEST
-# and SMBD-INFO lines; no result at all is a failure.
-run() {
-	prefix=$1
-	shift
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	echo "$*" > $CTL || nok "$prefix/$1" "writing \"$*\" failed"
-	cat $RES > /tmp/churn-result
-	[ -s /tmp/churn-result ] || nok "$prefix/$1" "no result"
-	while IFS= read -r l; do
-		case $l in
-		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
-		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
-		*) nok "$prefix/$1" "$l" ;;
-		esac
-	done < /tmp/churn-result
-	echo "    ($1 took $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }') s)"
-}
 
 for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 	set -- $p
@@ -60,7 +38,7 @@ for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 
 	# The device goes away under the churn: whatever fails must fail
 	# cleanly, and the link delete must return.
-	echo "initiator $2 7303 iters=100000 secs=12 threads=4 quiet=1" > $CTL &
+	echo "initiator $2 7303 iters=100000 secs=12 threads=4 quiet=1" > $D/ctl &
 	cpid=$!
 	sleep 3
 	if timeout 60 $RDMA link delete $3; then
@@ -72,7 +50,7 @@ for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 	# fail or end within their resolve timeouts.
 	if timeout 120 sh -c "while kill -0 $cpid 2>/dev/null; do sleep 1; done"; then
 		ok "churn/$1/churn-ends-without-device"
-		sed -n 's/^info /SMBD-INFO: churn\/'"$1"'\/link-delete: /p' $RES
+		sed -n 's/^info /SMBD-INFO: churn\/'"$1"'\/link-delete: /p' $D/result
 	else
 		nok "churn/$1/churn-ends-without-device" "still running after 120 s"
 	fi
@@ -81,4 +59,4 @@ for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 	run churn/$1/after-link-delete health $2 7304
 done
 
-if /usr/sbin/rmmod smbd_churn; then ok churn/unload; else nok churn/unload; fi
+if $RMMOD smbd_churn; then ok churn/unload; else nok churn/unload; fi

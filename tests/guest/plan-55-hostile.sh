@@ -63,14 +63,7 @@ for f in rxe-server rxe-client siw-server siw-client; do
 		nok "$prefix/${f#*-}" "no result"
 		continue
 	fi
-	while IFS= read -r l; do
-		case $l in
-		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
-		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
-		*) nok "$prefix/${f#*-}" "$l" ;;
-		esac
-	done < /tmp/hostile-$f
+	st_report "$prefix" "${f#*-}" /tmp/hostile-$f
 done
 
 if $RMMOD smbd_hostile; then ok hostile/unload-smbd_hostile; else nok hostile/unload-smbd_hostile; fi
