@@ -195,12 +195,14 @@ static void smbd_reap_work(struct work_struct *work)
 	list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
+			child->ss_queued = SMBD_Q_NONE;
 			sk->ss_pending_len--;
 		}
 	}
 	list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
+			child->ss_queued = SMBD_Q_NONE;
 			sk->ss_accept_len--;
 		}
 	}
@@ -233,13 +235,18 @@ static void smbd_event_work(struct work_struct *work)
 	listener = READ_ONCE(sk->ss_listener);
 	spin_unlock_bh(&sk->ss_lock);
 
-	/* A detached id is its new owner's to disconnect. */
+	/*
+	 * A detached id is its new owner's to disconnect. Not under
+	 * ss_cm_mutex: on iWARP rdma_disconnect() can wait for the connect
+	 * reply, whose handler takes that mutex. The id stays valid: whoever
+	 * detached it cancels this work before destroying it.
+	 */
 	if (state == SMBD_DISCONNECTING) {
 		mutex_lock(&sk->ss_cm_mutex);
 		id = sk->ss_cm_id;
+		mutex_unlock(&sk->ss_cm_mutex);
 		if (id)
 			rdma_disconnect(id);
-		mutex_unlock(&sk->ss_cm_mutex);
 	}
 	if (done)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
@@ -766,6 +773,12 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 		lsk->ss_pending_len++;
 	else
 		lsk->ss_stats.conns_refused++;
+	/*
+	 * Full: some may be dead without having queued the reap (a device
+	 * removal cancels their event work); have them counted out.
+	 */
+	if (!ok && lsk->ss_state == SMBD_LISTENING)
+		queue_work(smbd_wq, &lsk->ss_reap_work);
 	spin_unlock_bh(&lsk->ss_lock);
 	return ok;
 }
@@ -787,9 +800,11 @@ void smbd_child_negotiated(struct smbd_sock *sk)
 		return;
 	cancel_delayed_work(&sk->ss_neg_work);
 	spin_lock(&lsk->ss_lock);
+	/* Not if the reap or the listener's release took it meanwhile. */
 	if (lsk->ss_state == SMBD_LISTENING &&
-	    !list_empty(&sk->ss_accept_node)) {
+	    sk->ss_queued == SMBD_Q_PENDING) {
 		list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
+		sk->ss_queued = SMBD_Q_ACCEPT;
 		lsk->ss_pending_len--;
 		lsk->ss_accept_len++;
 		wake_up_all(&lsk->ss_wait);
@@ -826,7 +841,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	if (!sk)
 		goto unadmit;
 	mutex_lock(&sk->ss_cm_mutex);
-	sk->ss_cm_id = id;
+	WRITE_ONCE(sk->ss_cm_id, id);
 	id->context = sk;
 	ret = smbd_qp_create(sk, id);
 	if (ret)
@@ -881,6 +896,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	}
 	sk->ss_listener = lsk;
 	list_add_tail(&sk->ss_accept_node, &lsk->ss_pending);
+	sk->ss_queued = SMBD_Q_PENDING;
 	spin_unlock_bh(&lsk->ss_lock);
 
 	/* Published: from here on the listener's release or reap frees it. */
@@ -1031,7 +1047,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
  * @done: called once from process context with 0 when negotiation
  *	succeeded or a negative errno; may be NULL
  *
- * Context: process; may sleep.
+ * Context: process; may sleep. Takes the socket's ss_cm_mutex.
  * Return: 0 if the attempt started (@done will be called), or an errno.
  */
 int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
@@ -1144,7 +1160,7 @@ void smbd_established(struct smbd_sock *sk)
  *	on IB/RoCE); a wildcard address needs an explicit port (one listener
  *	per port serves both kinds of device).
  *
- * Context: process; may sleep.
+ * Context: process; may sleep. Takes the socket's ss_cm_mutex.
  * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
  * with no RDMA device; -EAFNOSUPPORT; or an errno from the RDMA
  * connection manager (-EADDRINUSE, -EADDRNOTAVAIL).
@@ -1252,9 +1268,16 @@ int smbd_sock_accept(struct smbd_sock *lsk, struct smbd_sock **newp,
 					      struct smbd_sock, ss_accept_node);
 		if (sk) {
 			list_del_init(&sk->ss_accept_node);
+			sk->ss_queued = SMBD_Q_NONE;
 			lsk->ss_accept_len--;
 			WRITE_ONCE(sk->ss_listener, NULL);
 			spin_unlock_bh(&lsk->ss_lock);
+			/*
+			 * Its event work may have read the listener before:
+			 * let it finish, so it cannot queue the listener's
+			 * reap once the listener is gone.
+			 */
+			flush_work(&sk->ss_disconnect_work);
 			*newp = sk;
 			return 0;
 		}
@@ -1363,6 +1386,8 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	smbd_set_state(lsk, SMBD_CLOSED);
 	list_splice_init(&lsk->ss_pending, &children);
 	list_splice_init(&lsk->ss_accept_q, &children);
+	list_for_each_entry(sk, &children, ss_accept_node)
+		sk->ss_queued = SMBD_Q_NONE;
 	lsk->ss_accept_len = 0;
 	lsk->ss_pending_len = 0;
 	spin_unlock_bh(&lsk->ss_lock);
@@ -1389,7 +1414,9 @@ static void smbd_listener_release(struct smbd_sock *lsk)
  * free queue pair, CQs, buffers (unmapped) and PD. A listener first
  * releases the connections it has not handed out.
  *
- * Context: process; sleeps. Not from an smbd upcall.
+ * Context: process; sleeps: takes the socket's ss_teardown_mutex and
+ * ss_cm_mutex, and waits for a running connection manager handler. Not
+ * from an smbd upcall.
  */
 void smbd_sock_release(struct smbd_sock *sk)
 {
@@ -1465,15 +1492,21 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 
 	mutex_lock(&smbd_socks_lock);
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
-		mutex_lock(&sk->ss_cm_mutex);
-		addr = sk->ss_cm_id;
-		if (addr) {
-			memcpy(&src, &sk->ss_cm_id->route.addr.src_addr,
-			       sizeof(src));
-			memcpy(&dst, &sk->ss_cm_id->route.addr.dst_addr,
-			       sizeof(dst));
+		/*
+		 * Never wait here: a handler may hold ss_cm_mutex through a
+		 * connect, and smbd_socks_lock would hold up every socket.
+		 */
+		addr = false;
+		if (mutex_trylock(&sk->ss_cm_mutex)) {
+			addr = sk->ss_cm_id;
+			if (addr) {
+				memcpy(&src, &sk->ss_cm_id->route.addr.src_addr,
+				       sizeof(src));
+				memcpy(&dst, &sk->ss_cm_id->route.addr.dst_addr,
+				       sizeof(dst));
+			}
+			mutex_unlock(&sk->ss_cm_mutex);
 		}
-		mutex_unlock(&sk->ss_cm_mutex);
 		smbd_sock_stats(sk, &st);
 		seq_printf(m, "%s %s %s", sk->ss_is_listener ? "listener" :
 			   sk->ss_responder ? "responder" : "initiator",

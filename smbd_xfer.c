@@ -1411,7 +1411,8 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 				err = -EINVAL;
 			else
 				sk->ss_rx_part = kvmalloc(rx->rx_msg_total,
-							  GFP_KERNEL);
+							  GFP_KERNEL |
+							  __GFP_NOWARN);
 			if (!err && !sk->ss_rx_part)
 				err = -ENOMEM;
 			if (err) {

@@ -74,6 +74,13 @@ enum smbd_state {
 	SMBD_CLOSED,
 };
 
+/* Where a listener's child is: set under the listener's ss_lock. */
+enum smbd_queued {
+	SMBD_Q_NONE,		/* on no list of the listener's */
+	SMBD_Q_PENDING,		/* on ss_pending: negotiating */
+	SMBD_Q_ACCEPT,		/* on ss_accept_q: waiting for accept */
+};
+
 /**
  * struct smbd_recv_ctx - one receive buffer, DMA-mapped once
  * @rx_cqe: completion entry; .done is smbd_recv_done()
@@ -330,6 +337,7 @@ struct smbd_sock {
 	u32 ss_backlog;
 	u32 ss_accept_len;
 	u32 ss_pending_len;		/* on ss_pending, or being set up */
+	u8 ss_queued;			/* which listener list (its ss_lock) */
 
 	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
 	u32 ss_nr_reg;
