@@ -39,6 +39,16 @@ start=$(date +%s)
 pass=0
 fail=0
 skip=0
+# What failed, repeated just above the closing line: a long run's output
+# is often seen only by its tail.
+failed_names=()
+
+# failed <what>: count and name a failure that is not a check's
+failed() {
+	fail=$((fail + 1))
+	failed_names+=("$1")
+	echo "not ok - $1"
+}
 
 # check <name> <command...>: run a host check, log its output
 check() {
@@ -50,6 +60,7 @@ check() {
 		echo "ok - $name"
 	else
 		fail=$((fail + 1))
+		failed_names+=("$name")
 		echo "not ok - $name (log: $log)"
 		tail -n 25 "$log" | sed 's/^/    /'
 	fi
@@ -60,10 +71,14 @@ add_counts() {
 	local line p f s
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
 	if [ -z "$line" ]; then
-		fail=$((fail + 1))
-		echo "not ok - $2 reported no result"
+		failed "$2 reported no result"
 		return
 	fi
+	# check-log.sh's failures ("-- [kind] name") and tests/mutants.sh's
+	# ("not ok ...").
+	while IFS= read -r l; do
+		failed_names+=("$2: $l")
+	done < <(grep -aE '^(-- \[|not ok )' "$1" | sed -E 's/^-- //')
 	p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
 	f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
 	s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
@@ -103,6 +118,10 @@ finish() {
 	local line="$pass passed, $fail failed"
 
 	[ $skip -gt 0 ] && line+=", $skip skipped"
+	if [ ${#failed_names[@]} -gt 0 ]; then
+		echo "== failed:"
+		printf '  %s\n' "${failed_names[@]}"
+	fi
 	echo "test run: $(($(date +%s) - start)) s"
 	echo "$line"
 	[ $fail -eq 0 ]
@@ -111,14 +130,12 @@ finish() {
 
 if ! bash scripts/setup.sh >"$out/setup.log" 2>&1; then
 	tail -n 20 "$out/setup.log"
-	fail=$((fail + 1))
-	echo "not ok - setup (installing packages)"
+	failed "setup (installing packages)"
 	finish
 fi
 if ! kcache=$(bash scripts/build-kernel.sh 2>"$out/kernel.log"); then
 	tail -n 40 "$out/kernel.log"
-	fail=$((fail + 1))
-	echo "not ok - test kernel build"
+	failed "test kernel build"
 	finish
 fi
 echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s)"
@@ -160,8 +177,7 @@ if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	cat "$out/vm-summary.log"
 	add_counts "$out/vm-summary.log" "VM run"
 else
-	fail=$((fail + 1))
-	echo "not ok - VM tests (no modules were built)"
+	failed "VM tests (no modules were built)"
 fi
 
 # The bulk transfer boots a VM of its own: 16 connections per provider,
@@ -195,8 +211,7 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	cat "$out/vm-smb-summary.log"
 	add_counts "$out/vm-smb-summary.log" "SMB VM run"
 else
-	fail=$((fail + 1))
-	echo "not ok - SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
+	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
 fi
 
 # Debian's own kernel (linux-image package, scripts/stock-kernel.sh), with
@@ -215,12 +230,10 @@ if [ -f "$stock_mods/cifs.ko" ] && [ -f "$stock_mods/ksmbd.ko" ]; then
 		add_counts "$out/vm-stock-summary.log" "stock-kernel VM run"
 	else
 		tail -n 20 "$out/stock-kernel.log"
-		fail=$((fail + 1))
-		echo "not ok - Debian's stock kernel (download and unpack)"
+		failed "Debian's stock kernel (download and unpack)"
 	fi
 else
-	fail=$((fail + 1))
-	echo "not ok - Debian's stock kernel VM: cifs.ko and ksmbd.ko on smbd were not built against Debian's headers"
+	failed "Debian's stock kernel VM: cifs.ko and ksmbd.ko on smbd were not built against Debian's headers"
 fi
 
 if [ -x tests/mutants.sh ]; then
