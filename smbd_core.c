@@ -266,12 +266,23 @@ static void smbd_neg_timeout(struct work_struct *work)
 
 	enum smbd_state state = READ_ONCE(sk->ss_state);
 	int ev = READ_ONCE(sk->ss_cm_last);
+	unsigned long neg = READ_ONCE(sk->ss_neg_trace);
 
 	if (state < SMBD_CONNECTED) {
-		/* Where it stopped: resolution, the CM exchange, or SMBD. */
-		pr_info_ratelimited("smbd: negotiation timed out (%s, last CM event: %s)\n",
+		/*
+		 * Where it stopped: resolution, the CM exchange, or SMBD; and
+		 * in SMBD, which side lost the message (ours was never sent,
+		 * never acknowledged, or the peer's never came).
+		 */
+		pr_info_ratelimited("smbd: negotiation timed out (%s, last CM event: %s; our message %s, %s from the peer)\n",
 				    smbd_state_names[state],
-				    ev < 0 ? "none" : rdma_event_msg(ev));
+				    ev < 0 ? "none" : rdma_event_msg(ev),
+				    !(neg & BIT(SMBD_NEG_POSTED)) ? "not posted" :
+				    neg & BIT(SMBD_NEG_SEND_FAILED) ? "failed" :
+				    neg & BIT(SMBD_NEG_SENT) ? "sent" :
+				    "posted but not completed",
+				    neg & BIT(SMBD_NEG_RECEIVED) ? "a message" :
+				    "nothing");
 		smbd_sock_error(sk, -ETIMEDOUT);
 	}
 }

@@ -347,6 +347,8 @@ static int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	if (ret) {
 		list_add(&tx->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count++;
+	} else {
+		set_bit(SMBD_NEG_POSTED, &sk->ss_neg_trace);
 	}
 	return ret;
 }
@@ -567,6 +569,7 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&sk->ss_lock);
 	switch (sk->ss_close_on_send ? SMBD_CLOSED : sk->ss_state) {
 	case SMBD_NEGOTIATING:
+		set_bit(SMBD_NEG_RECEIVED, &sk->ss_neg_trace);
 		if (sk->ss_responder)
 			ret = smbd_recv_neg_req(sk, rx, wc->byte_len, &act);
 		else
@@ -682,6 +685,9 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
 	spin_lock(&sk->ss_lock);
+	if (sk->ss_state < SMBD_CONNECTED)	/* a negotiate message */
+		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
+			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
 	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
 	list_add(&tx->tx_node, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;

@@ -74,6 +74,17 @@ enum smbd_state {
 	SMBD_CLOSED,
 };
 
+/*
+ * How far negotiation got, bits of ss_neg_trace: set as it happens, read
+ * when the Negotiation Timer expires to say which side lost what.
+ */
+enum smbd_neg_trace {
+	SMBD_NEG_POSTED,	/* our negotiate message was posted */
+	SMBD_NEG_SENT,		/* ... and its send completed */
+	SMBD_NEG_SEND_FAILED,	/* ... and its send completed in error */
+	SMBD_NEG_RECEIVED,	/* a message arrived while negotiating */
+};
+
 /* Where a listener's child is: set under the listener's ss_lock. */
 enum smbd_queued {
 	SMBD_Q_NONE,		/* on no list of the listener's */
@@ -270,6 +281,8 @@ struct smbd_sock {
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
 	/* The last rdma_cm event seen (-1: none yet), named on timeout. */
 	int ss_cm_last;
+	/* How far the negotiation messages got (SMBD_NEG_*), named on timeout. */
+	unsigned long ss_neg_trace;
 
 	struct mutex ss_teardown_mutex;	/* serialises the verbs teardown */
 	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
