@@ -4,7 +4,9 @@
 # Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
 #
 # The result is cached outside the tree, keyed by the source package version
-# and the hash of kernel/smbd-test.config, and reused by later runs:
+# and the hash of kernel/smbd-test.config and of this script's build steps
+# (KEY-BEGIN to KEY-END, the siw fix below included), and reused by later
+# runs:
 #   $SMBD_CACHE/kernel-<version>-<hash>/build    the kernel build tree (KDIR)
 #   $SMBD_CACHE/kernel-<version>-<hash>/modroot  modules_install output
 # Prints the cache directory on stdout; progress goes to stderr.
@@ -36,6 +38,25 @@ mkdir -p "$out"
 echo "test kernel: extracting $tarball" >&2
 tar -xf "$tarball" -C "$out"
 mv "$out"/linux-source-6.12 "$out/src"
+# One fix to the provider, not to smbd: siw takes sk_callback_lock in its
+# socket callbacks with read_lock(), but TCP calls them in process context
+# too (release_sock() running the backlog, with softirqs on), while the
+# TCP core takes the lock in softirq context under a socket's slock
+# (inet_child_forget() when a listener closes). Lockdep reports it
+# ("SOFTIRQ-safe -> SOFTIRQ-unsafe lock order", clock-AF_INET) as soon as
+# a siw listener closes with a connection in its accept queue, and then
+# turns itself off for the rest of the boot: smbd's own lock bugs would go
+# unseen. The _bh forms are what softirq callers already run with.
+for f in siw_cm.c siw_qp.c; do
+	sed -i -e 's/read_lock(&sk->sk_callback_lock)/read_lock_bh(\&sk->sk_callback_lock)/' \
+	       -e 's/read_unlock(&sk->sk_callback_lock)/read_unlock_bh(\&sk->sk_callback_lock)/' \
+		"$out/src/drivers/infiniband/sw/siw/$f"
+done
+if grep -q 'read_\(un\)\?lock(&sk->sk_callback_lock)' "$out"/src/drivers/infiniband/sw/siw/*.c ||
+   ! grep -q 'read_lock_bh(&sk->sk_callback_lock)' "$out/src/drivers/infiniband/sw/siw/siw_qp.c"; then
+	echo "test kernel: the siw sk_callback_lock fix did not apply" >&2
+	exit 1
+fi
 mkdir -p "$out/build"
 start=$(date +%s)
 make -s -C "$out/src" O="$out/build" tinyconfig >/dev/null
