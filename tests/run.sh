@@ -200,14 +200,16 @@ fi
 # The SMB pairings boot a VM of their own: cifs and ksmbd, each stock or
 # on smbd (adapters/), over rxe and siw (tests/guest/smb).
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
+# The hostile server for cifs on smbd (plan-73-hostile-mount.sh).
+smb_extra=$(ls tests/hostile/smbd_hostile.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
 	SMBD_VM_APPEND="smbdtest.plan_timeout=1200" \
 	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" \
-		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules \
+		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
 		>"$out/vm-smb-summary.log" 2>&1
-	grep -a 'SMBD-INFO: smb' "$out/vm-smb.log" | tr -d '\r' || true
+	grep -aE 'SMBD-INFO: (smb|hostile-mount)' "$out/vm-smb.log" | tr -d '\r' || true
 	cat "$out/vm-smb-summary.log"
 	add_counts "$out/vm-smb-summary.log" "SMB VM run"
 else

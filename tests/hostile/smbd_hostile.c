@@ -14,6 +14,9 @@
  *
  * server: the hostile peer listens, smbd connects (smbd is the initiator)
  * client: smbd listens, the hostile peer connects (smbd is the responder)
+ * cifs: the hostile peer listens for cifs on smbd, which the guest plan
+ *	mounts in a loop; <msgs> is the connections to serve, <fatal> the
+ *	most seconds to serve them (h_cifs())
  *
  * Each run: the negotiation message at, below and above its limits;
  * named malformed Data Transfer messages; <msgs> legal mutations in bulk
@@ -1072,8 +1075,25 @@ static bool hs_ends(struct hside *s, unsigned int ms)
 
 /* ---- a run: one role over one provider ---- */
 
+/* How a connection of cifs mode ends (h_cifs()). */
+enum {
+	HC_CLOSE_AT_ONCE,	/* established, then closed: no response */
+	HC_BAD_RESP,		/* a Negotiate Response smbd must refuse */
+	HC_CLOSE_AFTER_FIRST,	/* the SMB2 NEGOTIATE read, then closed */
+	HC_NAMED_DT,		/* a named malformed Data Transfer message */
+	HC_RANDOM_DT,		/* a random mutation of a valid one */
+	HC_STALL,		/* silence after the first message, closed */
+	HC_NR
+};
+
+static const char * const hc_names[HC_NR] = {
+	"close-at-once", "refused-response", "close-after-first-message",
+	"named-malformed", "random-mutation", "stall",
+};
+
 struct hrun {
 	bool server;		/* the hostile peer listens, smbd connects */
+	bool cifs;		/* ... and cifs on smbd mounts (h_cifs()) */
 	const char *pfx;
 	struct sockaddr_storage addr;
 	u64 seed, rs;
@@ -1088,6 +1108,9 @@ struct hrun {
 	u64 ka_sent, stalls, echoes;
 	u64 fail_conn, fail_echo, fail_legal, fail_fatal, fail_neg;
 	u64 open_j, close_j, echo_j, ends_j;	/* time spent, jiffies */
+	/* cifs mode */
+	u64 cifs_ends[HC_NR], cifs_negotiated, cifs_first, cifs_ended_by_peer;
+	u64 cifs_gave_up;
 	char why_conn[128], why_echo[128], why_legal[160], why_fatal[160];
 	char why_neg[160];
 	struct testctl_out *out;	/* the result file of its lane */
@@ -1175,6 +1198,48 @@ static u32 h_clamp_recv(u32 pref)
 	return max_t(u32, MIN_RECV, min_t(u32, H_RECV, pref));
 }
 
+/* smbd's Negotiate Request, checked by our reading of 2.2.1/3.1.5.2 */
+static void h_check_req(struct hrun *r, struct hconn *c)
+{
+	const u8 *req = c->neg;
+
+	if (c->neg_len != NQ_LEN ||
+	    get_unaligned_le16(req + NQ_MIN_VERSION) != V1 ||
+	    get_unaligned_le16(req + NQ_MAX_VERSION) != V1 ||
+	    get_unaligned_le16(req + NQ_RESERVED) ||
+	    !get_unaligned_le16(req + NQ_CREDITS_REQ) ||
+	    get_unaligned_le32(req + NQ_MAX_RECV) < MIN_RECV ||
+	    get_unaligned_le32(req + NQ_MAX_FRAG) < MIN_FRAG)
+		FAIL(r, neg, "smbd's Negotiate Request: %u bytes %*ph",
+		     c->neg_len, NQ_LEN, req);
+}
+
+/* Send Negotiate Response @resp (@len bytes); the connection is ours. */
+static int h_send_resp(struct hconn *c, const u8 *resp, u32 len)
+{
+	struct htx *tx;
+	int ret;
+
+	tx = h_tx_slot(c);
+	if (!tx)
+		return -ETIMEDOUT;
+	memcpy(tx->buf, resp, min_t(u32, len, H_BUF));
+	ret = h_post(c, tx, len);
+	if (ret)
+		return ret;
+	c->negotiated = true;
+	c->send_credits = 0;
+	c->peer_credits = len >= NP_LEN ?
+		get_unaligned_le16(resp + NP_CREDITS_GRANTED) : 0;
+	c->to_grant = H_NR_RX - min_t(u32, H_NR_RX, c->peer_credits);
+	c->max_recv = len >= NP_LEN ?
+		get_unaligned_le32(resp + NP_MAX_RECV) : H_RECV;
+	c->max_send = len >= NP_LEN ?
+		h_clamp_recv(get_unaligned_le32(resp + NP_PREF_SEND)) :
+		MIN_RECV;
+	return 0;
+}
+
 /*
  * Server role: smbd connects to our listener; we answer with @resp
  * (@len bytes; NULL: never). Returns 0 connected, smbd's connect status,
@@ -1185,9 +1250,7 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 			  u32 len, u32 neg_ms, bool *setup)
 {
 	struct smbd_params sp;
-	struct htx *tx;
 	int ret;
-	u8 *req;
 
 	*setup = true;
 	/* A connection that arrived after an earlier case gave up on it. */
@@ -1217,35 +1280,11 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 	h_wait_msg(p->c, 5000);
 	if (!p->c->neg_got)
 		goto wait;
-	req = p->c->neg;
-	if (p->c->neg_len != NQ_LEN ||
-	    get_unaligned_le16(req + NQ_MIN_VERSION) != V1 ||
-	    get_unaligned_le16(req + NQ_MAX_VERSION) != V1 ||
-	    get_unaligned_le16(req + NQ_RESERVED) ||
-	    !get_unaligned_le16(req + NQ_CREDITS_REQ) ||
-	    get_unaligned_le32(req + NQ_MAX_RECV) < MIN_RECV ||
-	    get_unaligned_le32(req + NQ_MAX_FRAG) < MIN_FRAG)
-		FAIL(r, neg, "smbd's Negotiate Request: %u bytes %*ph",
-		     p->c->neg_len, NQ_LEN, req);
+	h_check_req(r, p->c);
 	if (resp) {
-		tx = h_tx_slot(p->c);
-		if (!tx)
-			goto wait;
-		memcpy(tx->buf, resp, min_t(u32, len, H_BUF));
-		ret = h_post(p->c, tx, len);
+		ret = h_send_resp(p->c, resp, len);
 		if (ret)
 			goto wait;
-		p->c->negotiated = true;
-		p->c->send_credits = 0;
-		p->c->peer_credits = len >= NP_LEN ?
-			get_unaligned_le16(resp + NP_CREDITS_GRANTED) : 0;
-		p->c->to_grant = H_NR_RX - min_t(u32, H_NR_RX,
-						 p->c->peer_credits);
-		p->c->max_recv = len >= NP_LEN ?
-			get_unaligned_le32(resp + NP_MAX_RECV) : H_RECV;
-		p->c->max_send = len >= NP_LEN ?
-			h_clamp_recv(get_unaligned_le32(resp + NP_PREF_SEND)) :
-			MIN_RECV;
 	}
 	*setup = false;
 	ret = 0;
@@ -1548,20 +1587,15 @@ static bool h_notsup_ok(const struct hconn *c)
 	return true;
 }
 
-static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
+/*
+ * Case @nc's negotiation message in @msg (H_BUF bytes), built in @b (as
+ * many): a response (@server) or a request. Returns the bytes to send.
+ */
+static u32 h_neg_msg(bool server, const struct hneg_case *nc, u8 *b, u8 *msg)
 {
-	bool setup, version, echo = true;
-	struct hpair p = {};
-	u8 *b, *msg;
-	u32 len = nc->len ?: (r->server ? NP_LEN : NQ_LEN);
-	int ret;
 	u32 i;
 
-	b = kzalloc(H_BUF * 2, GFP_KERNEL);
-	if (!b)
-		return;
-	msg = b + H_BUF;
-	if (r->server)
+	if (server)
 		h_resp_base(b);
 	else
 		h_req_base(b);
@@ -1573,8 +1607,24 @@ static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
 		put_unaligned_le32(nc->val, b + nc->off);
 	memset(msg, 0x5a, nc->shift);
 	memcpy(msg + nc->shift, b, H_BUF - nc->shift);
-	for (i = (r->server ? NP_LEN : NQ_LEN) + nc->shift; i < H_BUF; i++)
+	for (i = (server ? NP_LEN : NQ_LEN) + nc->shift; i < H_BUF; i++)
 		msg[i] = 0xa5;
+	return nc->len ?: (server ? NP_LEN : NQ_LEN);
+}
+
+static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
+{
+	bool setup, version, echo = true;
+	struct hpair p = {};
+	u8 *b, *msg;
+	u32 len;
+	int ret;
+
+	b = kzalloc(H_BUF * 2, GFP_KERNEL);
+	if (!b)
+		return;
+	msg = b + H_BUF;
+	len = h_neg_msg(r->server, nc, b, msg);
 	/* 3.1.5.6: a version range without 0x0100 gets an answer */
 	version = !r->server && len >= NQ_LEN &&
 		  (get_unaligned_le16(msg + NQ_MIN_VERSION) > V1 ||
@@ -2392,6 +2442,182 @@ out:
 			r->w.data_msgs, jiffies_to_msecs(jiffies - t0));
 }
 
+/*
+ * ---- cifs mode: the hostile server against the kernel SMB client ----
+ *
+ * The guest plan mounts (mount -t cifs -o rdma, cifs built on smbd) in a
+ * loop while we serve. Every connection gets its Negotiate Request checked,
+ * then meets one of the endings HC_* in turn; no mount may succeed, hang
+ * or hurt the client's kernel.
+ */
+
+/* The response cases smbd must refuse, in turn. */
+static const struct hneg_case *hc_bad_resp(u32 n)
+{
+	u32 i, k = 0, nbad = 0;
+
+	for (i = 0; i < ARRAY_SIZE(resp_cases); i++)
+		nbad += resp_cases[i].expect == X_REFUSE;
+	n %= nbad;
+	for (i = 0; i < ARRAY_SIZE(resp_cases); i++)
+		if (resp_cases[i].expect == X_REFUSE && k++ == n)
+			return &resp_cases[i];
+	return &resp_cases[0];
+}
+
+/* Wait up to @ms for the client to end the connection. */
+static bool hc_ends(struct hconn *c, unsigned int ms)
+{
+	return wait_event_timeout(c->wait, READ_ONCE(c->disc),
+				  msecs_to_jiffies(ms));
+}
+
+static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
+{
+	const struct hnamed *nm;
+	u32 kind, round, len, i;
+	char what[48];
+	struct hdt d;
+
+	c->w = &r->w;
+	if (!wait_for_completion_timeout(&c->established, 5 * HZ)) {
+		FAIL(r, conn, "connection %u never established", n);
+		return;
+	}
+	h_wait_msg(c, 5000);
+	if (!c->neg_got) {
+		/*
+		 * cifs may give up a connect it no longer needs (a failed
+		 * mount kills its reconnect): smbd then disconnects before
+		 * its Negotiate Request. Silence on a live connection is not
+		 * that.
+		 */
+		if (READ_ONCE(c->disc))
+			r->cifs_gave_up++;
+		else
+			FAIL(r, conn, "connection %u: no Negotiate Request", n);
+		return;
+	}
+	h_check_req(r, c);
+	/* The endings take turns among connections that negotiated. */
+	kind = r->cifs_negotiated % HC_NR;
+	round = r->cifs_negotiated++ / HC_NR;
+	r->cifs_ends[kind]++;
+	if (kind == HC_CLOSE_AT_ONCE)
+		return;
+	if (kind == HC_BAD_RESP) {
+		len = h_neg_msg(true, hc_bad_resp(round), b, msg);
+		if (!h_send_resp(c, msg, len) && hc_ends(c, 3000))
+			r->cifs_ended_by_peer++;
+		return;
+	}
+	h_resp_base(msg);
+	if (h_send_resp(c, msg, NP_LEN))
+		return;
+	/* cifs's SMB2 NEGOTIATE request, checked as it arrives */
+	for (i = 0; i < 50 && list_empty(&c->inbox) && !READ_ONCE(c->disc);
+	     i++)
+		h_wait_msg(c, 100);
+	if (list_empty(&c->inbox)) {
+		FAIL(r, conn, "connection %u: no first message from cifs", n);
+		return;
+	}
+	r->cifs_first++;
+	for (i = 0; i < H_BUF; i++)
+		b[i] = rnd(&r->rs);
+	switch (kind) {
+	case HC_NAMED_DT:
+		nm = &named[round % ARRAY_SIZE(named)];
+		h_dt_default(&d, 8, 0);
+		if (nm->doff != DEF) {
+			d.doff = nm->doff;
+			d.dlen = nm->dlen == MRX ? c->max_send - DT_PAYLOAD :
+				 nm->dlen == MRX1 ? c->max_send - DT_PAYLOAD + 1 :
+				 nm->dlen;
+			d.remaining = nm->remaining;
+			d.wire_len = nm->wire_len == MRX ? d.doff + d.dlen :
+				     nm->wire_len;
+		} else {
+			d.rsvd = 0xa5a5;
+		}
+		d.creq = nm->creq;
+		d.fill = 0xee;
+		if (!nm->over_credit) {
+			h_send_dt(c, NULL, &d, b, false);
+			break;
+		}
+		/* every credit cifs granted, and one more */
+		h_poll(c);
+		for (i = c->send_credits + 1; i; i--)
+			if (h_send_dt(c, NULL, &d, b, true))
+				break;
+		break;
+	case HC_RANDOM_DT:
+		h_dt_default(&d, 64, 0);
+		h_mutate(r, &d, c->max_send, what, sizeof(what));
+		h_send_dt(c, NULL, &d, b, false);
+		break;
+	case HC_STALL:
+		msleep(500 + below(&r->rs, 1500));
+		return;
+	default:
+		return;
+	}
+	r->mutated++;
+	if (hc_ends(c, 3000))
+		r->cifs_ended_by_peer++;
+}
+
+/*
+ * Serve @conns connections, or for @secs seconds: the plan's mount loop
+ * makes them. Result lines: the connections served, smbd's negotiation
+ * and data messages checked on the wire.
+ */
+static void h_cifs(struct hrun *r, u32 conns, u32 secs)
+{
+	unsigned long end = jiffies + secs * HZ, t0 = jiffies;
+	const char *missing = NULL;
+	struct hconn *c;
+	u8 *b;
+	u32 i;
+
+	b = kzalloc(H_BUF * 2, GFP_KERNEL);
+	if (!b)
+		return;
+	while (r->reconnects < conns && time_before(jiffies, end)) {
+		c = h_take(&r->hl, 500);
+		if (!c)
+			continue;
+		hc_one(r, c, r->reconnects++, b, b + H_BUF);
+		h_destroy(c);
+	}
+	kfree(b);
+	for (i = 0; i < HC_NR; i++)
+		testctl_info(r->out, "%s %s: %llu", r->pfx, hc_names[i],
+			     r->cifs_ends[i]);
+	CHECK(r, r->reconnects >= conns, "connections",
+	      "%llu of %u in %u ms (%llu negotiated, %llu given up by cifs before negotiating, %llu first messages, %llu ended by cifs)",
+	      r->reconnects, conns, jiffies_to_msecs(jiffies - t0),
+	      r->cifs_negotiated, r->cifs_gave_up, r->cifs_first,
+	      r->cifs_ended_by_peer);
+	for (i = 0; i < HC_NR; i++)
+		if (!r->cifs_ends[i] && !missing)
+			missing = hc_names[i];
+	CHECK(r, !missing, "every-ending", "%s", missing ?: "all met");
+	CHECK(r, !r->fail_conn, "every-connection-negotiates", "%llu%s%s",
+	      r->fail_conn, r->fail_conn ? ": first " : "", r->why_conn);
+	CHECK(r, !r->fail_neg, "negotiate-requests-valid", "%llu%s%s",
+	      r->fail_neg, r->fail_neg ? ": first " : "", r->why_neg);
+	CHECK(r, !r->w.pad_bad, "cifs-padding-zero",
+	      "%llu of %llu data messages with non-zero padding%s%s",
+	      r->w.pad_bad, r->w.data_msgs, r->w.pad_bad ? ": first " : "",
+	      r->w.pad_why);
+	CHECK(r, !r->w.hdr_bad && !r->w.rsvd_bad && !r->w.size_bad,
+	      "cifs-messages-valid", "%llu of %llu bad%s%s",
+	      r->w.hdr_bad + r->w.rsvd_bad + r->w.size_bad, r->w.msgs,
+	      r->w.hdr_bad ? ": first " : "", r->w.hdr_why);
+}
+
 static int h_cmd(struct testctl *tc, char *line)
 {
 	char role[16], ip[40];
@@ -2408,8 +2634,9 @@ static int h_cmd(struct testctl *tc, char *line)
 	if (!r)
 		return -ENOMEM;
 	r->out = &tc->out;
-	r->server = !strcmp(role, "server");
-	r->pfx = r->server ? "server" : "client";
+	r->cifs = !strcmp(role, "cifs");
+	r->server = r->cifs || !strcmp(role, "server");
+	r->pfx = r->cifs ? "cifs" : r->server ? "server" : "client";
 	r->seed = seed ?: 1;
 	r->rs = r->seed;
 	r->target_msgs = msgs;
@@ -2432,8 +2659,12 @@ static int h_cmd(struct testctl *tc, char *line)
 		      smbd_sock_bind(r->lsk, (struct sockaddr *)&r->addr) ?:
 		      smbd_sock_listen(r->lsk, 64);
 	}
-	if (CHECK(r, !ret, "listen", "%d", ret))
-		h_run(r);
+	if (CHECK(r, !ret, "listen", "%d", ret)) {
+		if (r->cifs)
+			h_cifs(r, msgs, fatal);
+		else
+			h_run(r);
+	}
 	if (r->server)
 		h_unlisten(&r->hl);
 	smbd_sock_release(r->lsk);

@@ -1,0 +1,116 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan (the SMB VM, tests/run.sh): the kernel SMB client on smbd
+# (adapters/cifs) mounting in a loop against the hostile raw-verbs server
+# (tests/hostile/smbd_hostile.c, "cifs" mode), over rxe and siw. Each
+# connection negotiates SMB Direct and then ends in one of six ways in
+# turn: closed at once, a Negotiate Response smbd must refuse, closed
+# after cifs's SMB2 NEGOTIATE, a named malformed or a randomly mutated
+# Data Transfer message, or a stall. Every mount must fail by itself (no
+# hang, no mount), cifs must unload, and smbd must hold no connection
+# afterwards; check-log.sh fails the run on any kernel report.
+# The seed comes from the clock and is printed; smbdtest.hostile_seed=N
+# repeats a run.
+
+SMB_CIFS_KO=/smbd/cifs.ko	# cifs on smbd (adapters/cifs)
+# shellcheck source=tests/guest/lib-smb.sh
+. /smbd/lib-smb.sh
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+
+CONNS=60		# connections the hostile server serves per provider
+SECS=300		# the most it serves them for
+MOUNT_TIMEOUT=60	# a mount still running past it has hung
+H=/sys/kernel/debug/smbd_hostile0
+MNT=/mnt/hostile
+
+seed=""
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	case $a in smbdtest.hostile_seed=*) seed=${a#*=} ;; esac
+done
+[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
+echo "SMBD-INFO: hostile-mount seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
+
+if [ ! -f /smbd/smbd_hostile.ko ]; then
+	nok hostile-mount/load-smbd_hostile "no /smbd/smbd_hostile.ko in the image"
+	exit 0
+fi
+if ! grep -q '^smbd ' /proc/modules; then
+	if $INSMOD /smbd/smbd.ko; then ok hostile-mount/load-smbd; else nok hostile-mount/load-smbd; fi
+fi
+if ! $INSMOD /smbd/smbd_hostile.ko; then
+	nok hostile-mount/load-smbd_hostile
+	exit 0
+fi
+ok hostile-mount/load-smbd_hostile
+
+# connections: smbd's connections other than listeners (debugfs)
+connections() {
+	grep -cv '^listener' /sys/kernel/debug/smbd/connections
+}
+no_connections() { [ "$(connections)" = 0 ]; }
+
+# loop PROVIDER ADDR: the hostile server and the mount loop against it
+loop() {
+	p=hostile-mount/$1
+	if ! smb_load_module cifs "$SMB_CIFS_KO"; then
+		nok "$p/load-cifs"
+		return
+	fi
+	mkdir -p $MNT
+	rm -f /tmp/hm.rc
+	(
+		if echo "cifs $2 5445 $seed $CONNS $SECS" > $H/ctl; then
+			echo 0 > /tmp/hm.rc
+		else
+			echo 1 > /tmp/hm.rc
+		fi
+	) &
+	hpid=$!
+	sleep 1
+	t0=$(uptime_s)
+	mounts=0 mounted=0 hung=0 rcs=""
+	opts="$SMB_MOUNT_OPTS,username=$SMB_USER,password=$SMB_PASS"
+	while ! smb_gone $hpid; do
+		mounts=$((mounts + 1))
+		timeout -s KILL $MOUNT_TIMEOUT "$SMB_MOUNT_CIFS" "//$2/$SMB_SHARE" \
+			$MNT -o "$opts" > /tmp/hm-mount.log 2>&1
+		rc=$?
+		case " $rcs " in *" $rc "*) ;; *) rcs="$rcs $rc" ;; esac
+		[ $rc = 137 ] && hung=$((hung + 1))
+		if grep -q " $MNT cifs " /proc/mounts; then
+			mounted=$((mounted + 1))
+			umount -f $MNT || umount -l $MNT
+		fi
+	done
+	wait $hpid
+	t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+	echo "SMBD-INFO: $p: $mounts mounts in $t s, exit codes:$rcs"
+	if [ "$(cat /tmp/hm.rc 2>/dev/null)" = 0 ]; then
+		cat $H/result > /tmp/hm-result
+		st_report "$p" server /tmp/hm-result
+	else
+		nok "$p/server" "writing the command failed"
+	fi
+	[ $mounts -gt 0 ] && [ $mounted = 0 ] && [ $hung = 0 ]
+	result $? "$p/every-mount-fails" "$mounts mounts: $mounted succeeded, $hung hung"
+	smb_unload_module cifs
+	result $? "$p/rmmod-cifs"
+	# A failed connect is released at once; give teardown work a moment.
+	smb_wait 10 no_connections
+	result $? "$p/no-connection-left" "$(connections) left$(grep -v '^listener' /sys/kernel/debug/smbd/connections | head -n 3 | tr '\n' ';')"
+}
+
+# result <status> <name> [detail]
+result() {
+	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
+}
+
+t_all=$(uptime_s)
+loop rxe 192.0.2.1
+loop siw 192.0.2.17
+echo "SMBD-INFO: hostile-mount plan took $(awk -v a="$t_all" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+
+if $RMMOD smbd_hostile; then ok hostile-mount/unload-smbd_hostile; else nok hostile-mount/unload-smbd_hostile; fi
