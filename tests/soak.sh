@@ -1,12 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The bulk soak, its own command (about 20 minutes in the TCG guest; the
-# test command runs 16 x 16 MiB): 16 connections per provider, 64 MiB
-# each, half of them each way, over rxe and siw, every byte checked,
-# under KASAN and lockdep.
+# The long runs, commands of their own (the test command runs shorter
+# versions of both):
 #
-#   tests/soak.sh            SMBD_BULK=CONNSxSIZE to change the size
+#   tests/soak.sh [bulk]   16 connections per provider, 64 MiB each, half
+#                          of them each way, over rxe and siw, every byte
+#                          checked, under KASAN and lockdep (about 20
+#                          minutes in the TCG guest; the test command runs
+#                          16 x 16 MiB). SMBD_BULK=CONNSxSIZE changes it.
+#   tests/soak.sh first    200 first connects per provider to the stock
+#                          ksmbd, each right after it starts, and 200 to
+#                          smbd's own listener, each right after it
+#                          starts (tests/guest/plan-46-first.sh; about 25
+#                          minutes; the test command runs 25).
+#                          SMBD_FIRST=N changes the count.
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -16,13 +24,31 @@ out=$top/out/soak
 rm -rf "$out"
 mkdir -p "$out"
 cd "$top"
+what=${1:-bulk}
+case $what in
+bulk) tdir=tests/kmod ;;
+first) tdir=tests/interop ;;
+*) echo "usage: $0 [bulk|first]" >&2; exit 2 ;;
+esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
 kcache=$(bash scripts/build-kernel.sh 2>"$out/kernel.log") || { tail -n 40 "$out/kernel.log"; echo "0 passed, 1 failed"; exit 1; }
-if ! { make -s -j"$(nproc)" KDIR="$kcache/build" && make -s -C tests/kmod KDIR="$kcache/build"; } >"$out/build.log" 2>&1; then
+if ! { make -s -j"$(nproc)" KDIR="$kcache/build" && make -s -C $tdir KDIR="$kcache/build"; } >"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log"
 	echo "0 passed, 1 failed"
 	exit 1
+fi
+if [ "$what" = first ]; then
+	n=${SMBD_FIRST:-200}
+	SMBD_VM_TIMEOUT=$((600 + n * 12)) \
+	SMBD_VM_APPEND="smbdtest.first=$n smbdtest.plan_timeout=$((300 + n * 12))" \
+	SMBD_VM_PLANS=tests/guest/plan-46-first.sh \
+		bash tests/vm-test.sh "$out/vm-first.log" smbd.ko tests/interop/smbd_interop.ko \
+		>"$out/vm-first-summary.log" 2>&1
+	rc=$?
+	grep -a 'SMBD-INFO: first' "$out/vm-first.log" | tr -d '\r' || true
+	cat "$out/vm-first-summary.log"
+	exit $rc
 fi
 SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
 SMBD_VM_APPEND="smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \

@@ -29,6 +29,12 @@
  *   stop ADDR PORT
  *	stop that responder and report its checks: every check of its first
  *	connection, and one for all the connections after it.
+ *   connect ADDR PORT [timeout=S]
+ *	one smbd connection to a stock ksmbd, released once negotiated
+ *	(first/connect): the plan restarts ksmbd before each.
+ *   selffirst ADDR PORT [conns=N] [timeout=S]
+ *	N times: an smbd listener on ADDR PORT and at once an smbd
+ *	connection to it, accepted; one check for all (self/first-connects).
  *
  * The result file has one line per check, "ok NAME [- detail]" or
  * "not ok NAME - reason", and "info TEXT" lines.
@@ -844,6 +850,85 @@ static void si_cmd_stop(struct si_cmd *c)
 
 /* ------------------------------------------------------------ commands */
 
+/*
+ * connect: one connection and no more, then released: the plan restarts
+ * the stock ksmbd before each, so each is the first its listener sees.
+ */
+static void si_cmd_connect(struct si_cmd *c)
+{
+	struct smbd_sock *sk;
+
+	if (!si_connect(c, "first", &sk))
+		smbd_sock_release(sk);
+}
+
+/*
+ * selffirst: conns times, smbd's own listener on the address and an smbd
+ * initiator connecting to it at once: every connect the first its
+ * listener sees. One check for all of them.
+ */
+static void si_cmd_selffirst(struct si_cmd *c)
+{
+	struct testctl_out *o = &si_tc.out;
+	struct smbd_sock *lsk, *sk, *child;
+	s64 ms, worst = 0, total = 0;
+	unsigned int i, bad = 0;
+	struct smbd_params par;
+	char why[160] = "";
+	ktime_t t0;
+	int err, tries;
+
+	for (i = 0; i < c->conns; i++) {
+		lsk = NULL;
+		sk = NULL;
+		child = NULL;
+		smbd_params_init(&par, true);
+		err = smbd_sock_create(&init_net, &par, &lsk) ?:
+		      smbd_sock_bind(lsk, (struct sockaddr *)&c->addr) ?:
+		      smbd_sock_listen(lsk, 4);
+		if (err) {
+			scnprintf(why, sizeof(why), "listener %u: %d", i, err);
+			goto next;
+		}
+		smbd_params_init(&par, false);
+		par.negotiate_timeout_ms = c->timeout_s * 1000;
+		err = smbd_sock_create(&init_net, &par, &sk);
+		if (err) {
+			scnprintf(why, sizeof(why), "socket %u: %d", i, err);
+			goto next;
+		}
+		t0 = ktime_get();
+		err = smbd_sock_connect(sk, (struct sockaddr *)&c->addr);
+		ms = ktime_ms_delta(ktime_get(), t0);
+		worst = max(worst, ms);
+		total += ms;
+		if (err) {
+			scnprintf(why, sizeof(why),
+				  "connect %u: %d after %lld ms", i, err, ms);
+			goto next;
+		}
+		/* Negotiated on both ends: the child is queued by now. */
+		for (tries = 0; tries < 100; tries++) {
+			err = smbd_sock_accept(lsk, &child, SMBD_RECV_NONBLOCK);
+			if (err != -EAGAIN)
+				break;
+			msleep(20);
+		}
+		if (err)
+			scnprintf(why, sizeof(why), "accept %u: %d", i, err);
+next:
+		if (err)
+			bad++;
+		smbd_sock_release(child);
+		smbd_sock_release(sk);
+		smbd_sock_release(lsk);
+	}
+	si_check(o, !bad, "self", "first-connects",
+		 "%u connects to a new listener on %pISpc, %u failed, %lld ms worst, %lld ms mean%s%s",
+		 c->conns, &c->addr, bad, worst,
+		 c->conns ? total / c->conns : 0, bad ? "; last: " : "", why);
+}
+
 static int si_parse(struct si_cmd *c, int argc, char **argv)
 {
 	u32 port;
@@ -901,6 +986,10 @@ static int si_run(char *line)
 		si_cmd_wait(c);
 	else if (!strcmp(argv[0], "stop"))
 		si_cmd_stop(c);
+	else if (!strcmp(argv[0], "connect"))
+		si_cmd_connect(c);
+	else if (!strcmp(argv[0], "selffirst"))
+		si_cmd_selffirst(c);
 	else
 		err = -EINVAL;
 out:

@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan: first connects ([MS-SMBD] 3.1.5.2), each right after its
+# listener starts, over rxe and siw:
+# 1. against the stock ksmbd, restarted (ksmbd.control -s, ksmbd.mountd)
+#    before each connect, its module loaded afresh every fifth time:
+#    smbd_interop's "connect", one connection, released once negotiated;
+# 2. against smbd's own listener, created before each connect and
+#    released after it (smbd_interop's "selffirst").
+# Every connect must negotiate within its Negotiation Timer (10 s here,
+# where one takes about 0.2 s). A connect that fails dumps the provider's
+# counters and the kernel log. smbdtest.first=N sets N (default 25); the
+# 200 per provider of tests/soak.sh take about N minutes.
+
+# shellcheck source=tests/guest/lib-smb.sh
+. /smbd/lib-smb.sh
+
+D=/sys/kernel/debug/smbd_interop
+INSMOD=/usr/sbin/insmod
+RMMOD=/usr/sbin/rmmod
+N=25
+TIMEOUT=10
+
+ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
+nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	case $a in smbdtest.first=*) N=${a#*=} ;; esac
+done
+
+# dump WHAT: the provider counters that moved and the recent kernel log
+dump() {
+	echo "    first: $1: provider counters:"
+	for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
+		v=$(cat "$f" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" != 0 ] && echo "      ${f#/sys/class/infiniband/} $v"
+	done
+	/usr/bin/rdma resource show cm_id 2>&1 | sed 's/^/      cm_id: /'
+	sed 's/^/      smbd: /' /sys/kernel/debug/smbd/connections
+	dmesg | tail -n 30 | sed 's/^/      kmsg: /'
+}
+
+if ! grep -q '^smbd ' /proc/modules; then
+	if $INSMOD /smbd/smbd.ko; then ok first/load-smbd; else nok first/load-smbd; fi
+fi
+if ! $INSMOD /smbd/smbd_interop.ko; then
+	nok first/load-smbd_interop
+	exit 0
+fi
+ok first/load-smbd_interop
+
+# ksmbd_first PROVIDER ADDR: N times ksmbd (re)started, then one connect.
+# Every fifth start loads the module afresh; the others restart the
+# server (ksmbd.control -s, ksmbd.mountd), which stops and starts its
+# listener.
+ksmbd_first() {
+	p=first/$1/ksmbd
+	i=0 bad=0 worst=0 why=""
+	t0=$(uptime_s)
+	while [ $i -lt "$N" ]; do
+		i=$((i + 1))
+		if [ $((i % 5)) = 1 ]; then
+			smb_server_start
+		else
+			smb_server_restart
+		fi || {
+			bad=$((bad + 1))
+			why="ksmbd did not start ($i)"
+			break
+		}
+		[ $i = 1 ] && port=$(smb_rdma_port)
+		echo "connect $2 $port timeout=$TIMEOUT" > $D/ctl
+		r=$(cat $D/result)
+		case $r in
+		"ok "*)
+			ms=$(echo "$r" | sed -n 's/.*negotiated in \([0-9]*\) ms.*/\1/p')
+			[ "${ms:-0}" -gt "$worst" ] && worst=$ms
+			;;
+		*)
+			bad=$((bad + 1))
+			why="connect $i: $r"
+			echo "    $p: connect $i: $r"
+			dump "$1 connect $i"
+			;;
+		esac
+		if [ $((i % 5)) = 0 ] || [ $i = "$N" ]; then
+			smb_server_stop ||
+				{ bad=$((bad + 1)); why="ksmbd did not stop ($i)"; break; }
+		fi
+	done
+	[ $bad = 0 ]
+	st=$?
+	msg="$i connects, each right after ksmbd started: $bad failed, $worst ms worst, $(since "$t0") s${why:+; last: $why}"
+	if [ $st = 0 ]; then ok "$p/first-connects" "$msg"; else nok "$p/first-connects" "$msg"; fi
+}
+
+# self_first PROVIDER ADDR PORT
+self_first() {
+	t0=$(uptime_s)
+	echo "selffirst $2 $3 conns=$N timeout=$TIMEOUT" > $D/ctl
+	cat $D/result > /tmp/first-result
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) echo "SMBD-TEST: ok first/$1/${l#ok } ($(since "$t0") s)" ;;
+		"not ok "*) echo "SMBD-TEST: not ok first/$1/${l#not ok }"; dump "$1 self" ;;
+		"") ;;
+		*) nok "first/$1/self" "$l" ;;
+		esac
+	done < /tmp/first-result
+}
+
+t_all=$(uptime_s)
+self_first rxe 192.0.2.1 7501
+self_first siw 192.0.2.17 7502
+ksmbd_first rxe 192.0.2.1
+ksmbd_first siw 192.0.2.17
+echo "SMBD-INFO: first: $N per provider and listener, $(since "$t_all") s"
+
+if $RMMOD smbd_interop; then ok first/unload-smbd_interop; else nok first/unload-smbd_interop; fi
