@@ -10,7 +10,9 @@
 #    released after it (smbd_interop's "selffirst").
 # Every connect must negotiate within its Negotiation Timer (10 s here,
 # where one takes about 0.2 s). A connect that fails dumps the provider's
-# counters and the kernel log. smbdtest.first=N sets N (default 25); the
+# counters and the kernel log, with ksmbd's RDMA debug log in it, and
+# smbd's own account of the negotiation ("our message posted, sent or
+# failed; a message or nothing from the peer"). smbdtest.first=N sets N (default 25); the
 # 200 per provider of tests/soak.sh take about N minutes.
 
 # shellcheck source=tests/guest/lib-smb.sh
@@ -41,7 +43,7 @@ dump() {
 	done
 	/usr/bin/rdma resource show cm_id 2>&1 | sed 's/^/      cm_id: /'
 	sed 's/^/      smbd: /' /sys/kernel/debug/smbd/connections
-	dmesg | tail -n 30 | sed 's/^/      kmsg: /'
+	dmesg | tail -n 60 | sed 's/^/      kmsg: /'
 }
 
 if ! grep -q '^smbd ' /proc/modules; then
@@ -73,6 +75,9 @@ ksmbd_first() {
 			break
 		}
 		[ $i = 1 ] && port=$(smb_rdma_port)
+		# ksmbd's RDMA debug log: its side of a connect that fails
+		grep -q '\[rdma\]' "$SMB_CTL_DIR/debug" 2>/dev/null ||
+			echo rdma > "$SMB_CTL_DIR/debug"
 		echo "connect $2 $port timeout=$TIMEOUT" > $D/ctl
 		r=$(cat $D/result)
 		case $r in
