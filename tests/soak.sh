@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/out/soak
 rm -rf "$out"
 mkdir -p "$out"
-cd "$top"
+cd "$top" || exit 1
 what=${1:-bulk}
 case $what in
 bulk) tdir=tests/kmod ;;
@@ -38,24 +38,25 @@ if ! { make -s -j"$(nproc)" KDIR="$kcache/build" && make -s -C $tdir KDIR="$kcac
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+# soak_vm NAME TIMEOUT APPEND PLAN MODULE: one VM run, its figures, its
+# closing line; the exit status is the run's
+soak_vm() {
+	SMBD_VM_TIMEOUT=$2 SMBD_VM_APPEND=$3 SMBD_VM_PLANS=$4 \
+		bash tests/vm-test.sh "$out/vm-$1.log" smbd.ko "$5" \
+		>"$out/vm-$1-summary.log" 2>&1
+	rc=$?
+	grep -a "SMBD-INFO: $1" "$out/vm-$1.log" | tr -d '\r' || true
+	cat "$out/vm-$1-summary.log"
+	return $rc
+}
+
 if [ "$what" = first ]; then
 	n=${SMBD_FIRST:-200}
-	SMBD_VM_TIMEOUT=$((600 + n * 12)) \
-	SMBD_VM_APPEND="smbdtest.first=$n smbdtest.plan_timeout=$((300 + n * 12))" \
-	SMBD_VM_PLANS=tests/guest/plan-46-first.sh \
-		bash tests/vm-test.sh "$out/vm-first.log" smbd.ko tests/interop/smbd_interop.ko \
-		>"$out/vm-first-summary.log" 2>&1
-	rc=$?
-	grep -a 'SMBD-INFO: first' "$out/vm-first.log" | tr -d '\r' || true
-	cat "$out/vm-first-summary.log"
-	exit $rc
+	soak_vm first $((600 + n * 12)) \
+		"smbdtest.first=$n smbdtest.plan_timeout=$((300 + n * 12))" \
+		tests/guest/plan-46-first.sh tests/interop/smbd_interop.ko
+else
+	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
+		"smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+		tests/guest/bulk/plan-60-bulk.sh tests/kmod/smbd_test.ko
 fi
-SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
-SMBD_VM_APPEND="smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
-SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh \
-	bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko tests/kmod/smbd_test.ko \
-	>"$out/vm-bulk-summary.log" 2>&1
-rc=$?
-grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
-cat "$out/vm-bulk-summary.log"
-exit $rc

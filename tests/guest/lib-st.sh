@@ -45,6 +45,37 @@ st_report() {
 	done < "$3"
 }
 
+# st_seed PREFIX: the hostile peer's seed in $seed: smbdtest.hostile_seed=N
+# from the kernel command line, else from the clock; printed, so that a
+# run can be repeated
+st_seed() {
+	seed=""
+	# shellcheck disable=SC2013 # words, not lines
+	for _a in $(cat /proc/cmdline); do
+		case $_a in smbdtest.hostile_seed=*) seed=${_a#*=} ;; esac
+	done
+	[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
+	echo "SMBD-INFO: $1 seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
+}
+
+# st_insmod PREFIX NAME: smbd.ko if it is not loaded yet, then
+# /smbd/NAME.ko; reports PREFIX/load-smbd and PREFIX/load-NAME and
+# returns non-zero when NAME did not load
+st_insmod() {
+	if ! grep -q '^smbd ' /proc/modules; then
+		if $INSMOD /smbd/smbd.ko; then ok "$1/load-smbd"; else nok "$1/load-smbd"; fi
+	fi
+	if [ ! -f "/smbd/$2.ko" ]; then
+		nok "$1/load-$2" "no /smbd/$2.ko in the image"
+		return 1
+	fi
+	if ! $INSMOD "/smbd/$2.ko"; then
+		nok "$1/load-$2"
+		return 1
+	fi
+	ok "$1/load-$2"
+}
+
 # st_load: smbd.ko if it is not loaded yet, then smbd_test.ko
 st_load() {
 	if ! grep -q '^smbd ' /proc/modules; then

@@ -18,15 +18,13 @@
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+
 D=/sys/kernel/debug/smbd_interop
-INSMOD=/usr/sbin/insmod
-RMMOD=/usr/sbin/rmmod
 N=25
 TIMEOUT=10
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # shellcheck disable=SC2013 # words, not lines
@@ -46,14 +44,7 @@ dump() {
 	dmesg | tail -n 60 | sed 's/^/      kmsg: /'
 }
 
-if ! grep -q '^smbd ' /proc/modules; then
-	if $INSMOD /smbd/smbd.ko; then ok first/load-smbd; else nok first/load-smbd; fi
-fi
-if ! $INSMOD /smbd/smbd_interop.ko; then
-	nok first/load-smbd_interop
-	exit 0
-fi
-ok first/load-smbd_interop
+st_insmod first smbd_interop || exit 0
 
 # ksmbd_first PROVIDER ADDR: N times ksmbd (re)started, then one connect.
 # Every fifth start loads the module afresh; the others restart the

@@ -17,22 +17,9 @@
 MSGS=10000
 FATAL=60
 
-seed=""
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.hostile_seed=*) seed=${a#*=} ;; esac
-done
-[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
-echo "SMBD-INFO: hostile seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
+st_seed hostile
 
-if ! grep -q '^smbd ' /proc/modules; then
-	if $INSMOD /smbd/smbd.ko; then ok hostile/load-smbd; else nok hostile/load-smbd; fi
-fi
-if ! $INSMOD /smbd/smbd_hostile.ko; then
-	nok hostile/load-smbd_hostile
-	exit 0
-fi
-ok hostile/load-smbd_hostile
+st_insmod hostile smbd_hostile || exit 0
 
 # lane <n> <provider> <addr> <port>: both roles, results to /tmp
 lane() {

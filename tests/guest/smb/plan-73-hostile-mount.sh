@@ -25,26 +25,9 @@ MOUNT_TIMEOUT=60	# a mount still running past it has hung
 H=/sys/kernel/debug/smbd_hostile0
 MNT=/mnt/hostile
 
-seed=""
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.hostile_seed=*) seed=${a#*=} ;; esac
-done
-[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
-echo "SMBD-INFO: hostile-mount seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
+st_seed hostile-mount
 
-if [ ! -f /smbd/smbd_hostile.ko ]; then
-	nok hostile-mount/load-smbd_hostile "no /smbd/smbd_hostile.ko in the image"
-	exit 0
-fi
-if ! grep -q '^smbd ' /proc/modules; then
-	if $INSMOD /smbd/smbd.ko; then ok hostile-mount/load-smbd; else nok hostile-mount/load-smbd; fi
-fi
-if ! $INSMOD /smbd/smbd_hostile.ko; then
-	nok hostile-mount/load-smbd_hostile
-	exit 0
-fi
-ok hostile-mount/load-smbd_hostile
+st_insmod hostile-mount smbd_hostile || exit 0
 
 # connections: smbd's connections other than listeners (debugfs)
 connections() {
