@@ -259,32 +259,43 @@ static void smbd_event_work(struct work_struct *work)
 		sk->ss_ops->state_change(sk);
 }
 
-static void smbd_neg_timeout(struct work_struct *work)
+/*
+ * The Negotiation Timer expired ([MS-SMBD] 3.1.4.1, 3.1.7.2): say once
+ * where the connection stopped, then end it. Called by the timer's work
+ * and by a blocking connect whose wait ran out first.
+ */
+static void smbd_neg_expired(struct smbd_sock *sk)
 {
-	struct smbd_sock *sk = container_of(to_delayed_work(work),
-					    struct smbd_sock, ss_neg_work);
-
 	enum smbd_state state = READ_ONCE(sk->ss_state);
 	int ev = READ_ONCE(sk->ss_cm_last);
 	unsigned long neg = READ_ONCE(sk->ss_neg_trace);
 
-	if (state < SMBD_CONNECTED) {
-		/*
-		 * Where it stopped: resolution, the CM exchange, or SMBD; and
-		 * in SMBD, which side lost the message (ours was never sent,
-		 * never acknowledged, or the peer's never came).
-		 */
-		pr_info_ratelimited("smbd: negotiation timed out (%s, last CM event: %s; our message %s, %s from the peer)\n",
+	if (state >= SMBD_CONNECTED)
+		return;
+	/*
+	 * Where it stopped: resolution, the CM exchange, or SMBD; and in
+	 * SMBD, which side lost the message (ours was never sent, never
+	 * completed by the provider, or the peer's never came).
+	 */
+	if (!test_and_set_bit(SMBD_NEG_EXPIRED, &sk->ss_neg_trace))
+		pr_info_ratelimited("smbd: %s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer)\n",
+				    sk->ss_responder ? "responder" : "initiator",
 				    smbd_state_names[state],
 				    ev < 0 ? "none" : rdma_event_msg(ev),
+				    sk->ss_responder ? "Response" : "Request",
 				    !(neg & BIT(SMBD_NEG_POSTED)) ? "not posted" :
 				    neg & BIT(SMBD_NEG_SEND_FAILED) ? "failed" :
 				    neg & BIT(SMBD_NEG_SENT) ? "sent" :
 				    "posted but not completed",
 				    neg & BIT(SMBD_NEG_RECEIVED) ? "a message" :
 				    "nothing");
-		smbd_sock_error(sk, -ETIMEDOUT);
-	}
+	smbd_sock_error(sk, -ETIMEDOUT);
+}
+
+static void smbd_neg_timeout(struct work_struct *work)
+{
+	smbd_neg_expired(container_of(to_delayed_work(work),
+				      struct smbd_sock, ss_neg_work));
 }
 
 static struct smbd_sock *smbd_sock_alloc(struct net *net,
@@ -1127,8 +1138,10 @@ int smbd_sock_connect(struct smbd_sock *sk, const struct sockaddr *dst)
 	left = wait_event_interruptible_timeout(sk->ss_wait,
 						READ_ONCE(sk->ss_state) >= SMBD_CONNECTED,
 						tmo);
-	if (left <= 0)
-		smbd_sock_error(sk, left ? (int)left : -ETIMEDOUT);
+	if (!left)
+		smbd_neg_expired(sk);	/* ahead of the timer's own work */
+	else if (left < 0)
+		smbd_sock_error(sk, (int)left);
 	spin_lock_bh(&sk->ss_lock);
 	ret = sk->ss_state == SMBD_CONNECTED ? 0 : (sk->ss_err ?: -ECONNRESET);
 	spin_unlock_bh(&sk->ss_lock);

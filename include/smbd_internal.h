@@ -83,6 +83,7 @@ enum smbd_neg_trace {
 	SMBD_NEG_SENT,		/* ... and its send completed */
 	SMBD_NEG_SEND_FAILED,	/* ... and its send completed in error */
 	SMBD_NEG_RECEIVED,	/* a message arrived while negotiating */
+	SMBD_NEG_EXPIRED,	/* the Negotiation Timer's end was reported */
 };
 
 /* Where a listener's child is: set under the listener's ss_lock. */

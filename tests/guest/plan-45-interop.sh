@@ -135,7 +135,8 @@ if smb_server_start; then
 	# a connect takes well under a second here, but a stalled guest must
 	# not fail a check a real initiator would have waited out. A connect
 	# that times out all the same says where it stopped in the kernel
-	# log ("smbd: negotiation timed out (state, last CM event)").
+	# log ("smbd: initiator negotiation timed out (state, last CM event;
+	# our Negotiate Request sent or not, anything from the peer)").
 	run interop/rxe client 192.0.2.1 "$port" timeout=120
 	run interop/siw client 192.0.2.17 "$port" timeout=120
 	kmsg "$m"

@@ -52,7 +52,7 @@ st_insmod first smbd_interop || exit 0
 # listener.
 ksmbd_first() {
 	p=first/$1/ksmbd
-	i=0 bad=0 worst=0 why=""
+	i=0 n=0 bad=0 worst=0 why=""
 	t0=$(uptime_s)
 	while [ $i -lt "$N" ]; do
 		i=$((i + 1))
@@ -63,6 +63,7 @@ ksmbd_first() {
 		fi || {
 			bad=$((bad + 1))
 			why="ksmbd did not start ($i)"
+			smb_server_stop
 			break
 		}
 		[ $i = 1 ] && port=$(smb_rdma_port)
@@ -71,6 +72,7 @@ ksmbd_first() {
 			echo rdma > "$SMB_CTL_DIR/debug"
 		echo "connect $2 $port timeout=$TIMEOUT" > $D/ctl
 		r=$(cat $D/result)
+		n=$((n + 1))
 		case $r in
 		"ok "*)
 			ms=$(echo "$r" | sed -n 's/.*negotiated in \([0-9]*\) ms.*/\1/p')
@@ -88,9 +90,9 @@ ksmbd_first() {
 				{ bad=$((bad + 1)); why="ksmbd did not stop ($i)"; break; }
 		fi
 	done
-	[ $bad = 0 ]
+	[ $bad = 0 ] && [ $n = "$N" ]
 	st=$?
-	msg="$i connects, each right after ksmbd started: $bad failed, $worst ms worst, $(since "$t0") s${why:+; last: $why}"
+	msg="$n of $N connects, each right after ksmbd started: $bad failed, $worst ms worst, $(since "$t0") s${why:+; last: $why}"
 	if [ $st = 0 ]; then ok "$p/first-connects" "$msg"; else nok "$p/first-connects" "$msg"; fi
 }
 
@@ -99,6 +101,7 @@ self_first() {
 	t0=$(uptime_s)
 	echo "selffirst $2 $3 conns=$N timeout=$TIMEOUT" > $D/ctl
 	cat $D/result > /tmp/first-result
+	[ -s /tmp/first-result ] || nok "first/$1/self" "no result"
 	while IFS= read -r l; do
 		case $l in
 		"ok "*) echo "SMBD-TEST: ok first/$1/${l#ok } ($(since "$t0") s)" ;;

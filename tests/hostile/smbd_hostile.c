@@ -2472,6 +2472,37 @@ static bool hc_ends(struct hconn *c, unsigned int ms)
 				  msecs_to_jiffies(ms));
 }
 
+/*
+ * Spend every credit cifs's smbd granted on empty messages that grant
+ * nothing back (smbd absorbs them, and can grant again only while it
+ * holds credits of ours), then send beyond. Returns whether smbd ended
+ * the connection ([MS-SMBD] 3.1.5.8: a message beyond the credits).
+ */
+static bool hc_beyond_credits(struct hconn *c)
+{
+	unsigned long end = jiffies + 3 * HZ;
+	struct hdt d;
+	u32 i;
+
+	h_dt_default(&d, 0, 0);
+	d.grant_set = true;
+	while (time_before(jiffies, end) && !READ_ONCE(c->disc)) {
+		h_poll(c);
+		if (!c->send_credits) {
+			msleep(50);
+			h_poll(c);
+			if (!c->send_credits)
+				break;
+		}
+		if (h_send_dt(c, NULL, &d, NULL, false))
+			break;
+	}
+	for (i = 0; i < 8 && !READ_ONCE(c->disc); i++)
+		if (h_send_dt(c, NULL, &d, NULL, true))
+			break;
+	return hc_ends(c, 3000);
+}
+
 static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 {
 	const struct hnamed *nm;
@@ -2505,10 +2536,19 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 	r->cifs_ends[kind]++;
 	if (kind == HC_CLOSE_AT_ONCE)
 		return;
+	/* A seeded start: over runs, every case comes up. */
+	round += r->seed;
 	if (kind == HC_BAD_RESP) {
-		len = h_neg_msg(true, hc_bad_resp(round), b, msg);
-		if (!h_send_resp(c, msg, len) && hc_ends(c, 3000))
+		const struct hneg_case *nc = hc_bad_resp(round);
+
+		len = h_neg_msg(true, nc, b, msg);
+		if (h_send_resp(c, msg, len))
+			return;
+		if (hc_ends(c, 3000))
 			r->cifs_ended_by_peer++;
+		else
+			FAIL(r, fatal, "%s: cifs's smbd kept the connection",
+			     nc->name);
 		return;
 	}
 	h_resp_base(msg);
@@ -2519,7 +2559,11 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 	     i++)
 		h_wait_msg(c, 100);
 	if (list_empty(&c->inbox)) {
-		FAIL(r, conn, "connection %u: no first message from cifs", n);
+		if (READ_ONCE(c->disc))
+			r->cifs_gave_up++;
+		else
+			FAIL(r, conn, "connection %u: no first message from cifs",
+			     n);
 		return;
 	}
 	r->cifs_first++;
@@ -2546,12 +2590,13 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 			h_send_dt(c, NULL, &d, b, false);
 			break;
 		}
-		/* every credit cifs granted, and one more */
-		h_poll(c);
-		for (i = c->send_credits + 1; i; i--)
-			if (h_send_dt(c, NULL, &d, b, true))
-				break;
-		break;
+		if (hc_beyond_credits(c))
+			r->cifs_ended_by_peer++;
+		else
+			FAIL(r, fatal, "%s: cifs's smbd kept the connection",
+			     nm->name);
+		r->mutated++;
+		return;
 	case HC_RANDOM_DT:
 		h_dt_default(&d, 64, 0);
 		h_mutate(r, &d, c->max_send, what, sizeof(what));
@@ -2608,7 +2653,13 @@ static void h_cifs(struct hrun *r, u32 conns, u32 secs)
 	      r->fail_conn, r->fail_conn ? ": first " : "", r->why_conn);
 	CHECK(r, !r->fail_neg, "negotiate-requests-valid", "%llu%s%s",
 	      r->fail_neg, r->fail_neg ? ": first " : "", r->why_neg);
-	CHECK(r, !r->w.pad_bad, "cifs-padding-zero",
+	CHECK(r, !r->fail_fatal, "refusals-end-connection",
+	      "%llu kept%s%s", r->fail_fatal, r->fail_fatal ? ": first " : "",
+	      r->why_fatal);
+	CHECK(r, !r->w.credit_bad, "cifs-within-our-credits", "%llu%s%s",
+	      r->w.credit_bad, r->w.credit_bad ? ": first " : "",
+	      r->w.credit_why);
+	CHECK(r, r->w.data_msgs && !r->w.pad_bad, "cifs-padding-zero",
 	      "%llu of %llu data messages with non-zero padding%s%s",
 	      r->w.pad_bad, r->w.data_msgs, r->w.pad_bad ? ": first " : "",
 	      r->w.pad_why);

@@ -29,9 +29,10 @@ st_seed hostile-mount
 
 st_insmod hostile-mount smbd_hostile || exit 0
 
-# connections: smbd's connections other than listeners (debugfs)
+# connections: smbd's connections other than listeners (debugfs: a line
+# each, then indented details)
 connections() {
-	grep -cv '^listener' /sys/kernel/debug/smbd/connections
+	grep -cE '^(initiator|responder) ' /sys/kernel/debug/smbd/connections
 }
 no_connections() { [ "$(connections)" = 0 ]; }
 
@@ -83,7 +84,7 @@ loop() {
 	result $? "$p/rmmod-cifs"
 	# A failed connect is released at once; give teardown work a moment.
 	smb_wait 10 no_connections
-	result $? "$p/no-connection-left" "$(connections) left$(grep -v '^listener' /sys/kernel/debug/smbd/connections | head -n 3 | tr '\n' ';')"
+	result $? "$p/no-connection-left" "$(connections) left$(grep -E '^(initiator|responder) ' /sys/kernel/debug/smbd/connections | head -n 3 | tr '\n' ';')"
 }
 
 # result <status> <name> [detail]
