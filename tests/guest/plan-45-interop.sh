@@ -41,6 +41,7 @@ run() {
 	prefix=$1
 	shift
 	t0=$(uptime_s)
+	rm=$(mark "run-$1")
 	if ! echo "$*" > $D/ctl 2>/tmp/si-ctl.err; then
 		nok "$prefix/$1" "writing \"$*\" failed: $(cat /tmp/si-ctl.err)"
 	fi
@@ -49,6 +50,14 @@ run() {
 	while IFS= read -r l; do
 		case $l in
 		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
+		"not ok "*/connect" - "*)
+			# a connect the stock ksmbd gave up (lib-smb.sh)
+			if [ "$1" = client ] && smb_ksmbd_abandoned "$rm"; then
+				echo "SMBD-TEST: skip $prefix/${l#not ok } - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race)"
+			else
+				echo "SMBD-TEST: not ok $prefix/${l#not ok }"
+			fi
+			;;
 		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
 		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
 		"") ;;
@@ -137,6 +146,7 @@ if smb_server_start; then
 	# that times out all the same says where it stopped in the kernel
 	# log ("smbd: initiator negotiation timed out (state, last CM event;
 	# our Negotiate Request sent or not, anything from the peer)").
+	smb_rdma_debug_on	# ksmbd's side of a connect that fails
 	run interop/rxe client 192.0.2.1 "$port" timeout=120
 	run interop/siw client 192.0.2.17 "$port" timeout=120
 	kmsg "$m"
