@@ -52,7 +52,7 @@ run() {
 		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
 		"not ok "*/connect" - "*)
 			# a connect the stock ksmbd gave up (lib-smb.sh)
-			if [ "$1" = client ] && smb_ksmbd_abandoned "$rm"; then
+			if [ "$1" = client ] && smb_ksmbd_abandoned "$rm" "$l"; then
 				echo "SMBD-TEST: skip $prefix/${l#not ok } - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race)"
 			else
 				echo "SMBD-TEST: not ok $prefix/${l#not ok }"

@@ -80,10 +80,10 @@ ksmbd_first() {
 			[ "${ms:-0}" -gt "$worst" ] && worst=$ms
 			;;
 		*)
-			if smb_ksmbd_abandoned "$mk"; then
+			if smb_ksmbd_abandoned "$mk" "$r"; then
 				# the peer's bug, not smbd's: see lib-smb.sh
 				peer=$((peer + 1))
-				echo "SMBD-TEST: skip $p/connect-$i - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race), and its disconnect before ESTABLISHED sent nothing"
+				echo "SMBD-TEST: skip $p/connect-$i - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race): $r"
 			else
 				bad=$((bad + 1))
 				why="connect $i: $r"
