@@ -2474,9 +2474,9 @@ static bool hc_ends(struct hconn *c, unsigned int ms)
 
 /*
  * Spend every credit cifs's smbd granted on empty messages that grant
- * nothing back (smbd absorbs them, and can grant again only while it
- * holds credits of ours), then send beyond. Returns whether smbd ended
- * the connection ([MS-SMBD] 3.1.5.8: a message beyond the credits).
+ * nothing back (smbd absorbs them; holding no credit of ours, it cannot
+ * grant again), then send beyond. Returns whether smbd ended the
+ * connection ([MS-SMBD] 3.1.5.8: a message beyond the credits).
  */
 static bool hc_beyond_credits(struct hconn *c)
 {
@@ -2551,7 +2551,16 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 			     nc->name);
 		return;
 	}
+	nm = &named[round % ARRAY_SIZE(named)];
 	h_resp_base(msg);
+	/*
+	 * Beyond the credits: grant cifs's smbd only 8 credits. Its SMB2
+	 * NEGOTIATE (one or two segments) and its grants spend them, and as
+	 * we grant nothing back it soon cannot grant again: then what it
+	 * granted is all we hold.
+	 */
+	if (kind == HC_NAMED_DT && nm->over_credit)
+		put_unaligned_le16(8, msg + NP_CREDITS_GRANTED);
 	if (h_send_resp(c, msg, NP_LEN))
 		return;
 	/* cifs's SMB2 NEGOTIATE request, checked as it arrives */
@@ -2571,7 +2580,6 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 		b[i] = rnd(&r->rs);
 	switch (kind) {
 	case HC_NAMED_DT:
-		nm = &named[round % ARRAY_SIZE(named)];
 		h_dt_default(&d, 8, 0);
 		if (nm->doff != DEF) {
 			d.doff = nm->doff;
