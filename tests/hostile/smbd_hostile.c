@@ -1852,6 +1852,35 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 }
 
 /*
+ * Spend our Send Credits on empty messages that grant nothing, for at most
+ * @ms, until the peer grants no more, then send up to 8 beyond them
+ * (*@forced: how many were tried). Returns the last send's error.
+ */
+static int h_exceed_credits(struct hconn *c, unsigned int ms, u32 *forced)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	struct hdt d;
+	int ret = 0;
+
+	h_dt_default(&d, 0, 0);
+	d.grant_set = true;
+	while (!ret && time_before(jiffies, end) && !READ_ONCE(c->disc)) {
+		h_poll(c);
+		if (!c->send_credits) {
+			msleep(50);
+			h_poll(c);
+			if (!c->send_credits)
+				break;
+		}
+		ret = h_send_dt(c, NULL, &d, NULL, false);
+	}
+	for (*forced = 0; *forced < 8 && !ret && !READ_ONCE(c->disc);
+	     (*forced)++)
+		ret = h_send_dt(c, NULL, &d, NULL, true);
+	return ret;
+}
+
+/*
  * Sends beyond the credits smbd granted. First smbd spends its own Send
  * Credits (it sends until -EAGAIN) and we grant none back, so it can no
  * longer send us a grant; we spend every credit we hold, then send 8
@@ -1861,11 +1890,9 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 static bool h_beyond_credits(struct hrun *r, struct hpair *p)
 {
 	struct hconn *c = p->c;
-	unsigned long end = jiffies + 2 * HZ;
 	struct iov_iter it;
 	struct kvec kv;
 	u8 buf[64] = {};
-	struct hdt d;
 	u32 i, n = 0;
 	bool ended;
 	int ret = 0;
@@ -1876,27 +1903,10 @@ static bool h_beyond_credits(struct hrun *r, struct hpair *p)
 		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, sizeof(buf));
 	} while (smbd_sock_send(p->s->sk, &it, SMBD_SEND_NONBLOCK) > 0 &&
 		 ++n < 1000);
-	/* Spend our credits, granting nothing, until smbd grants no more. */
-	while (!ret && time_before(jiffies, end)) {
-		h_poll(c);
-		if (!c->send_credits) {
-			msleep(50);
-			h_poll(c);
-			if (!c->send_credits)
-				break;
-		}
-		h_dt_default(&d, 0, 0);
-		d.grant_set = true;
-		ret = h_send_dt(c, NULL, &d, NULL, false);
-	}
+	ret = h_exceed_credits(c, 2000, &i);
 	h_inbox_free(c);
-	for (i = 0; i < 8 && !ret; i++) {
-		h_dt_default(&d, 0, 0);
-		d.grant_set = true;
-		ret = h_send_dt(c, NULL, &d, NULL, true);
-		r->hostile_msgs++;
-		r->mutated++;
-	}
+	r->hostile_msgs += i;
+	r->mutated += i;
 	r->fatal++;
 	ended = hs_ends(p->s, 2000);
 	if (!ended && READ_ONCE(c->disc)) {
@@ -2480,26 +2490,9 @@ static bool hc_ends(struct hconn *c, unsigned int ms)
  */
 static bool hc_beyond_credits(struct hconn *c)
 {
-	unsigned long end = jiffies + 3 * HZ;
-	struct hdt d;
-	u32 i;
+	u32 forced;
 
-	h_dt_default(&d, 0, 0);
-	d.grant_set = true;
-	while (time_before(jiffies, end) && !READ_ONCE(c->disc)) {
-		h_poll(c);
-		if (!c->send_credits) {
-			msleep(50);
-			h_poll(c);
-			if (!c->send_credits)
-				break;
-		}
-		if (h_send_dt(c, NULL, &d, NULL, false))
-			break;
-	}
-	for (i = 0; i < 8 && !READ_ONCE(c->disc); i++)
-		if (h_send_dt(c, NULL, &d, NULL, true))
-			break;
+	h_exceed_credits(c, 3000, &forced);
 	return hc_ends(c, 3000);
 }
 
