@@ -269,16 +269,21 @@ static void smbd_neg_expired(struct smbd_sock *sk)
 	enum smbd_state state = READ_ONCE(sk->ss_state);
 	int ev = READ_ONCE(sk->ss_cm_last);
 	unsigned long neg = READ_ONCE(sk->ss_neg_trace);
+	char probes[32] = "";
 
 	if (state >= SMBD_CONNECTED)
 		return;
 	/*
 	 * Where it stopped: resolution, the CM exchange, or SMBD; and in
 	 * SMBD, which side lost the message (ours was never sent, never
-	 * completed by the provider, or the peer's never came).
+	 * completed by the provider, or the peer's never came, though its
+	 * queue pair answered our probes).
 	 */
+	if (!sk->ss_responder && !sk->ss_iwarp && neg & BIT(SMBD_NEG_SENT))
+		snprintf(probes, sizeof(probes), "; %u probes answered",
+			 READ_ONCE(sk->ss_neg_probes));
 	if (!test_and_set_bit(SMBD_NEG_EXPIRED, &sk->ss_neg_trace))
-		pr_info_ratelimited("smbd: %s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer)\n",
+		pr_info_ratelimited("smbd: %s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer%s)\n",
 				    sk->ss_responder ? "responder" : "initiator",
 				    smbd_state_names[state],
 				    ev < 0 ? "none" : rdma_event_msg(ev),
@@ -288,7 +293,7 @@ static void smbd_neg_expired(struct smbd_sock *sk)
 				    neg & BIT(SMBD_NEG_SENT) ? "sent" :
 				    "posted but not completed",
 				    neg & BIT(SMBD_NEG_RECEIVED) ? "a message" :
-				    "nothing");
+				    "nothing", probes);
 	smbd_sock_error(sk, -ETIMEDOUT);
 }
 
@@ -328,6 +333,7 @@ static struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
+	INIT_DELAYED_WORK(&sk->ss_probe_work, smbd_neg_probe_work);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
 	INIT_WORK(&sk->ss_reap_work, smbd_reap_work);
 	mutex_lock(&smbd_socks_lock);
@@ -486,7 +492,9 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * (a chunk's pages over the gather limit, plus the registration
 	 * and invalidation rdma_rw adds on iWARP reads, which it counts
 	 * itself in max_send_wr but not in our completion queue). One slot
-	 * of each queue stays free for ib_drain_qp().
+	 * of each queue stays free for ib_drain_qp(), and one of the send
+	 * queue for a negotiation probe that may still be out once
+	 * connected (smbd_neg_probe_work()).
 	 */
 	/*
 	 * Registrations are the initiator's (an SMB2 client's buffers,
@@ -503,14 +511,14 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
 	extra = 2 * sk->ss_nr_reg + rw_wrs;
-	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 1;
+	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 2;
 	if (room < extra + 16)
 		return -ENOMEM;
 	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
 			     room - extra);
 	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
 	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
-	sk->ss_sq_depth = sk->ss_nr_tx + extra + 1;
+	sk->ss_sq_depth = sk->ss_nr_tx + extra + 2;
 	sk->ss_rq_depth = sk->ss_nr_rx + 1;
 
 	sk->ss_pd = ib_alloc_pd(ibdev, 0);
@@ -562,8 +570,10 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * 16 x 64 MiB runs. Give it about 8.6 s per try: a dead peer is
 	 * still found within a minute (6 tries), and keep-alive sooner.
 	 */
-	if (!sk->ss_iwarp && ib_uses_virt_dma(ibdev)) {
-		ret = rdma_set_ack_timeout(id, SMBD_SOFT_ROCE_ACK_TIMEOUT);
+	if (!sk->ss_iwarp && (sk->ss_params.ack_timeout ||
+			      ib_uses_virt_dma(ibdev))) {
+		ret = rdma_set_ack_timeout(id, sk->ss_params.ack_timeout ?:
+					   SMBD_SOFT_ROCE_ACK_TIMEOUT);
 		if (ret)
 			goto fail;
 	}
@@ -607,6 +617,7 @@ static void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 		smbd_ops_abort(sk);
 	}
 	cancel_delayed_work_sync(&sk->ss_neg_work);
+	cancel_delayed_work_sync(&sk->ss_probe_work);
 	cancel_delayed_work_sync(&sk->ss_ka_work);
 	cancel_work_sync(&sk->ss_grant_work);
 	smbd_qp_destroy(sk, id);

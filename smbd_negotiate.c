@@ -60,6 +60,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 	p->negotiate_timeout_ms = responder ? SMBD_RESPONDER_NEG_TIMEOUT_MS :
 					      SMBD_INITIATOR_NEG_TIMEOUT_MS;
 	p->mr_count = 0;
+	p->ack_timeout = 0;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_params_init, SMBD);
 
@@ -86,6 +87,8 @@ int smbd_params_check(const struct smbd_params *p)
 	if (!p->negotiate_timeout_ms)
 		return -EINVAL;
 	if (p->keepalive_interval_ms && !p->keepalive_timeout_ms)
+		return -EINVAL;
+	if (p->ack_timeout > 31)	/* a 5-bit field (IBA 9.7.6.1.3) */
 		return -EINVAL;
 	return 0;
 }

@@ -685,9 +685,18 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
 	spin_lock(&sk->ss_lock);
-	if (sk->ss_state < SMBD_CONNECTED)	/* a negotiate message */
+	if (sk->ss_state < SMBD_CONNECTED) {	/* a negotiate message */
 		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
 			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
+		/*
+		 * Under ss_lock, with the state: teardown leaves NEGOTIATING
+		 * before it drains, so nothing queues the probe after that.
+		 */
+		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
+		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING)
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+	}
 	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
 	list_add(&tx->tx_node, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;
@@ -1268,6 +1277,78 @@ void smbd_grant_work(struct work_struct *work)
 	spin_unlock_bh(&sk->ss_lock);
 	if (due)
 		smbd_send_empty(sk);
+}
+
+/*
+ * A probe of the peer's queue pair completed. Success: the peer's queue
+ * pair is alive, so keep waiting for its Negotiate Response and probe
+ * again. A flush: our queue pair is being torn down, for a reason told
+ * elsewhere. Anything else: the peer is gone.
+ */
+static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
+					    ss_probe_cqe);
+
+	if (wc->status == IB_WC_SUCCESS) {
+		spin_lock(&sk->ss_lock);
+		sk->ss_neg_probes++;
+		if (sk->ss_state == SMBD_NEGOTIATING)
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		spin_unlock(&sk->ss_lock);
+		return;
+	}
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	pr_info_ratelimited("smbd: initiator negotiation: the peer's queue pair stopped answering (%s) before its Negotiate Response\n",
+			    ib_wc_status_msg(wc->status));
+	smbd_sock_error(sk, -ECONNRESET);
+}
+
+/**
+ * smbd_neg_probe_work() - is the peer's queue pair still there?
+ * @work: ss_probe_work
+ *
+ * The Negotiation Timer gives the responder 120 s ([MS-SMBD] 3.1.4.1),
+ * but a responder that drops the connection before it is established on
+ * its side sends nothing over InfiniBand or RoCE: its connection manager
+ * sends no DREQ in that state, and its queue pair, moved to the error
+ * state, drops our packets. The stock ksmbd of Linux 6.12 does so when
+ * it loses a race with our Negotiate Request. iWARP has TCP to tell.
+ *
+ * So while the response is due, post a signalled zero-length RDMA Write
+ * every SMBD_NEG_PROBE_MS. It needs no memory or key at the peer (IBA
+ * C9-88), consumes no receive and places no data; rdma_cm gives every
+ * RC queue pair remote write access. The peer's queue pair acknowledges
+ * it, or our retries run out and the probe fails: then the connection is
+ * gone, and the connect fails at once with -ECONNRESET instead of at the
+ * timer's end. A peer that refuses remote writes loses the connection
+ * too, but only after it left a Negotiate Request unanswered for
+ * SMBD_NEG_PROBE_MS.
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_neg_probe_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_probe_work);
+	struct ib_rdma_wr wr = {
+		.wr.wr_cqe = &sk->ss_probe_cqe,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+	};
+
+	sk->ss_probe_cqe.done = smbd_neg_probe_done;
+	/*
+	 * The state, under ss_lock, guards the queue pair: teardown leaves
+	 * NEGOTIATING before it drains and destroys it. A post that fails
+	 * leaves the Negotiation Timer to end the connection.
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state == SMBD_NEGOTIATING)
+		ib_post_send(sk->ss_qp, &wr.wr, NULL);
+	spin_unlock_bh(&sk->ss_lock);
 }
 
 /**

@@ -43,6 +43,10 @@ struct smbd_sock;
  * @mr_count: registrations smbd_register() can hold at once; 0 sizes an
  *	initiator's pool from the device (twice the RDMA reads the peer may
  *	issue, 8 to 64) and gives a responder none
+ * @ack_timeout: local ACK timeout of an InfiniBand or RoCE queue pair,
+ *	4.096 us << @ack_timeout (1 to 31); 0 keeps rdma_cm's choice, or
+ *	about 8.6 s on a software RoCE device. Ignored on iWARP, where TCP
+ *	times out. A dead peer is found after 7 such timeouts.
  *
  * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
  * the implementation; smbd_params_init() fills the defaults.
@@ -58,6 +62,7 @@ struct smbd_params {
 	u32 keepalive_timeout_ms;
 	u32 negotiate_timeout_ms;
 	u16 mr_count;
+	u8 ack_timeout;
 };
 
 /**

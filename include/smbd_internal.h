@@ -129,6 +129,13 @@ struct smbd_recv_ctx {
 	u32 rx_token;
 };
 
+/*
+ * An initiator on InfiniBand or RoCE probes its peer's queue pair this
+ * long after its Negotiate Request completed, and again as long as no
+ * Negotiate Response came (smbd_neg_probe_work()).
+ */
+#define SMBD_NEG_PROBE_MS	2000
+
 /* Local ACK timeout of a software RoCE device: 4.096 us << 21, ~8.6 s. */
 #define SMBD_SOFT_ROCE_ACK_TIMEOUT	21
 
@@ -284,6 +291,9 @@ struct smbd_sock {
 	int ss_cm_last;
 	/* How far the negotiation messages got (SMBD_NEG_*), named on timeout. */
 	unsigned long ss_neg_trace;
+	/* Probes of the peer's queue pair it answered (ss_lock), ditto. */
+	u32 ss_neg_probes;
+	struct ib_cqe ss_probe_cqe;
 
 	struct mutex ss_teardown_mutex;	/* serialises the verbs teardown */
 	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
@@ -341,6 +351,7 @@ struct smbd_sock {
 	struct work_struct ss_grant_work;
 	struct delayed_work ss_ka_work;
 	struct delayed_work ss_neg_work;
+	struct delayed_work ss_probe_work;
 	struct work_struct ss_disconnect_work;
 	struct work_struct ss_reap_work;
 
@@ -387,6 +398,7 @@ int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
 int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
+void smbd_neg_probe_work(struct work_struct *work);
 void smbd_xfer_wake(struct smbd_sock *sk);
 
 /* The keep-alive clock ([MS-SMBD] 3.1.6.2): jiffies, in ms. */

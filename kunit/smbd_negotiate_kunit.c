@@ -63,6 +63,12 @@ static void smbd_neg_params_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
 	p.send_credit_target = 1;
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	/* The local ACK timeout is a 5-bit exponent; 0 keeps the default. */
+	KUNIT_EXPECT_EQ(test, p.ack_timeout, 0);
+	p.ack_timeout = 31;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.ack_timeout = 32;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
 }
 
 /* [MS-SMBD] 3.1.5.2: what the initiator sends. */

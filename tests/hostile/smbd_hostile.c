@@ -1242,13 +1242,17 @@ static int h_send_resp(struct hconn *c, const u8 *resp, u32 len)
 
 /*
  * Server role: smbd connects to our listener; we answer with @resp
- * (@len bytes; NULL: never). Returns 0 connected, smbd's connect status,
- * -ETIME when smbd never reported one, or a setup error (*@setup set).
- * smbd's socket is never released before its connect has ended.
+ * (@len bytes; NULL: never). @abandon, with no @resp: drop the
+ * connection after the request as the stock ksmbd can (queue pair to
+ * the error state, no disconnect), with a short ACK timeout for smbd.
+ * Returns 0 connected, smbd's connect status, -ETIME when smbd never
+ * reported one, or a setup error (*@setup set). smbd's socket is never
+ * released before its connect has ended.
  */
 static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
-			  u32 len, u32 neg_ms, bool *setup)
+			  u32 len, u32 neg_ms, bool abandon, bool *setup)
 {
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
 	struct smbd_params sp;
 	int ret;
 
@@ -1261,6 +1265,9 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 		return -ENOMEM;
 	smbd_params_init(&sp, false);
 	sp.negotiate_timeout_ms = neg_ms ?: 5000;
+	/* 4.096 us << 16: retries run out 7 x 0.27 s after a probe. */
+	if (abandon)
+		sp.ack_timeout = 16;
 	ret = smbd_sock_create(&init_net, &sp, &p->s->sk);
 	if (ret)
 		return ret;
@@ -1283,6 +1290,10 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 	h_check_req(r, p->c);
 	if (resp) {
 		ret = h_send_resp(p->c, resp, len);
+		if (ret)
+			goto wait;
+	} else if (abandon) {
+		ret = ib_modify_qp(p->c->id->qp, &qa, IB_QP_STATE);
 		if (ret)
 			goto wait;
 	}
@@ -1389,7 +1400,7 @@ static int hp_open(struct hrun *r, struct hpair *p)
 	r->reconnects++;
 	if (r->server) {
 		h_resp_base(b);
-		ret = hp_open_server(r, p, b, NP_LEN, 0, &setup);
+		ret = hp_open_server(r, p, b, NP_LEN, 0, false, &setup);
 	} else {
 		h_req_base(b);
 		ret = hp_open_client(r, p, b, NQ_LEN, &setup);
@@ -1631,7 +1642,7 @@ static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
 		   get_unaligned_le16(msg + NQ_MAX_VERSION) < V1);
 
 	if (r->server)
-		ret = hp_open_server(r, &p, msg, len, 0, &setup);
+		ret = hp_open_server(r, &p, msg, len, 0, false, &setup);
 	else
 		ret = hp_open_client(r, &p, msg, len, &setup);
 	if (setup && ret) {
@@ -1675,21 +1686,47 @@ out:
 	kfree(b);
 }
 
-/* Server role: we accept and never answer; smbd's timer must fire. */
+/*
+ * Server role: we accept and never answer. smbd's timer must fire, not
+ * before: smbd probes our queue pair meanwhile on RoCE (twice in 5 s),
+ * and we are alive.
+ */
 static void h_neg_stall(struct hrun *r)
 {
 	struct hpair p = {};
 	unsigned long t0 = jiffies;
 	bool setup;
 	int ret;
-
 	u32 ms;
 
-	ret = hp_open_server(r, &p, NULL, 0, 1500, &setup);
+	ret = hp_open_server(r, &p, NULL, 0, 5000, false, &setup);
 	ms = jiffies_to_msecs(jiffies - t0);
-	CHECK(r, ret < 0 && ret != -ETIME && !setup && ms >= 1000 &&
-	      ms < 6000, "resp-never-sent",
-	      "connect gave %d after %u ms (timer 1500 ms)", ret, ms);
+	CHECK(r, ret == -ETIMEDOUT && !setup && ms >= 4500 && ms < 10000,
+	      "resp-never-sent",
+	      "connect gave %d after %u ms (timer 5000 ms)", ret, ms);
+	hp_close(&p);
+}
+
+/*
+ * Server role: we take the request, then drop the connection without a
+ * word: our queue pair goes to the error state, no disconnect is sent
+ * (the stock ksmbd's race, over RoCE). smbd must find out long before
+ * its Negotiation Timer: at once on iWARP (siw closes the stream), by
+ * its probe on RoCE ([MS-SMBD] 3.1.4.1 gives the peer 120 s, not a dead
+ * peer).
+ */
+static void h_neg_abandon(struct hrun *r)
+{
+	struct hpair p = {};
+	unsigned long t0 = jiffies;
+	bool setup;
+	int ret;
+	u32 ms;
+
+	ret = hp_open_server(r, &p, NULL, 0, 30000, true, &setup);
+	ms = jiffies_to_msecs(jiffies - t0);
+	CHECK(r, ret == -ECONNRESET && !setup && ms < 15000, "peer-abandons",
+	      "connect gave %d after %u ms (timer 30000 ms)", ret, ms);
 	hp_close(&p);
 }
 
@@ -2381,8 +2418,10 @@ static void h_run(struct hrun *r)
 	/* 1. negotiation */
 	for (i = 0; i < ncases; i++)
 		h_neg_case(r, &negs[i]);
-	if (r->server)
+	if (r->server) {
 		h_neg_stall(r);
+		h_neg_abandon(r);
+	}
 	CHECK(r, !r->fail_neg, "negotiation-messages-from-smbd", "%s",
 	      r->why_neg);
 	t = jiffies;
