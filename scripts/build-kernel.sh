@@ -4,9 +4,9 @@
 # Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
 #
 # The result is cached outside the tree, keyed by the source package version
-# and the hash of kernel/smbd-test.config and of this script's build steps
-# (KEY-BEGIN to KEY-END, the siw fix below included), and reused by later
-# runs:
+# and the hash of kernel/smbd-test.config, of the fixes in kernel/*.patch
+# and of this script's build steps (KEY-BEGIN to KEY-END, the siw fix
+# below included), and reused by later runs:
 #   $SMBD_CACHE/kernel-<version>-<hash>/build    the kernel build tree (KDIR)
 #   $SMBD_CACHE/kernel-<version>-<hash>/modroot  modules_install output
 # Prints the cache directory on stdout; progress goes to stderr.
@@ -19,7 +19,7 @@ tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
 
 ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-hash=$( { cat "$frag"; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
+hash=$( { cat "$frag" "$top"/kernel/*.patch; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
 out=$cache/kernel-$ver-$hash
 mkdir -p "$cache"
 
@@ -57,6 +57,13 @@ if grep -q 'read_\(un\)\?lock(&sk->sk_callback_lock)' "$out"/src/drivers/infinib
 	echo "test kernel: the siw sk_callback_lock fix did not apply" >&2
 	exit 1
 fi
+# Fixes to the stock code the tests talk to, each explained in its file:
+# kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
+# connection in 200 before reading its Negotiate Request).
+for p in "$top"/kernel/*.patch; do
+	patch -d "$out/src" -p1 --forward --no-backup-if-mismatch -s < "$p" ||
+		{ echo "test kernel: $(basename "$p") did not apply" >&2; exit 1; }
+done
 mkdir -p "$out/build"
 start=$(date +%s)
 make -s -C "$out/src" O="$out/build" tinyconfig >/dev/null

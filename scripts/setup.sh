@@ -14,7 +14,7 @@ export DEBIAN_FRONTEND=noninteractive
 # in the newest linux-headers-6.12.*-amd64 at install time.
 pkgs=(
 	linux-source-6.12 linux-headers-6.12-amd64
-	build-essential bc flex bison libelf-dev libssl-dev dwarves
+	build-essential bc flex bison libelf-dev libssl-dev dwarves patch
 	xz-utils gzip cpio kmod sparse python3 gawk coreutils util-linux
 	qemu-system-x86 busybox-static iproute2
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils

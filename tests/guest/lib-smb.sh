@@ -75,27 +75,6 @@ smb_kmsg_since() {
 	dmesg | sed -n "/$1/,\$p" | sed 1d
 }
 
-# smb_ksmbd_abandoned MARK RESULT: since MARK, the stock ksmbd gave up a
-# new connection before it read the Negotiate Request smbd had sent it,
-# and smbd's connect (RESULT, smbd_interop's line) ended for that reason.
-# ksmbd 6.12's race: recv_done() sets negotiation_requested before it
-# queues the message, so smb_direct_prepare() can wake, find the queue
-# empty and give up. Over iWARP its disconnect reaches smbd at once
-# (-104, ECONNRESET). Over IB/RoCE its rdma_disconnect() before
-# ESTABLISHED sends no DREQ (the CM skips it in REP_SENT) and only moves
-# its queue pair to the error state: smbd hears nothing until its
-# Negotiation Timer, and says so ("our Negotiate Request sent, nothing
-# from the peer"). Needs ksmbd's RDMA debug log (smb_rdma_debug_on).
-smb_ksmbd_abandoned() {
-	case $2 in *": -104 after "*) _r=1 ;; *) _r=0 ;; esac
-	smb_kmsg_since "$1" | awk -v r=$_r '
-		/ksmbd: smb_direct: Waiting for SMB_DIRECT negotiate request/ { w = 1; m = 0; next }
-		w && /ksmbd: smb_direct: MinVersion:/ { m = 1 }
-		w && !m && /ksmbd: smb_direct: Disconnecting cm_id=/ { a = 1 }
-		/smbd: initiator negotiation timed out \(negotiating, last CM event: established; our Negotiate Request sent, nothing from the peer\)/ { t = 1 }
-		END { exit !(a && (t || r)) }'
-}
-
 # smb_rdma_debug_on: ksmbd's RDMA debug log on (the file toggles)
 smb_rdma_debug_on() {
 	grep -q '\[rdma\]' "$SMB_CTL_DIR/debug" 2>/dev/null ||

@@ -41,7 +41,6 @@ run() {
 	prefix=$1
 	shift
 	t0=$(uptime_s)
-	rm=$(mark "run-$1")
 	if ! echo "$*" > $D/ctl 2>/tmp/si-ctl.err; then
 		nok "$prefix/$1" "writing \"$*\" failed: $(cat /tmp/si-ctl.err)"
 	fi
@@ -50,14 +49,6 @@ run() {
 	while IFS= read -r l; do
 		case $l in
 		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*/connect" - "*)
-			# a connect the stock ksmbd gave up (lib-smb.sh)
-			if [ "$1" = client ] && smb_ksmbd_abandoned "$rm" "$l"; then
-				echo "SMBD-TEST: skip $prefix/${l#not ok } - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race)"
-			else
-				echo "SMBD-TEST: not ok $prefix/${l#not ok }"
-			fi
-			;;
 		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
 		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
 		"") ;;

@@ -52,7 +52,7 @@ st_insmod first smbd_interop || exit 0
 # listener.
 ksmbd_first() {
 	p=first/$1/ksmbd
-	i=0 n=0 bad=0 peer=0 worst=0 why=""
+	i=0 n=0 bad=0 worst=0 why=""
 	t0=$(uptime_s)
 	while [ $i -lt "$N" ]; do
 		i=$((i + 1))
@@ -69,8 +69,6 @@ ksmbd_first() {
 		[ $i = 1 ] && port=$(smb_rdma_port)
 		# ksmbd's RDMA debug log: its side of a connect that fails
 		smb_rdma_debug_on
-		mk="first-mark-$1-$i-$(uptime_s)"
-		echo "$mk" > /dev/kmsg
 		echo "connect $2 $port timeout=$TIMEOUT" > $D/ctl
 		r=$(cat $D/result)
 		n=$((n + 1))
@@ -80,15 +78,9 @@ ksmbd_first() {
 			[ "${ms:-0}" -gt "$worst" ] && worst=$ms
 			;;
 		*)
-			if smb_ksmbd_abandoned "$mk" "$r"; then
-				# the peer's bug, not smbd's: see lib-smb.sh
-				peer=$((peer + 1))
-				echo "SMBD-TEST: skip $p/connect-$i - the stock ksmbd gave up the connection before reading the Negotiate Request it had received (its negotiation race): $r"
-			else
-				bad=$((bad + 1))
-				why="connect $i: $r"
-				echo "    $p: connect $i: $r"
-			fi
+			bad=$((bad + 1))
+			why="connect $i: $r"
+			echo "    $p: connect $i: $r"
 			dump "$1 connect $i"
 			;;
 		esac
@@ -99,7 +91,7 @@ ksmbd_first() {
 	done
 	[ $bad = 0 ] && [ $n = "$N" ]
 	st=$?
-	msg="$n of $N connects, each right after ksmbd started: $bad failed, $peer given up by ksmbd (skipped), $worst ms worst, $(since "$t0") s${why:+; last: $why}"
+	msg="$n of $N connects, each right after ksmbd started: $bad failed, $worst ms worst, $(since "$t0") s${why:+; last: $why}"
 	if [ $st = 0 ]; then ok "$p/first-connects" "$msg"; else nok "$p/first-connects" "$msg"; fi
 }
 
