@@ -113,7 +113,26 @@ smb_unload_module() {
 	smb_loaded "$1" || return 0
 	smb_wait 20 $SMB_RMMOD "$1" 2>/dev/null && return 0
 	smb_log "rmmod $1 failed: $(grep "^$1 " /proc/modules)"
+	smb_task_stacks
 	return 1
+}
+
+# smb_task_stacks: where every kernel thread and process of cifs, ksmbd
+# and smbd is (what holds a module that will not unload)
+smb_task_stacks() {
+	for d in /proc/[0-9]*; do
+		c=$(cat "$d/comm" 2>/dev/null) || continue
+		case "$c" in
+		cifs*|ksmbd*|smbd*|mount*|kworker*) ;;
+		*) continue ;;
+		esac
+		st=$(cat "$d/stack" 2>/dev/null)
+		case "$c" in
+		kworker*) echo "$st" | grep -qE 'cifs|smb|ksmbd' || continue ;;
+		esac
+		smb_log "task ${d#/proc/} $c ($(cut -d' ' -f3 "$d/stat" 2>/dev/null)):"
+		echo "$st" | sed 's/^/        /'
+	done
 }
 
 # ---------------------------------------------------------------- server
