@@ -269,7 +269,7 @@ static void smbd_neg_expired(struct smbd_sock *sk)
 	enum smbd_state state = READ_ONCE(sk->ss_state);
 	int ev = READ_ONCE(sk->ss_cm_last);
 	unsigned long neg = READ_ONCE(sk->ss_neg_trace);
-	char probes[32] = "";
+	char probes[48] = "";
 
 	if (state >= SMBD_CONNECTED)
 		return;
@@ -280,8 +280,10 @@ static void smbd_neg_expired(struct smbd_sock *sk)
 	 * queue pair answered our probes).
 	 */
 	if (!sk->ss_responder && !sk->ss_iwarp && neg & BIT(SMBD_NEG_SENT))
-		snprintf(probes, sizeof(probes), "; %u probes answered",
-			 READ_ONCE(sk->ss_neg_probes));
+		snprintf(probes, sizeof(probes), "; %u probes answered%s",
+			 READ_ONCE(sk->ss_neg_probes),
+			 neg & BIT(SMBD_NEG_PROBE_UNPOSTED) ? ", one unposted" :
+			 "");
 	if (!test_and_set_bit(SMBD_NEG_EXPIRED, &sk->ss_neg_trace))
 		pr_info_ratelimited("smbd: %s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer%s)\n",
 				    sk->ss_responder ? "responder" : "initiator",
@@ -568,7 +570,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * (16 busy connections in a TCG guest) ACKs lagged past rdma_cm's
 	 * default (about 0.5 s), and still past 2.1 s 11 and 45 times in two
 	 * 16 x 64 MiB runs. Give it about 8.6 s per try: a dead peer is
-	 * still found within a minute (6 tries), and keep-alive sooner.
+	 * still found within about a minute (7 tries), and keep-alive
+	 * sooner.
 	 */
 	if (!sk->ss_iwarp && (sk->ss_params.ack_timeout ||
 			      ib_uses_virt_dma(ibdev))) {
@@ -606,6 +609,8 @@ static void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 				bool disconnect)
 {
 	lockdep_assert_held(&sk->ss_teardown_mutex);
+	/* The negotiation probe relies on it (smbd_neg_probe_work()). */
+	WARN_ON_ONCE(READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING);
 
 	cancel_work_sync(&sk->ss_disconnect_work);
 	mutex_lock(&sk->ss_send_mutex);

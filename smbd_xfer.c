@@ -689,11 +689,14 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
 			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
 		/*
-		 * Under ss_lock, with the state: teardown leaves NEGOTIATING
-		 * before it drains, so nothing queues the probe after that.
+		 * Under ss_lock, with the state: whoever calls the teardown
+		 * leaves NEGOTIATING first, and the teardown drains before
+		 * it cancels the probe, so nothing queues it after that. One
+		 * chain only: the send queue has room for one probe.
 		 */
 		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
-		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING)
+		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
+		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace))
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 	}
@@ -1282,28 +1285,34 @@ void smbd_grant_work(struct work_struct *work)
 /*
  * A probe of the peer's queue pair completed. Success: the peer's queue
  * pair is alive, so keep waiting for its Negotiate Response and probe
- * again. A flush: our queue pair is being torn down, for a reason told
- * elsewhere. Anything else: the peer is gone.
+ * again. A flush: our queue pair left RTS for another reason, which ends
+ * the connection all the same. Retries exhausted: the peer is gone
+ * (-ECONNRESET). Anything else, such as a peer that refuses remote
+ * writes: our queue pair is in the error state (-ECONNABORTED). A probe
+ * still out when the response came ends a connection just established.
  */
 static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
 					    ss_probe_cqe);
+	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
 
 	if (wc->status == IB_WC_SUCCESS) {
 		spin_lock(&sk->ss_lock);
-		sk->ss_neg_probes++;
+		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
 		if (sk->ss_state == SMBD_NEGOTIATING)
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 		spin_unlock(&sk->ss_lock);
 		return;
 	}
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
-		return;
-	pr_info_ratelimited("smbd: initiator negotiation: the peer's queue pair stopped answering (%s) before its Negotiate Response\n",
-			    ib_wc_status_msg(wc->status));
-	smbd_sock_error(sk, -ECONNRESET);
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("smbd: initiator probe of the peer's queue pair failed (%s) %s\n",
+				    ib_wc_status_msg(wc->status),
+				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
+				    "before its Negotiate Response" :
+				    "after negotiation");
+	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
 }
 
 /**
@@ -1324,8 +1333,8 @@ static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
  * it, or our retries run out and the probe fails: then the connection is
  * gone, and the connect fails at once with -ECONNRESET instead of at the
  * timer's end. A peer that refuses remote writes loses the connection
- * too, but only after it left a Negotiate Request unanswered for
- * SMBD_NEG_PROBE_MS.
+ * too (-ECONNABORTED), but only after it left a Negotiate Request
+ * unanswered for SMBD_NEG_PROBE_MS.
  *
  * Context: process (smbd_wq).
  */
@@ -1341,13 +1350,15 @@ void smbd_neg_probe_work(struct work_struct *work)
 
 	sk->ss_probe_cqe.done = smbd_neg_probe_done;
 	/*
-	 * The state, under ss_lock, guards the queue pair: teardown leaves
-	 * NEGOTIATING before it drains and destroys it. A post that fails
-	 * leaves the Negotiation Timer to end the connection.
+	 * The state, under ss_lock, guards the queue pair: the teardown's
+	 * callers leave NEGOTIATING before it drains and destroys it. A post
+	 * that fails leaves the Negotiation Timer to end the connection,
+	 * and its line to say so.
 	 */
 	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_state == SMBD_NEGOTIATING)
-		ib_post_send(sk->ss_qp, &wr.wr, NULL);
+	if (sk->ss_state == SMBD_NEGOTIATING &&
+	    ib_post_send(sk->ss_qp, &wr.wr, NULL))
+		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
 	spin_unlock_bh(&sk->ss_lock);
 }
 

@@ -84,6 +84,8 @@ enum smbd_neg_trace {
 	SMBD_NEG_SEND_FAILED,	/* ... and its send completed in error */
 	SMBD_NEG_RECEIVED,	/* a message arrived while negotiating */
 	SMBD_NEG_EXPIRED,	/* the Negotiation Timer's end was reported */
+	SMBD_NEG_PROBING,	/* the one chain of probes was started */
+	SMBD_NEG_PROBE_UNPOSTED,	/* ... and a probe could not be posted */
 };
 
 /* Where a listener's child is: set under the listener's ss_lock. */
@@ -291,7 +293,12 @@ struct smbd_sock {
 	int ss_cm_last;
 	/* How far the negotiation messages got (SMBD_NEG_*), named on timeout. */
 	unsigned long ss_neg_trace;
-	/* Probes of the peer's queue pair it answered (ss_lock), ditto. */
+	/*
+	 * Probes of the peer's queue pair while the Negotiate Response is
+	 * due (smbd_neg_probe_work()): how many it answered (written under
+	 * ss_lock, named on timeout), and the completion entry of the one
+	 * probe that can be out.
+	 */
 	u32 ss_neg_probes;
 	struct ib_cqe ss_probe_cqe;
 

@@ -19,6 +19,7 @@ tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
 
 ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+shopt -s nullglob	# kernel/*.patch may be none
 hash=$( { cat "$frag" "$top"/kernel/*.patch; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
 out=$cache/kernel-$ver-$hash
 mkdir -p "$cache"

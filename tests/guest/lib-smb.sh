@@ -130,7 +130,7 @@ smb_task_stacks() {
 		case "$c" in
 		kworker*) echo "$st" | grep -qE 'cifs|smb|ksmbd' || continue ;;
 		esac
-		smb_log "task ${d#/proc/} $c ($(cut -d' ' -f3 "$d/stat" 2>/dev/null)):"
+		smb_log "task ${d#/proc/} $c ($(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f1)):"
 		echo "$st" | sed 's/^/        /'
 	done
 }

@@ -36,6 +36,8 @@ lane() {
 	done
 }
 
+mark="hostile-mark-$(uptime_s)"
+echo "$mark" > /dev/kmsg
 t0=$(uptime_s)
 lane 0 rxe 192.0.2.1 7401 &
 p0=$!
@@ -56,7 +58,7 @@ done
 # The stall case on RoCE: smbd probed our live queue pair while it waited
 # for the Negotiate Response, and still waited for its timer (the timer's
 # line counts the probes answered; siw is never probed).
-n=$(dmesg | grep -c 'initiator negotiation timed out (.*; [1-9][0-9]* probes answered)')
+n=$(dmesg | sed -n "/$mark/,\$p" | grep -c 'initiator negotiation timed out (.*; [1-9][0-9]* probes answered')
 if [ "$n" -ge 1 ]; then ok hostile/rxe/stall-probes-answered "$n"; else nok hostile/rxe/stall-probes-answered "no timeout line with probes answered"; fi
 
 if $RMMOD smbd_hostile; then ok hostile/unload-smbd_hostile; else nok hostile/unload-smbd_hostile; fi
