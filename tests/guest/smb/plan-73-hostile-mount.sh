@@ -35,6 +35,8 @@ connections() {
 	grep -cE '^(initiator|responder) ' /sys/kernel/debug/smbd/connections
 }
 no_connections() { [ "$(connections)" = 0 ]; }
+# no_cifsd: no cifs server thread left (each holds the cifs module)
+no_cifsd() { ! grep -qx cifsd /proc/[0-9]*/comm 2>/dev/null; }
 
 # loop PROVIDER ADDR: the hostile server and the mount loop against it
 loop() {
@@ -80,6 +82,13 @@ loop() {
 	fi
 	[ $mounts -gt 0 ] && [ $mounted = 0 ] && [ $hung = 0 ]
 	result $? "$p/every-mount-fails" "$mounts mounts: $mounted succeeded, $hung hung"
+	# A cifs server thread ends by itself once its mount failed. When
+	# a request was queued as the connection died, cifs's
+	# clean_demultiplex_info() gives it 46 s (fs/smb/client/connect.c)
+	# before the thread exits and lets go of the module.
+	t=$(uptime_s)
+	smb_wait 60 no_cifsd || smb_task_stacks
+	echo "SMBD-INFO: $p: cifs threads gone after $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
 	smb_unload_module cifs
 	result $? "$p/rmmod-cifs"
 	# A failed connect is released at once; give teardown work a moment.
