@@ -60,7 +60,9 @@ if grep -q 'read_\(un\)\?lock(&sk->sk_callback_lock)' "$out"/src/drivers/infinib
 fi
 # Fixes to the stock code the tests talk to, each explained in its file:
 # kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
-# connection in 200 before reading its Negotiate Request).
+# connection in 200 before reading its Negotiate Request) and
+# kernel/siw-listener-close.patch (a connection closed before siw
+# accepted it freed the listener: use-after-free at its destroy).
 for p in "$top"/kernel/*.patch; do
 	patch -d "$out/src" -p1 --forward --no-backup-if-mismatch -s < "$p" ||
 		{ echo "test kernel: $(basename "$p") did not apply" >&2; exit 1; }

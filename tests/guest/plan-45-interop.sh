@@ -71,6 +71,26 @@ kmsg() {
 	smb_kmsg_since "$1" | grep -E 'ksmbd|CIFS|cifs|smbd' | tail -n 25 | sed 's/^/    kmsg: /'
 }
 
+# tcp_closers PREFIX ADDR: 30 TCP connections to smbd's siw listener that
+# close at once (a port scan, or an initiator that gives up right after
+# the TCP handshake, as the stock cifs does when a signal interrupts its
+# connect). Until siw accepts such a connection it carries the
+# listener's endpoint, and its close used to release the listener
+# (kernel/siw-listener-close.patch): later connects were refused, and
+# the listener's release read freed memory. Each must connect; the cifs
+# connection that follows and the listener's release show the rest.
+tcp_closers() {
+	rm -f /tmp/closers
+	# At once, so that some close before siw's one worker accepts them.
+	for _i in $(seq 30); do
+		{ nc "$2" $PORT -e true 2>/dev/null && echo ok >> /tmp/closers; } &
+	done
+	wait
+	_n=$(grep -c ok /tmp/closers 2>/dev/null)
+	[ "${_n:-0}" = 30 ]
+	result $? "$1/tcp-closers" "${_n:-0} of 30 connected and closed at once"
+}
+
 # cifs_against_smbd NAME ADDR: part 2 over one provider
 cifs_against_smbd() {
 	p=interop/$1
@@ -78,6 +98,7 @@ cifs_against_smbd() {
 	mnt=/mnt/interop-$1
 
 	run "$p" listen "$addr" $PORT timeout=20
+	[ "$1" = siw ] && tcp_closers "$p" "$addr"
 	smb_load_module cifs "$SMB_CIFS_KO"
 	result $? "$p/cifs/load-cifs" || { run "$p" stop "$addr" $PORT; return; }
 	mkdir -p "$mnt"
