@@ -62,6 +62,39 @@
 #define SMBD_ACT_CONNECTED	BIT(5)
 
 static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+/*
+ * A probe of the peer's queue pair completed. Success: the peer's queue
+ * pair is alive, so keep waiting for its Negotiate Response and probe
+ * again. A flush: our queue pair left RTS for another reason, which ends
+ * the connection all the same. Retries exhausted: the peer is gone
+ * (-ECONNRESET). Anything else, such as a peer that refuses remote
+ * writes: our queue pair is in the error state (-ECONNABORTED). A probe
+ * still out when the response came ends a connection just established.
+ */
+static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
+					    ss_probe_cqe);
+	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
+
+	if (wc->status == IB_WC_SUCCESS) {
+		spin_lock(&sk->ss_lock);
+		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
+		if (sk->ss_state == SMBD_NEGOTIATING)
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		spin_unlock(&sk->ss_lock);
+		return;
+	}
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("smbd: initiator probe of the peer's queue pair failed (%s) %s\n",
+				    ib_wc_status_msg(wc->status),
+				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
+				    "before its Negotiate Response" :
+				    "after negotiation");
+	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
+}
+
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 static void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
@@ -696,9 +729,11 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		 */
 		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
 		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
-		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace))
+		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
+			sk->ss_probe_cqe.done = smbd_neg_probe_done;
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		}
 	}
 	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
 	list_add(&tx->tx_node, &sk->ss_tx_free);
@@ -1282,39 +1317,6 @@ void smbd_grant_work(struct work_struct *work)
 		smbd_send_empty(sk);
 }
 
-/*
- * A probe of the peer's queue pair completed. Success: the peer's queue
- * pair is alive, so keep waiting for its Negotiate Response and probe
- * again. A flush: our queue pair left RTS for another reason, which ends
- * the connection all the same. Retries exhausted: the peer is gone
- * (-ECONNRESET). Anything else, such as a peer that refuses remote
- * writes: our queue pair is in the error state (-ECONNABORTED). A probe
- * still out when the response came ends a connection just established.
- */
-static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
-					    ss_probe_cqe);
-	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
-
-	if (wc->status == IB_WC_SUCCESS) {
-		spin_lock(&sk->ss_lock);
-		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
-		if (sk->ss_state == SMBD_NEGOTIATING)
-			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
-					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
-		spin_unlock(&sk->ss_lock);
-		return;
-	}
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_info_ratelimited("smbd: initiator probe of the peer's queue pair failed (%s) %s\n",
-				    ib_wc_status_msg(wc->status),
-				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
-				    "before its Negotiate Response" :
-				    "after negotiation");
-	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
-}
-
 /**
  * smbd_neg_probe_work() - is the peer's queue pair still there?
  * @work: ss_probe_work
@@ -1348,7 +1350,6 @@ void smbd_neg_probe_work(struct work_struct *work)
 		.wr.send_flags = IB_SEND_SIGNALED,
 	};
 
-	sk->ss_probe_cqe.done = smbd_neg_probe_done;
 	/*
 	 * The state, under ss_lock, guards the queue pair: the teardown's
 	 * callers leave NEGOTIATING before it drains and destroys it. A post
