@@ -1690,47 +1690,33 @@ out:
 }
 
 /*
- * Server role: we accept and never answer. smbd's timer must fire, not
- * before: smbd probes our queue pair meanwhile on RoCE (every 2 s from
- * its request on, so at least once even after a slow setup), and we
- * are alive.
+ * Server role: we take smbd's Negotiate Request and stay silent.
+ * - Alive (@abandon false): smbd's timer must fire, not before. On RoCE
+ *   smbd probes our queue pair meanwhile (every 2 s from its request on,
+ *   so at least once even after a slow setup), and we answer.
+ * - Gone (@abandon true): our queue pair goes to the error state and no
+ *   disconnect is sent, as the stock ksmbd's race did over RoCE. smbd
+ *   must find out long before its timer: at once on iWARP (siw closes
+ *   the stream), by its probe on RoCE ([MS-SMBD] 3.1.4.1 gives a peer
+ *   120 s, not a dead one).
  */
-static void h_neg_stall(struct hrun *r)
+static void h_neg_silent(struct hrun *r, bool abandon)
 {
-	struct hpair p = {};
+	u32 ms, neg_ms = abandon ? 30000 : 8000;
 	unsigned long t0 = jiffies;
-	bool setup;
-	int ret;
-	u32 ms;
-
-	ret = hp_open_server(r, &p, NULL, 0, 8000, false, &setup);
-	ms = jiffies_to_msecs(jiffies - t0);
-	CHECK(r, ret == -ETIMEDOUT && !setup && ms >= 7500 && ms < 13000,
-	      "resp-never-sent",
-	      "connect gave %d after %u ms (timer 8000 ms)", ret, ms);
-	hp_close(&p);
-}
-
-/*
- * Server role: we take the request, then drop the connection without a
- * word: our queue pair goes to the error state, no disconnect is sent
- * (the stock ksmbd's race, over RoCE). smbd must find out long before
- * its Negotiation Timer: at once on iWARP (siw closes the stream), by
- * its probe on RoCE ([MS-SMBD] 3.1.4.1 gives the peer 120 s, not a dead
- * peer).
- */
-static void h_neg_abandon(struct hrun *r)
-{
 	struct hpair p = {};
-	unsigned long t0 = jiffies;
-	bool setup;
+	bool setup, good;
 	int ret;
-	u32 ms;
 
-	ret = hp_open_server(r, &p, NULL, 0, 30000, true, &setup);
+	ret = hp_open_server(r, &p, NULL, 0, neg_ms, abandon, &setup);
 	ms = jiffies_to_msecs(jiffies - t0);
-	CHECK(r, ret == -ECONNRESET && !setup && ms < 20000, "peer-abandons",
-	      "connect gave %d after %u ms (timer 30000 ms)", ret, ms);
+	if (abandon)
+		good = ret == -ECONNRESET && ms < 20000;
+	else
+		good = ret == -ETIMEDOUT && ms >= neg_ms - 500 &&
+		       ms < neg_ms + 5000;
+	CHECK(r, good && !setup, abandon ? "peer-abandons" : "resp-never-sent",
+	      "connect gave %d after %u ms (timer %u ms)", ret, ms, neg_ms);
 	hp_close(&p);
 }
 
@@ -2423,8 +2409,8 @@ static void h_run(struct hrun *r)
 	for (i = 0; i < ncases; i++)
 		h_neg_case(r, &negs[i]);
 	if (r->server) {
-		h_neg_stall(r);
-		h_neg_abandon(r);
+		h_neg_silent(r, false);
+		h_neg_silent(r, true);
 	}
 	CHECK(r, !r->fail_neg, "negotiation-messages-from-smbd", "%s",
 	      r->why_neg);
