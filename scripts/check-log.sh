@@ -217,6 +217,22 @@ for i, (n, ts, text) in enumerate(lines):
     reports.append([kind, text, i])
     last = kn
 
+# The plan that was running at line i (the last "SMBD-PLAN: begin" before it).
+def plan_at(i):
+    for n, ts, t in reversed(lines[:i]):
+        if ts is None and t.startswith("SMBD-PLAN: begin "):
+            return t.split()[-1].rsplit("/", 1)[-1]
+    return "boot"
+
+# Where a report is, for its name: the CI log may show only the summary.
+# "WARNING: CPU: 1 PID: 77 at drivers/x.c:12 foo+0x1/0x2 [mod]" gives
+# "drivers/x.c:12 foo [mod]"; other kinds give their first line.
+def where(first):
+    m = re.search(r" at (\S+) (\S+?)\+0x[0-9a-f]+/0x[0-9a-f]+( \[\w+\])?", first)
+    if m:
+        return m.group(1) + " " + m.group(2) + (m.group(3) or "")
+    return first[:120]
+
 # Report text: its kernel lines up to the next report or guest marker.
 for r, (kind, first, i) in enumerate(reports):
     end = reports[r + 1][2] if r + 1 < len(reports) else len(lines)
@@ -228,7 +244,8 @@ for r, (kind, first, i) in enumerate(reports):
             break
         if ts is not None:
             text.append(t)
-    fail("kernel", kind, "\n".join(text))
+    fail("kernel", "%s in %s: %s" % (kind, plan_at(i), where(first)),
+         "\n".join(text))
 
 # ---------------------------------------------------------------- kmemleak
 inblk, leaks, cur = False, [], None

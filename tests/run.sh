@@ -79,6 +79,10 @@ add_counts() {
 	while IFS= read -r l; do
 		failed_names+=("$2: $l")
 	done < <(grep -aE '^(-- \[|not ok )' "$1" | sed -E 's/^-- //')
+	# The start of each kernel report, again at the end of the run: CI may
+	# keep only the last part of what the run printed.
+	awk '/^-- \[kernel\]/ { n = 14; print; next } n > 0 && /^   \| / { print; n--; next } { n = 0 }' \
+		"$1" >>"$out/report-heads.log"
 	p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
 	f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
 	s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
@@ -118,6 +122,10 @@ finish() {
 	local line="$pass passed, $fail failed"
 
 	[ $skip -gt 0 ] && line+=", $skip skipped"
+	if [ -s "$out/report-heads.log" ]; then
+		echo "== kernel reports (their first lines; the whole ones are above):"
+		cat "$out/report-heads.log"
+	fi
 	if [ ${#failed_names[@]} -gt 0 ]; then
 		echo "== failed:"
 		printf '  %s\n' "${failed_names[@]}"
