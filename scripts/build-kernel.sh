@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
+#   build-kernel.sh [bench]
+# With "bench", the bench kernel (scripts/bench.sh) instead: the same
+# kernel without the bug finders (kernel/smbd-bench.config).
 #
 # The result is cached outside the tree, keyed by the source package version
 # and the hash of kernel/smbd-test.config, of the fixes in kernel/*.patch
@@ -14,14 +17,30 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 frag=$top/kernel/smbd-test.config
+flavour=${1:-test}
 cache=${SMBD_CACHE:-$HOME/.cache/smbd}
+case $flavour in
+test) name=kernel ;;
+bench)
+	name=bench-kernel
+	# The test fragment above its bug finders, less the keys the bench
+	# fragment sets, then the bench fragment.
+	bfrag=$top/kernel/smbd-bench.config
+	keys=$(grep -oE '^CONFIG_[A-Z0-9_]+' "$bfrag" | sed 's/$/=/')
+	merged=$(mktemp "${TMPDIR:-/tmp}/smbd-bench-config.XXXXXX")
+	trap 'rm -f "$merged"' EXIT
+	{ sed '/^# Bug finders/,$d' "$frag" | grep -vF "$keys"; cat "$bfrag"; } > "$merged"
+	frag=$merged
+	;;
+*) echo "usage: $0 [bench]" >&2; exit 2 ;;
+esac
 tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
 
 ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 shopt -s nullglob	# kernel/*.patch may be none
 hash=$( { cat "$frag" "$top"/kernel/*.patch; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
-out=$cache/kernel-$ver-$hash
+out=$cache/$name-$ver-$hash
 mkdir -p "$cache"
 
 exec 9>"$cache/.lock"

@@ -6,7 +6,8 @@
 # KERNEL_CACHE_DIR is what scripts/build-kernel.sh printed. The image holds
 # busybox-static (applets as symlinks), iproute2's ip and rdma, kmod, the
 # rdma-core tools (rping, ibv_devinfo, perftest's ib_*_bw when installed)
-# with libibverbs/librdmacm and the verbs provider plugins, ksmbd-tools
+# with libibverbs/librdmacm and the verbs provider plugins, the tools
+# named in $SMBD_INITRAMFS_TOOLS (the benchmark's fio and perf), ksmbd-tools
 # and mount.cifs (the stock SMB peers' user space), the kernel's modules,
 # tests/guest/init.sh as /init, and tests/guest/lib-*.sh and each
 # EXTRA_FILE in /smbd/.
@@ -72,6 +73,14 @@ for t in rping ibv_devinfo ibv_devices ibv_rc_pingpong udaddy ucmatose \
 done
 for t in rping ibv_devinfo; do
 	[ -e "$root/usr/bin/$t" ] || { echo "mkinitramfs: $t not installed (run scripts/setup.sh)" >&2; exit 1; }
+done
+
+# The benchmark's tools (scripts/bench.sh): SMBD_INITRAMFS_TOOLS="fio perf",
+# each required.
+for t in ${SMBD_INITRAMFS_TOOLS:-}; do
+	p=$(command -v "$t" 2>/dev/null) ||
+		{ echo "mkinitramfs: $t not installed (scripts/bench.sh installs it)" >&2; exit 1; }
+	put_elf "$p" "/usr/bin/$t"
 done
 
 # glibc dlopen()s libgcc_s for pthread_exit/cancel (rping's threads).

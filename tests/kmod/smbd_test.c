@@ -36,6 +36,13 @@
  *   defport ADDR 0 iwarp=0|1
  *	port 0 picks SMB Direct's port of the device, for a listener and
  *	for a connection; the wildcard address needs a port.
+ *   rr ADDR PORT [msg=B] [count=N]
+ *	(the benchmark) N round trips of one msg-byte message through the
+ *	ECHO server, each sent when the last came back; prints round trips
+ *	per second, p50 and p99.
+ *   connrate ADDR PORT [count=N]
+ *	(the benchmark) N connections set up and released one after the
+ *	other; prints setups per second and the connect's p50 and p99.
  * ADDR is IPv4 or IPv6 (without brackets).
  * Every client command also takes timeout=SECONDS (default 120): past
  * it, its sockets are shut down so that blocked calls return.
@@ -76,6 +83,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
@@ -462,6 +470,11 @@ static int st_conn_thread(void *arg)
 	allow_signal(SIGKILL);
 	err = smbd_sock_query(sk, &info);
 	cap = info.max_fragmented_recv_size;
+	/* A client that connected only to leave (connrate) is gone already. */
+	if (err == -ECONNRESET || err == -ENOTCONN || err == -ECONNABORTED) {
+		c->end_err = err;
+		goto out;
+	}
 	if (err || !cap || cap > SZ_64M) {
 		st_conn_problem(c, "query: %d, max_fragmented_recv_size %u",
 				err, cap);
@@ -801,6 +814,7 @@ struct st_cmd {
 	u32 msg;
 	u32 stall_ms;
 	u32 timeout_s;
+	u32 count;
 	enum { ST_DIR_UP, ST_DIR_DOWN, ST_DIR_BOTH } dir;
 
 	/* the watchdog: past timeout_s, shut every socket down */
@@ -2056,6 +2070,138 @@ out:
 	kfree(u);
 }
 
+/* ------------------------------------------------------------ bench */
+
+/*
+ * The benchmark's commands (scripts/bench.sh). Each reports one "info"
+ * line of figures, and "ok" only when every message came back intact.
+ */
+
+static int st_u32_cmp(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* st_pct: the @pct-th percentile of the sorted @v[@n] */
+static u32 st_pct(const u32 *v, u32 n, u32 pct)
+{
+	return n ? v[min_t(u32, n - 1, div_u64((u64)n * pct, 100))] : 0;
+}
+
+/*
+ * rr: count= round trips of one msg=-byte message (default 4 KiB) through
+ * the ECHO server on one connection, each sent when the last came back,
+ * after 100 not counted. Reports round trips per second, p50 and p99.
+ */
+static void st_cmd_rr(struct st_cmd *c)
+{
+	u32 i, n = c->count, warm = 100, len = c->msg, *ns = NULL, ms;
+	struct smbd_sock *sk = NULL;
+	struct smbd_recv_info ri;
+	struct st_upcalls u;
+	struct iov_iter it;
+	struct kvec kv;
+	u8 *out, *in;
+	char why[128] = "";
+	ktime_t t0, t;
+	ssize_t r;
+	u64 a[5];
+	int err;
+
+	out = kvmalloc(len, GFP_KERNEL);
+	in = kvmalloc(len, GFP_KERNEL);
+	ns = kvmalloc_array(n, sizeof(*ns), GFP_KERNEL);
+	if (!out || !in || !ns || len < 8) {
+		st_check(false, "rr/setup", "msg %u, count %u", len, n);
+		goto out;
+	}
+	st_fill(out, len, c->seed);
+	st_upcalls_init(&u);
+	err = st_connect(c, &u, false, &sk);
+	if (!st_check(!err, "rr/connect", "%d", err))
+		goto out;
+	err = st_hello(sk, ST_MODE_ECHO, 0, 0, 0, why, sizeof(why));
+	if (!st_check(!err, "rr/hello", "%s", why))
+		goto out;
+	t0 = ktime_get();
+	for (i = 0; i < warm + n; i++) {
+		t = ktime_get();
+		kv.iov_base = out;
+		kv.iov_len = len;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+		r = smbd_sock_send(sk, &it, 0);
+		if (r == len) {
+			kv.iov_base = in;
+			iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+			r = smbd_sock_recv(sk, &it, 0, &ri);
+		}
+		if (r != len || memcmp(in, out, len)) {
+			scnprintf(why, sizeof(why), "round trip %u: %zd", i, r);
+			break;
+		}
+		if (i == warm)
+			t0 = t;
+		if (i >= warm)
+			ns[i - warm] = min_t(s64, ktime_to_ns(ktime_sub(ktime_get(), t)),
+					     U32_MAX);
+	}
+	ms = max_t(u32, st_ms_since(t0), 1);
+	if (!st_check(i == warm + n, "rr/data", "%s", why))
+		goto out;
+	err = st_end(sk, a, why, sizeof(why));
+	st_check(!err && a[0] == warm + n && !a[2], "rr/server-counts",
+		 "%s%sserver echoed %llu messages, %llu with a bad trailer",
+		 why, why[0] ? "; " : "", a[0], a[2]);
+	sort(ns, n, sizeof(*ns), st_u32_cmp, NULL);
+	st_info("rr: %u round trips of %u bytes in %u ms: %llu per s, p50 %u us, p99 %u us",
+		n, len, ms, div_u64((u64)n * 1000, ms),
+		st_pct(ns, n, 50) / 1000, st_pct(ns, n, 99) / 1000);
+out:
+	st_release(c, sk);
+	kvfree(ns);
+	kvfree(in);
+	kvfree(out);
+}
+
+/*
+ * connrate: count= connections set up (rdma_cm connect and SMB Direct
+ * negotiation) and released, one after the other. Reports setups per
+ * second and the p50 and p99 of the connect alone.
+ */
+static void st_cmd_connrate(struct st_cmd *c)
+{
+	u32 i, n = c->count, *ns, ms;
+	struct smbd_sock *sk;
+	ktime_t t0, t;
+	int err = 0;
+
+	ns = kvmalloc_array(n, sizeof(*ns), GFP_KERNEL);
+	if (!ns) {
+		st_check(false, "connrate/setup", "count %u", n);
+		return;
+	}
+	t0 = ktime_get();
+	for (i = 0; i < n && !READ_ONCE(c->expired); i++) {
+		t = ktime_get();
+		err = st_connect(c, NULL, false, &sk);
+		if (err)
+			break;
+		ns[i] = min_t(s64, ktime_to_ns(ktime_sub(ktime_get(), t)), U32_MAX);
+		st_release(c, sk);
+	}
+	ms = max_t(u32, st_ms_since(t0), 1);
+	if (st_check(i == n, "connrate/connect", "connection %u: %d", i, err)) {
+		sort(ns, n, sizeof(*ns), st_u32_cmp, NULL);
+		st_info("connrate: %u connections set up and released in %u ms: %llu.%llu per s, connect p50 %u us, p99 %u us",
+			n, ms, div_u64((u64)n * 1000, ms),
+			div_u64((u64)n * 10000, ms) % 10,
+			st_pct(ns, n, 50) / 1000, st_pct(ns, n, 99) / 1000);
+	}
+	kvfree(ns);
+}
+
 /* ------------------------------------------------------------ commands */
 
 static int st_parse_sizes(struct st_cmd *c, char *v)
@@ -2151,6 +2297,8 @@ static int st_parse(struct st_cmd *c, int argc, char **argv)
 			err = st_parse_u32(v, &c->timeout_s);
 		else if (!strcmp(k, "dir"))
 			err = st_parse_dir(c, v);
+		else if (!strcmp(k, "count"))
+			err = st_parse_u32(v, &c->count) ?: (c->count ? 0 : -EINVAL);
 		else
 			err = -EINVAL;
 		if (err)
@@ -2187,6 +2335,7 @@ static int st_run(char *line)
 	c->msg = SZ_64K;
 	c->stall_ms = 3000;
 	c->timeout_s = 120;
+	c->count = 10000;
 	mutex_init(&c->lock);
 	INIT_DELAYED_WORK(&c->watchdog, st_watchdog);
 	err = st_parse(c, argc, argv);
@@ -2219,6 +2368,10 @@ static int st_run(char *line)
 		st_cmd_refused(c);
 	else if (!strcmp(argv[0], "defport"))
 		st_cmd_defport(c);
+	else if (!strcmp(argv[0], "rr"))
+		st_cmd_rr(c);
+	else if (!strcmp(argv[0], "connrate"))
+		st_cmd_connrate(c);
 	else
 		err = -EINVAL;
 	cancel_delayed_work_sync(&c->watchdog);

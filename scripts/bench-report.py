@@ -1,0 +1,421 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Turn the benchmark's console log (tests/guest/bench/plan-90-bench.sh,
+# booted by scripts/bench.sh) into results:
+#   bench-report.py LOG OUTDIR [--doc DOCDIR]
+# OUTDIR/results.txt   the table: medians with their spread, ratios to
+#                      stock cifs -> stock ksmbd and to raw verbs, targets
+# OUTDIR/results.json  the same for tools, with every sample
+# OUTDIR/chart.png     the ratios at a glance (python3-matplotlib)
+# OUTDIR/profile.txt   the guest's perf profiles
+# With --doc, DOCDIR/performance.rst and DOCDIR/performance.png are
+# rewritten from this run.
+# Exit status 0 when the log held results (targets missed are reported,
+# not an error), 1 otherwise.
+
+import json
+import re
+import statistics
+import sys
+
+PAIRS = ["stock.stock", "smbd.stock", "stock.smbd", "smbd.smbd", "tcp"]
+PAIR_NAMES = {
+    "stock.stock": "stock cifs -> stock ksmbd",
+    "smbd.stock": "cifs on smbd -> stock ksmbd",
+    "stock.smbd": "stock cifs -> ksmbd on smbd",
+    "smbd.smbd": "cifs on smbd -> ksmbd on smbd",
+    "tcp": "SMB over TCP",
+}
+SMB_TESTS = ["write_1m_qd1", "write_1m_qd8", "read_1m_qd1", "read_1m_qd8",
+             "randread_4k_qd16", "randwrite_4k_qd16", "randread_4k_qd1"]
+# The RDMA operation that moves an SMB2 READ's or WRITE's data: the server
+# pulls a WRITE with RDMA Read and pushes a READ with RDMA Write.
+RAW_OF = {"write_1m_qd1": "read_bw", "write_1m_qd8": "read_bw",
+          "read_1m_qd1": "write_bw", "read_1m_qd8": "write_bw"}
+
+
+def parse(path):
+    samples, profiles, errors, info = [], [], [], []
+    prof = None
+    with open(path, "rb") as f:
+        lines = f.read().decode("utf-8", "replace").replace("\r", "").split("\n")
+    for line in lines:
+        if prof is not None:
+            if line.startswith("SMBD-BENCH-PROFILE-END"):
+                profiles.append(prof)
+                prof = None
+            else:
+                prof["lines"].append(line)
+            continue
+        m = re.match(r"SMBD-BENCH-PROFILE-BEGIN (.*)", line)
+        if m:
+            prof = {"what": m.group(1), "lines": []}
+            continue
+        if line.startswith("SMBD-BENCH-ERROR: "):
+            errors.append(line[len("SMBD-BENCH-ERROR: "):])
+            continue
+        if line.startswith(("SMBD-BENCH-BEGIN", "SMBD-BENCH-END", "SMBD-BENCH-INFO")):
+            info.append(line)
+            continue
+        if not line.startswith("SMBD-BENCH: "):
+            continue
+        body = line[len("SMBD-BENCH: "):]
+        js = None
+        if " json=" in body:
+            body, js = body.split(" json=", 1)
+        s = dict(kv.split("=", 1) for kv in body.split() if "=" in kv)
+        if js is not None:
+            try:
+                fio = json.loads(js)
+            except ValueError as e:
+                errors.append("%s %s %s rep %s: fio JSON unreadable (%s)" %
+                              (s.get("provider"), s.get("pair"), s.get("test"),
+                               s.get("rep"), e))
+                continue
+            job = fio["jobs"][0][s["kind"]]
+            s["bytes"] = job["io_bytes"]
+            s["ios"] = job["total_ios"]
+            if s["unit"] == "MB/s":
+                s["value"] = job["bw_bytes"] / 1e6
+            else:
+                s["value"] = job["iops"]
+            pct = job.get("clat_ns", {}).get("percentile", {})
+            s["p50_us"] = pct.get("50.000000", 0) / 1000
+            s["p99_us"] = pct.get("99.000000", 0) / 1000
+        for k in ("value", "cpu", "bytes", "ios", "secs"):
+            if k in s:
+                s[k] = float(s[k])
+        samples.append(s)
+    return samples, profiles, errors, info
+
+
+def key(s):
+    return (s["provider"], s["group"], s.get("pair", ""), s["test"])
+
+
+def aggregate(samples):
+    groups = {}
+    for s in samples:
+        if s.get("rep") == "profile":
+            continue
+        groups.setdefault(key(s), []).append(s)
+    figs = {}
+    for k, ss in groups.items():
+        vals = [s["value"] for s in ss]
+        f = {"provider": k[0], "group": k[1], "pair": k[2], "test": k[3],
+             "unit": ss[0]["unit"], "n": len(vals),
+             "median": statistics.median(vals), "min": min(vals), "max": max(vals)}
+        cpg = [s["cpu"] / (s["bytes"] / 1e9) for s in ss
+               if s.get("bytes") and s.get("cpu") is not None and s["cpu"] > 0]
+        cpk = [s["cpu"] / (s["ios"] / 1000) for s in ss
+               if s.get("ios") and s.get("cpu") is not None and s["cpu"] > 0]
+        if cpg:
+            f["cpu_s_per_gb"] = statistics.median(cpg)
+        if cpk:
+            f["cpu_s_per_1000_ios"] = statistics.median(cpk)
+        for p in ("p50_us", "p99_us", "perftest", "perftest_typical_us", "perftest_p99_us"):
+            v = [float(s[p]) for s in ss if p in s]
+            if v:
+                f[p] = statistics.median(v)
+        figs[k] = f
+    return figs
+
+
+def get(figs, prov, group, pair, test):
+    return figs.get((prov, group, pair, test))
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def targets(figs, prov):
+    """Each target of issue 13 for one provider: (name, value, goal, met)."""
+    out = []
+    med = lambda f: f["median"] if f else None
+    raw = {t: med(get(figs, prov, "verbs", "", t))
+           for t in ("send_bw", "write_bw", "read_bw")}
+    for t in SMB_TESTS[:4]:
+        ours = med(get(figs, prov, "smb", "smbd.smbd", t))
+        stock = med(get(figs, prov, "smb", "stock.stock", t))
+        goals = [g for g in (stock and 1.2 * stock,
+                             raw[RAW_OF[t]] and 0.9 * raw[RAW_OF[t]]) if g]
+        goal = min(goals) if goals else None
+        out.append(("%s: smbd.smbd >= min(1.2 x stock, 0.9 x raw %s)" % (t, RAW_OF[t]),
+                    ours, goal, ours is not None and goal is not None and ours >= goal))
+    for t in SMB_TESTS[4:6]:
+        ours = med(get(figs, prov, "smb", "smbd.smbd", t))
+        stock = med(get(figs, prov, "smb", "stock.stock", t))
+        goal = stock and 2 * stock
+        out.append(("%s: smbd.smbd >= 2 x stock" % t, ours, goal,
+                    ours is not None and goal is not None and ours >= goal))
+    for t in ("bulk_up", "bulk_down"):
+        ours = med(get(figs, prov, "api", "", t))
+        goal = raw["send_bw"] and 0.9 * raw["send_bw"]
+        out.append(("api %s >= 0.9 x raw send_bw" % t, ours, goal,
+                    ours is not None and goal is not None and ours >= goal))
+    ours = med(get(figs, prov, "api", "", "rr_4k"))
+    stock = med(get(figs, prov, "smb", "stock.stock", "randread_4k_qd1"))
+    goal = stock and 1.5 * stock
+    out.append(("api rr_4k >= 1.5 x stock's SMB round trips (4 KiB read, depth 1)",
+                ours, goal, ours is not None and goal is not None and ours >= goal))
+    for t in SMB_TESTS[:4]:
+        a = get(figs, prov, "smb", "smbd.smbd", t)
+        b = get(figs, prov, "smb", "stock.stock", t)
+        ours = a and a.get("cpu_s_per_gb")
+        goal = b and b.get("cpu_s_per_gb") and 0.7 * b["cpu_s_per_gb"]
+        out.append(("%s: CPU s per GB <= 0.7 x stock" % t, ours, goal,
+                    ours is not None and goal is not None and ours <= goal))
+    return out
+
+
+def fmt(v, nd=1):
+    if v is None:
+        return "-"
+    if abs(v) >= 1000:
+        return "%.0f" % v
+    return ("%%.%df" % nd) % v
+
+
+def spread(f):
+    if not f:
+        return "-"
+    if f["n"] < 2:
+        return fmt(f["median"])
+    return "%s (%s-%s)" % (fmt(f["median"]), fmt(f["min"]), fmt(f["max"]))
+
+
+def table(figs, providers):
+    L = []
+    for prov in providers:
+        L.append("== %s" % prov)
+        L.append("")
+        L.append("SMB, fio on the mount, O_DIRECT (median (min-max) of the runs):")
+        hdr = "%-18s" % "test" + "".join("%22s" % p for p in PAIRS) + \
+            "%11s%11s" % ("ours/stock", "ours/raw")
+        L.append(hdr)
+        for t in SMB_TESTS:
+            row = "%-18s" % t
+            for p in PAIRS:
+                f = get(figs, "tcp", "smb", "tcp", t) if p == "tcp" else \
+                    get(figs, prov, "smb", p, t)
+                row += "%22s" % spread(f)
+            ours = get(figs, prov, "smb", "smbd.smbd", t)
+            stock = get(figs, prov, "smb", "stock.stock", t)
+            r = ratio(ours and ours["median"], stock and stock["median"])
+            rawf = get(figs, prov, "verbs", "", RAW_OF.get(t, ""))
+            rr = ratio(ours and ours["median"], rawf and rawf["median"])
+            row += "%11s%11s" % (fmt(r, 2) + "x" if r else "-",
+                                 fmt(rr, 2) + "x" if rr else "-")
+            L.append(row)
+        L.append("(1 MiB jobs in MB/s, 4 KiB jobs in IO/s; raw: ib_read_bw for writes,"
+                 " ib_write_bw for reads)")
+        L.append("")
+        L.append("Guest CPU seconds per GB moved (1 MiB) or per 1000 I/Os (4 KiB):")
+        L.append("%-18s" % "test" + "".join("%22s" % p for p in PAIRS) + "%11s" % "ours/stock")
+        for t in SMB_TESTS:
+            row = "%-18s" % t
+            k = "cpu_s_per_gb" if "_1m_" in t else "cpu_s_per_1000_ios"
+            vals = {}
+            for p in PAIRS:
+                f = get(figs, "tcp", "smb", "tcp", t) if p == "tcp" else \
+                    get(figs, prov, "smb", p, t)
+                vals[p] = f and f.get(k)
+                row += "%22s" % fmt(vals[p], 2)
+            r = ratio(vals["smbd.smbd"], vals["stock.stock"])
+            row += "%11s" % (fmt(r, 2) + "x" if r else "-")
+            L.append(row)
+        L.append("")
+        L.append("4 KiB read at depth 1, completion latency p50 / p99 (us):")
+        for p in PAIRS:
+            f = get(figs, "tcp", "smb", "tcp", "randread_4k_qd1") if p == "tcp" else \
+                get(figs, prov, "smb", p, "randread_4k_qd1")
+            if f:
+                L.append("  %-32s %8s / %-8s" % (PAIR_NAMES[p], fmt(f.get("p50_us")),
+                                                  fmt(f.get("p99_us"))))
+        L.append("")
+        L.append("smbd API, smbd to smbd (smbd_test.ko):")
+        send = get(figs, prov, "verbs", "", "send_bw")
+        for t, what in (("bulk_up", "1 MiB messages, client to server (MB/s)"),
+                        ("bulk_down", "1 MiB messages, server to client (MB/s)"),
+                        ("rr_4k", "4 KiB request/response (round trips/s)"),
+                        ("rr_4k_p50", "  p50 (us)"), ("rr_4k_p99", "  p99 (us)"),
+                        ("connect", "connection setups/s")):
+            f = get(figs, prov, "api", "", t)
+            extra = ""
+            if t.startswith("bulk") and f and send:
+                extra = "   %.2fx raw ib_send_bw" % (f["median"] / send["median"])
+            if t == "rr_4k" and f:
+                st = get(figs, prov, "smb", "stock.stock", "randread_4k_qd1")
+                if st:
+                    extra = "   %.2fx stock's 4 KiB SMB round trips" % (f["median"] / st["median"])
+            if f and f.get("cpu_s_per_gb") and t.startswith("bulk"):
+                extra += "   %.2f CPU s/GB" % f["cpu_s_per_gb"]
+            L.append("  %-42s %18s%s" % (what, spread(f), extra))
+        L.append("")
+        L.append("Raw verbs (perftest over rdma_cm; MB/s timed as a whole process, less a"
+                 " short run's time; perftest's own figure after it):")
+        for t in ("send_bw", "write_bw", "read_bw", "send_lat"):
+            f = get(figs, prov, "verbs", "", t)
+            if not f:
+                continue
+            if t == "send_lat":
+                L.append("  %-10s %18s round trips/s  (perftest: typical %s us, 99%% %s us one way)" %
+                         (t, spread(f), fmt(f.get("perftest_typical_us"), 2),
+                          fmt(f.get("perftest_p99_us"), 2)))
+            else:
+                L.append("  %-10s %18s MB/s  (perftest: %s MB/s)%s" %
+                         (t, spread(f), fmt(f.get("perftest")),
+                          "   %.2f CPU s/GB" % f["cpu_s_per_gb"] if f.get("cpu_s_per_gb") else ""))
+        mhz = get(figs, prov, "info", "", "cpu_mhz")
+        if mhz:
+            L.append("  (the guest reports %s MHz, perftest's clock for its own figures)" %
+                     fmt(mhz["median"]))
+        L.append("")
+        L.append("Targets:")
+        for name, v, goal, met in targets(figs, prov):
+            L.append("  %-4s %-70s %10s  goal %s" % ("met" if met else "MISS", name,
+                                                    fmt(v, 2), fmt(goal, 2)))
+        L.append("")
+    return L
+
+
+def chart(figs, providers, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(len(providers), 1, figsize=(12, 4.2 * len(providers)),
+                             squeeze=False)
+    colors = ["#888888", "#6baed6", "#9ecae1", "#08519c", "#e6550d"]
+    for ax, prov in zip(axes[:, 0], providers):
+        w = 0.16
+        for i, p in enumerate(PAIRS):
+            ys = []
+            for t in SMB_TESTS:
+                f = get(figs, "tcp", "smb", "tcp", t) if p == "tcp" else \
+                    get(figs, prov, "smb", p, t)
+                b = get(figs, prov, "smb", "stock.stock", t)
+                ys.append(f["median"] / b["median"] if f and b and b["median"] else 0)
+            xs = [j + (i - 2) * w for j in range(len(SMB_TESTS))]
+            ax.bar(xs, ys, w, label=PAIR_NAMES[p], color=colors[i])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(SMB_TESTS)))
+        ax.set_xticklabels(SMB_TESTS, fontsize=8)
+        ax.set_ylabel("x stock -> stock (higher is faster)")
+        ax.set_title("SMB over %s: fio on the mount, median of runs" % prov)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    return True
+
+
+def rst(lines, doc):
+    body = "\n".join("   " + l if l else "" for l in lines)
+    text = """.. SPDX-License-Identifier: GPL-2.0
+
+===========================
+smbd performance
+===========================
+
+How smbd compares with the stock SMB Direct code of Linux 6.12 (cifs and
+ksmbd with their own ``smbdirect.c`` and ``transport_rdma.c``), with raw verbs
+on the same device (perftest), and with SMB over TCP. Generated by
+``SMBD_BENCH_DOC=1 scripts/bench.sh`` (``scripts/bench-report.py``).
+
+Where and how
+=============
+
+- A QEMU guest under TCG (no KVM) with 2 vCPUs and 3 GiB, on the bench
+  kernel: Debian's linux-source-6.12 with ``kernel/smbd-test.config`` less its
+  bug finders, plus ``kernel/smbd-bench.config`` (SYSV IPC and AIO for fio,
+  perf events). The same fixes to the stock code as the test kernel
+  (``kernel/*.patch``) are applied, so "stock" below includes them.
+- Both ends in the same guest: soft-iWARP (siw) on one dummy netdev, soft-RoCE
+  (rxe) on another with MTU 9000. Client and server share the 2 vCPUs, so
+  every figure is CPU-bound: the soft providers do in software what an RDMA
+  NIC does in hardware, and loopback TCP is cheaper per byte than either.
+  The ratios (to the stock code, to raw verbs) and the CPU time per GB and
+  per I/O are what carry over to hardware, not the absolute rates.
+- SMB: ``fio`` with libaio and O_DIRECT on a 256 MiB file that lives on the
+  server's tmpfs, each job time-based. The server is ksmbd (stock or on
+  smbd), the client cifs (stock or on smbd), ``vers=3.1.1,rdma``.
+- Raw verbs: ``ib_send_bw``, ``ib_write_bw``, ``ib_read_bw`` at 1 MiB and
+  ``ib_send_lat`` at 4 KiB, over rdma_cm (``-R``). The rate is timed as a
+  whole process less a short run's time, so it does not depend on the CPU
+  clock perftest assumes; perftest's own figure is shown next to it.
+- smbd's API: ``tests/kmod/smbd_test.ko`` (``stream``, ``rr``, ``connrate``).
+- CPU: the guest's busy time on all CPUs from ``/proc/stat`` around each run.
+
+Results
+=======
+
+.. image:: performance.png
+   :alt: SMB throughput of each pairing as a ratio to stock cifs to stock ksmbd
+
+::
+
+%s
+
+How to reproduce
+================
+
+::
+
+   scripts/bench.sh                 # results in out/bench/
+   SMBD_BENCH_DOC=1 scripts/bench.sh  # and rewrite this page
+
+``SMBD_BENCH_REPEAT``, ``SMBD_BENCH_RUNTIME``, ``SMBD_BENCH_PROVIDERS``,
+``SMBD_BENCH_PARTS`` and ``SMBD_BENCH_PAIRS`` narrow a run (see the script's
+header). ``out/bench/profile.txt`` has the guest's perf profiles of the
+stock and the smbd pairings.
+""" % body
+    with open(doc + "/performance.rst", "w") as f:
+        f.write(text)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print("usage: bench-report.py LOG OUTDIR [--doc DOCDIR]", file=sys.stderr)
+        return 2
+    log, outdir = sys.argv[1], sys.argv[2]
+    doc = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--doc" else None
+    samples, profiles, errors, info = parse(log)
+    if not samples:
+        print("bench-report: no results in %s" % log, file=sys.stderr)
+        for e in errors:
+            print("  " + e, file=sys.stderr)
+        return 1
+    figs = aggregate(samples)
+    providers = [p for p in ("siw", "rxe") if any(k[0] == p for k in figs)]
+    lines = [l for l in info if l.startswith("SMBD-BENCH-BEGIN")]
+    lines += table(figs, providers)
+    if errors:
+        lines.append("Problems during the run:")
+        lines += ["  " + e for e in errors]
+    with open(outdir + "/results.txt", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    res = {"figures": list(figs.values()),
+           "targets": {p: [{"target": n, "value": v, "goal": g, "met": m}
+                           for n, v, g, m in targets(figs, p)] for p in providers},
+           "errors": errors,
+           "samples": [{k: v for k, v in s.items()} for s in samples]}
+    with open(outdir + "/results.json", "w") as f:
+        json.dump(res, f, indent=1)
+    with open(outdir + "/profile.txt", "w") as f:
+        for p in profiles:
+            f.write("== %s\n%s\n\n" % (p["what"], "\n".join(p["lines"])))
+    if not chart(figs, providers, outdir + "/chart.png"):
+        print("bench-report: no matplotlib (python3-matplotlib): no chart", file=sys.stderr)
+    if doc:
+        chart(figs, providers, doc + "/performance.png")
+        rst(lines, doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

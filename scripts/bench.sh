@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The smbd benchmark (Documentation/performance.rst), side by side with the
+# stock SMB Direct code, raw verbs and SMB over TCP:
+#   scripts/bench.sh [OUTDIR]        (default out/bench)
+# Installs what it needs, builds (once, cached like the test kernel) a bench
+# kernel without the bug finders (scripts/build-kernel.sh bench), builds
+# smbd.ko, smbd_test.ko and cifs.ko and ksmbd.ko on smbd against it in a
+# copy of the tree, and boots one VM that runs
+# tests/guest/bench/plan-90-bench.sh. Then scripts/bench-report.py writes
+# OUTDIR/results.txt (the table, every figure as a ratio to stock cifs to
+# stock ksmbd and to raw verbs), results.json, chart.png and profile.txt.
+# Not part of the test command: about 40 minutes with the defaults.
+# Environment (each maps to the plan's smbdbench.* option):
+#   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
+#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb tcp")
+#   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
+#   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
+#   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
+#   chart from this run.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$top/out/bench}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+start=$(date +%s)
+
+bash "$top/scripts/setup.sh"
+# The benchmark's own packages: fio and perf run in the guest, matplotlib
+# draws the chart on the host, perftest is the raw verbs baseline.
+need=()
+for p in fio perftest linux-perf python3-matplotlib; do
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	[ "$(id -u)" = 0 ] || { echo "bench: missing packages (${need[*]}); run as root" >&2; exit 1; }
+	echo "bench: installing ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+kc=$(bash "$top/scripts/build-kernel.sh" bench)
+echo "bench: kernel $kc"
+
+# Build in a copy: the tree's own modules are for the test kernel.
+src=$out/src
+rm -rf "$src"
+mkdir -p "$src"
+tar -C "$top" --exclude=./out --exclude=./.git -cf - . | tar -C "$src" -xf -
+make -s -C "$src" clean >/dev/null 2>&1 || true
+make -s -C "$src" -j"$(nproc)" KDIR="$kc/build" >"$out/build.log" 2>&1 ||
+	{ tail -n 30 "$out/build.log"; exit 1; }
+make -s -C "$src/tests/kmod" KDIR="$kc/build" >>"$out/build.log" 2>&1 ||
+	{ tail -n 30 "$out/build.log"; exit 1; }
+bash "$src/adapters/build.sh" "$kc/build" "$out/mods" cifs ksmbd >>"$out/build.log" 2>&1 ||
+	{ tail -n 30 "$out/build.log"; exit 1; }
+cp "$src/smbd.ko" "$src/tests/kmod/smbd_test.ko" "$out/mods/"
+
+initrd=$out/initrd.cpio.gz
+SMBD_INITRAMFS_TOOLS="fio perf" bash "$top/scripts/mkinitramfs.sh" "$kc" "$initrd" \
+	"$out/mods/smbd.ko" "$out/mods/smbd_test.ko" "$out/mods/cifs.ko" \
+	"$out/mods/ksmbd.ko" "$top/tests/guest/bench/plan-90-bench.sh"
+
+arg() { printf '%s' "$1" | tr ' ' '+'; }
+# The TCG guest finds its two TSCs unsynchronized and falls back to the
+# jiffies clock (4 ms steps): take the TSC, which QEMU derives from one
+# host clock for every vCPU.
+append="tsc=reliable smbdtest.kmemleak=off smbdtest.plan_timeout=14000"
+append+=" smbdbench.repeat=${SMBD_BENCH_REPEAT:-3} smbdbench.runtime=${SMBD_BENCH_RUNTIME:-5}"
+append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
+append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb tcp}")"
+append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
+append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
+echo "bench: booting the VM (log: $out/bench.log)"
+SMBD_VM_APPEND="$append" bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 ||
+	echo "bench: the VM did not finish cleanly; reporting what it printed" >&2
+rm -f "$initrd"
+
+report=(/usr/bin/python3 "$top/scripts/bench-report.py" "$out/bench.log" "$out")
+[ "${SMBD_BENCH_DOC:-0}" = 1 ] && report+=(--doc "$top/Documentation")
+"${report[@]}"
+echo "bench: took $(($(date +%s) - start)) s; results in $out"

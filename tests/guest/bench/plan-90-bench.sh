@@ -1,0 +1,326 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan of the benchmark (scripts/bench.sh boots it on the bench
+# kernel, which has no bug finders). Per provider (siw on 192.0.2.17, rxe
+# on 192.0.2.1 with MTU 9000), all in one boot:
+#   verbs  perftest over rdma_cm: ib_send_bw, ib_write_bw and ib_read_bw at
+#          1 MiB, ib_send_lat at 4 KiB;
+#   api    smbd to smbd through smbd_test.ko: 1 MiB messages each way, 4 KiB
+#          request/response round trips, connection setups;
+#   smb    fio on the mount: 1 MiB sequential read and write at queue depth
+#          1 and 8, 4 KiB random read and write at queue depth 16, 4 KiB
+#          random read at queue depth 1 (one SMB round trip each), for
+#          each pairing of cifs and ksmbd (stock, or on smbd);
+# and SMB over TCP once (stock cifs to stock ksmbd on 192.0.2.1).
+# Every run is repeated; each prints one line
+#   SMBD-BENCH: provider=P group=G test=T rep=N value=V unit=U cpu=S ...
+# where cpu is the guest's busy CPU seconds (all CPUs, /proc/stat) over the
+# run; fio runs add json=<fio's JSON on one line>. scripts/bench-report.py
+# turns them into the table, the JSON and the chart.
+# Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
+# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb tcp",
+# smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd",
+# smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
+# stock.stock and smbd.smbd; "+" stands for a space in the lists).
+
+# shellcheck source=tests/guest/lib-smb.sh
+. /smbd/lib-smb.sh
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
+
+REPEAT=3
+RUNTIME=5
+PROVIDERS="siw rxe"
+PARTS="verbs api smb tcp"
+PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
+PROFILE=1
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	v=$(echo "${a#*=}" | tr '+' ' ')
+	case $a in
+	smbdbench.repeat=*) REPEAT=$v ;;
+	smbdbench.runtime=*) RUNTIME=$v ;;
+	smbdbench.providers=*) PROVIDERS=$v ;;
+	smbdbench.parts=*) PARTS=$v ;;
+	smbdbench.pairs=*) PAIRS=$v ;;
+	smbdbench.profile=*) PROFILE=$v ;;
+	esac
+done
+
+RDMA=/usr/bin/rdma
+MNT=/mnt/bench
+# shellcheck disable=SC2034 # read by lib-smb.sh
+SMB_EXPORT_SIZE=1g
+FILE_MB=256
+# Kernel messages on the console would cut into the result lines.
+dmesg -n 1
+
+now() { cut -d' ' -f1 /proc/uptime; }
+# Busy CPU time of all CPUs in USER_HZ ticks: user nice system irq softirq
+# steal.
+ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+cpus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 100 }'; }
+bench() { echo "SMBD-BENCH: $*"; }
+problem() { echo "SMBD-BENCH-ERROR: $*"; }
+
+addr_of() { case $1 in rxe) echo 192.0.2.1 ;; siw) echo 192.0.2.17 ;; esac; }
+dev_of() { echo "${1}0"; }
+
+# ------------------------------------------------------------ raw verbs
+
+# listening PORT: an rdma_cm id listens on PORT
+listening() { $RDMA resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 "; }
+
+VPORT=18515
+# perf_run TOOL DEV ADDR SIZE ITERS: one perftest client and server pair;
+# sets P_SECS and P_CPU (the client's wall time and the guest's CPU) and
+# leaves the client's output in /tmp/perf-client.out
+perf_run() {
+	VPORT=$((VPORT + 1))
+	"$1" -d "$2" -R -F -s "$4" -n "$5" -p $VPORT > /tmp/perf-server.out 2>&1 &
+	_spid=$!
+	if ! smb_wait 10 listening $VPORT; then
+		problem "$1 server did not listen: $(cat /tmp/perf-server.out)"
+		kill $_spid 2>/dev/null
+		return 1
+	fi
+	_c0=$(ticks) _t0=$(now)
+	"$1" -d "$2" -R -F -s "$4" -n "$5" -p $VPORT "$3" > /tmp/perf-client.out 2>&1
+	_rc=$?
+	_t1=$(now) _c1=$(ticks)
+	wait $_spid
+	tail -n 3 /tmp/perf-client.out | sed "s/^/    $1: /"
+	P_SECS=$(secs "$_t0" "$_t1") P_CPU=$(cpus "$_c0" "$_c1")
+	if [ $_rc != 0 ]; then
+		problem "$1 -s $4 -n $5 $3: rc $_rc: $(tail -n 3 /tmp/perf-client.out | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# perftest's own figure: the last number row's column N
+perf_col() { awk -v c="$1" '$1 ~ /^[0-9]+$/ && NF >= c { v = $c } END { print v + 0 }' /tmp/perf-client.out; }
+
+# verbs_bw PROVIDER TOOL: 1 MiB messages. Timed as a whole process, less a
+# short run's time (connection setup): the rate does not depend on
+# perftest's idea of the CPU clock. Its own figure is kept as "perftest".
+verbs_bw() {
+	vn=$((RUNTIME * 100)) vn0=20 _size=1048576
+	_addr=$(addr_of "$1") _dev=$(dev_of "$1")
+	for _r in $(seq "$REPEAT"); do
+		perf_run "$2" "$_dev" "$_addr" $_size $vn0 || return
+		_s0=$P_SECS _cpu0=$P_CPU
+		perf_run "$2" "$_dev" "$_addr" $_size $vn || return
+		_own=$(perf_col 4)
+		_mbs=$(awk -v n=$((vn - vn0)) -v s=$_size -v a="$_s0" -v b="$P_SECS" \
+			'BEGIN { d = b - a; if (d < 0.01) d = 0.01; printf "%.1f", n * s / d / 1e6 }')
+		_cpu=$(awk -v a="$_cpu0" -v b="$P_CPU" 'BEGIN { printf "%.3f", b - a }')
+		bench "provider=$1 group=verbs test=${2#ib_} rep=$_r value=$_mbs unit=MB/s cpu=$_cpu" \
+			"bytes=$(((vn - vn0) * _size)) ios=$((vn - vn0)) secs=$(secs "$_s0" "$P_SECS") perftest=$_own"
+	done
+}
+
+# verbs_lat PROVIDER: 4 KiB ping-pong (ib_send_lat), round trips timed the
+# same way; perftest's own typical and 99% one-way latency are kept.
+verbs_lat() {
+	vn=$((RUNTIME * 5000)) vn0=100
+	_addr=$(addr_of "$1") _dev=$(dev_of "$1")
+	for _r in $(seq "$REPEAT"); do
+		perf_run ib_send_lat "$_dev" "$_addr" 4096 $vn0 || return
+		_s0=$P_SECS
+		perf_run ib_send_lat "$_dev" "$_addr" 4096 $vn || return
+		_ops=$(awk -v n=$((vn - vn0)) -v a="$_s0" -v b="$P_SECS" \
+			'BEGIN { d = b - a; if (d < 0.01) d = 0.01; printf "%.0f", n / d }')
+		bench "provider=$1 group=verbs test=send_lat rep=$_r value=$_ops unit=rt/s cpu=0" \
+			"ios=$((vn - vn0)) secs=$(secs "$_s0" "$P_SECS") perftest_typical_us=$(perf_col 5) perftest_p99_us=$(perf_col 8)"
+	done
+}
+
+verbs() {
+	# How fast perftest thinks this CPU runs (it converts cycles with it).
+	bench "provider=$1 group=info test=cpu_mhz rep=1 value=$(awk '/^cpu MHz/ { print $4; exit }' /proc/cpuinfo) unit=MHz cpu=0"
+	verbs_bw "$1" ib_send_bw
+	verbs_bw "$1" ib_write_bw
+	verbs_bw "$1" ib_read_bw
+	verbs_lat "$1"
+}
+
+# ------------------------------------------------------------ smbd API
+
+APORT=5600
+# api_run PROVIDER TEST UNIT AWK-PROGRAM COMMAND...: one smbd_test command;
+# the value is what AWK-PROGRAM prints from its "info" line
+api_run() {
+	_p=$1 _t=$2 _u=$3 _prog=$4
+	shift 4
+	_c0=$(ticks) _t0=$(now)
+	echo "$*" > "$D/ctl" 2>/dev/null
+	_t1=$(now) _c1=$(ticks)
+	cat "$D/result" > /tmp/api.out
+	if grep -q '^not ok' /tmp/api.out || ! grep -q '^info' /tmp/api.out; then
+		problem "$_p api $_t: $(grep -v '^ok' /tmp/api.out | tr '\n' ' ')"
+		return 1
+	fi
+	_v=$(grep '^info' /tmp/api.out | tail -n 1 | awk "$_prog")
+	bench "provider=$_p group=api test=$_t rep=$_r value=$_v unit=$_u" \
+		"cpu=$(cpus "$_c0" "$_c1") secs=$(secs "$_t0" "$_t1") $API_EXTRA"
+	sed 's/^/    /' /tmp/api.out
+}
+
+api() {
+	_addr=$(addr_of "$1")
+	APORT=$((APORT + 1))
+	echo "listen $_addr $APORT" > "$D/ctl"
+	_mb=$((RUNTIME * 100))
+	for _r in $(seq "$REPEAT"); do
+		for _dir in up down; do
+			# "...messages: N bytes in M ms = X MiB/s ...": MB/s
+			API_EXTRA="bytes=$((_mb << 20))"
+			api_run "$1" "bulk_$_dir" MB/s \
+				'{ sub(/.*: /, ""); printf "%.1f\n", $1 / $4 / 1000 }' \
+				stream "$_addr" $APORT conns=1 bytes=${_mb}M msg=1048576 dir=$_dir timeout=600
+		done
+		an=$((RUNTIME * 1000))
+		API_EXTRA="ios=$an"
+		api_run "$1" rr_4k rt/s \
+			'{ for (i = 1; i <= NF; i++) if ($i == "per") print $(i-1) }' \
+			rr "$_addr" $APORT msg=4096 count=$an timeout=600
+		grep '^info rr' /tmp/api.out | awk -v p="$1" -v r="$_r" '{
+			for (i = 1; i <= NF; i++) { if ($i == "p50") a = $(i+1); if ($i == "p99") b = $(i+1) }
+			printf "SMBD-BENCH: provider=%s group=api test=rr_4k_p50 rep=%s value=%s unit=us cpu=0\n", p, r, a
+			printf "SMBD-BENCH: provider=%s group=api test=rr_4k_p99 rep=%s value=%s unit=us cpu=0\n", p, r, b }'
+		an=$((RUNTIME * 20))
+		API_EXTRA="ios=$an"
+		api_run "$1" connect conn/s \
+			'{ for (i = 1; i <= NF; i++) if ($i == "per") print $(i-1) }' \
+			connrate "$_addr" $APORT count=$an timeout=600
+	done
+	echo "stop $_addr $APORT" > "$D/ctl"
+	cat "$D/result" > /tmp/api.out
+	grep -q '^not ok' /tmp/api.out && problem "$1 api stop: $(cat /tmp/api.out)"
+}
+
+# ------------------------------------------------------------ SMB (fio)
+
+# fio_run PROVIDER PAIR TEST RW BS DEPTH REP [PROFILE]: one fio job on the
+# mount; the figure is MB/s for 1 MiB jobs and IO/s for 4 KiB ones
+fio_run() {
+	_c0=$(ticks) _t0=$(now)
+	if [ "${8:-0}" = 1 ]; then
+		/usr/bin/perf record -a -e cpu-clock -F 499 -o /tmp/perf.data -q -- \
+			sleep "$RUNTIME" > /tmp/perf-record.log 2>&1 &
+		_ppid=$!
+	fi
+	fio --name="$3" --filename="$MNT/bench.dat" --size=${FILE_MB}M \
+		--rw="$4" --bs="$5" --iodepth="$6" --ioengine=libaio --direct=1 \
+		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
+		--output-format=json --output=/tmp/fio.json > /tmp/fio.err 2>&1
+	_rc=$?
+	_t1=$(now) _c1=$(ticks)
+	if [ "${8:-0}" = 1 ]; then
+		wait "$_ppid"
+		echo "SMBD-BENCH-PROFILE-BEGIN provider=$1 pair=$2 test=$3"
+		/usr/bin/perf report -i /tmp/perf.data --stdio --sort dso 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 15
+		/usr/bin/perf report -i /tmp/perf.data --stdio --sort dso,sym 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -n 40
+		[ -s /tmp/perf.data ] || sed 's/^/    perf record: /' /tmp/perf-record.log
+		echo "SMBD-BENCH-PROFILE-END"
+	fi
+	if [ $_rc != 0 ]; then
+		problem "$1 $2 $3: fio rc $_rc: $(tail -n 5 /tmp/fio.err | tr '\n' ' ') $(grep -v '^ *[{}]' /tmp/fio.json | grep -m 3 -iE 'err|fio:' | tr -d '\n')"
+		dmesg | tail -n 5 | sed 's/^/    /'
+		return 1
+	fi
+	case $4 in *read) _k=read ;; *) _k=write ;; esac
+	_unit=MB/s
+	[ "$5" = 4k ] && _unit=IO/s
+	bench "provider=$1 group=smb pair=$2 test=$3 rep=$7 value=0 unit=$_unit" \
+		"cpu=$(cpus "$_c0" "$_c1") secs=$(secs "$_t0" "$_t1") kind=$_k" \
+		"json=$(tr -d '\n\t' < /tmp/fio.json)"
+}
+
+# SMB jobs: name rw bs depth
+JOBS="write_1m_qd1:write:1m:1 write_1m_qd8:write:1m:8 read_1m_qd1:read:1m:1
+read_1m_qd8:read:1m:8 randread_4k_qd16:randread:4k:16
+randwrite_4k_qd16:randwrite:4k:16 randread_4k_qd1:randread:4k:1"
+
+# smb_pair PROVIDER PAIR: PAIR is CLIENT.SERVER (stock or smbd), or tcp
+smb_pair() {
+	_p=$1 _pair=$2
+	_addr=$(addr_of "$_p")
+	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1
+	case $_pair in
+	tcp) _addr=192.0.2.1 SMB_MOUNT_OPTS=vers=3.1.1 ;;
+	*)
+		[ "${_pair%.*}" = smbd ] && SMB_CIFS_KO=/smbd/cifs.ko
+		[ "${_pair#*.}" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
+		;;
+	esac
+	if ! smb_server_start; then
+		problem "$_p $_pair: ksmbd did not start"
+		smb_server_stop
+		return
+	fi
+	# The file lives on the server's tmpfs from the start: every read
+	# test reads data, every write test overwrites it.
+	head -c $((FILE_MB << 20)) /dev/urandom > "$SMB_EXPORT/$SMB_SHARE/bench.dat"
+	# ksmbd acts as the SMB user's local account (uid 1000) on its disk.
+	chown 1000:1000 "$SMB_EXPORT/$SMB_SHARE/bench.dat"
+	if ! smb_mount "$_addr" $MNT; then
+		problem "$_p $_pair: mount failed"
+		smb_umount $MNT
+		smb_server_stop
+		return
+	fi
+	if [ "$_pair" != tcp ] && ! grep -q SMBDirect "$SMB_DEBUGDATA"; then
+		problem "$_p $_pair: the mount does not use SMB Direct"
+	fi
+	_prof=0
+	if [ "$PROFILE" = 1 ] && { [ "$_pair" = stock.stock ] || [ "$_pair" = smbd.smbd ]; }; then
+		_prof=1
+	fi
+	for _j in $JOBS; do
+		IFS=: read -r jn jrw jbs jqd <<-EOF
+		$_j
+		EOF
+		for _r in $(seq "$REPEAT"); do
+			fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" "$_r"
+		done
+		case $jn in
+		write_1m_qd1 | randread_4k_qd16)
+			[ $_prof = 1 ] && fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" profile 1
+			;;
+		esac
+	done
+	[ "$_pair" != tcp ] && sed 's/^/    smbd: /' /sys/kernel/debug/smbd/connections 2>/dev/null
+	SMB_KEEP_MODULE=1 smb_umount $MNT
+	smb_unload_module cifs
+	SMB_KEEP_MODULE=1 smb_server_stop
+	smb_unload_module ksmbd
+}
+
+# ------------------------------------------------------------ the run
+
+t_start=$(now)
+echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+$INSMOD /smbd/smbd.ko || problem "insmod smbd.ko failed"
+if has "$PARTS" api; then
+	$INSMOD /smbd/smbd_test.ko || problem "insmod smbd_test.ko failed"
+fi
+for p in $PROVIDERS; do
+	t0=$(now)
+	has "$PARTS" verbs && verbs "$p"
+	has "$PARTS" api && api "$p"
+	if has "$PARTS" smb; then
+		for pair in $PAIRS; do
+			smb_pair "$p" "$pair"
+		done
+	fi
+	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(now)") s"
+done
+has "$PARTS" tcp && smb_pair tcp tcp
+has "$PARTS" api && $RMMOD smbd_test
+echo "SMBD-BENCH-END took $(secs "$t_start" "$(now)") s"
