@@ -179,3 +179,38 @@ int smbd_desc_slice(const struct smbd_buf_desc *d, u32 n, u64 offset, u64 len,
 	return nout;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_desc_slice);
+
+/**
+ * smbd_desc_pieces() - the next pieces of a sliced RDMA read or write
+ * @seg: the segments from smbd_desc_slice()
+ * @nseg: their number
+ * @i: the segment to start in
+ * @off: bytes of @seg[@i] already moved
+ * @chunk: the most bytes one piece (one rdma_rw context) moves
+ * @pc: filled with the pieces: address, token and length each
+ * @max: most pieces to give
+ *
+ * The pieces follow one another through the segments, each within one
+ * segment, all but a segment's last exactly @chunk bytes.
+ *
+ * Context: any.
+ * Return: the number of pieces (0 when @i is past the last segment).
+ */
+u32 smbd_desc_pieces(const struct smbd_buf_desc *seg, u32 nseg, u32 i,
+		     u32 off, u32 chunk, struct smbd_buf_desc *pc, u32 max)
+{
+	u32 n;
+
+	for (n = 0; n < max && i < nseg; n++) {
+		pc[n].offset = seg[i].offset + off;
+		pc[n].token = seg[i].token;
+		pc[n].length = min(seg[i].length - off, chunk);
+		off += pc[n].length;
+		if (off == seg[i].length) {
+			i++;
+			off = 0;
+		}
+	}
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_desc_pieces);

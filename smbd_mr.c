@@ -624,66 +624,93 @@ static bool smbd_rw_ctx_free(struct smbd_sock *sk)
 	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
 }
 
-/* Take an rdma_rw context of the budget; false once disconnected. */
-static bool smbd_rw_ctx_get(struct smbd_sock *sk)
+/*
+ * Take up to @want rdma_rw contexts of the budget, waiting for at least
+ * one; returns how many, or 0 once disconnected.
+ */
+static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
 {
+	u32 got;
+
 	for (;;) {
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_state != SMBD_CONNECTED) {
 			spin_unlock_bh(&sk->ss_lock);
-			return false;
+			return 0;
 		}
-		if (sk->ss_rw_avail) {
-			sk->ss_rw_avail--;
+		got = min(sk->ss_rw_avail, want);
+		if (got) {
+			sk->ss_rw_avail -= got;
 			spin_unlock_bh(&sk->ss_lock);
-			return true;
+			return got;
 		}
 		spin_unlock_bh(&sk->ss_lock);
 		wait_event(sk->ss_wait, smbd_rw_ctx_free(sk));
 	}
 }
 
-static void smbd_rw_ctx_put(struct smbd_sock *sk)
+static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 {
 	spin_lock_bh(&sk->ss_lock);
-	sk->ss_rw_avail++;
+	sk->ss_rw_avail += n;
 	spin_unlock_bh(&sk->ss_lock);
 	wake_up_all(&sk->ss_wait);
 }
 
-/* One chunk through rdma_rw: post, wait, release. */
-static int smbd_rw_chunk(struct smbd_sock *sk, struct smbd_op *op,
-			 struct iov_iter *it, struct scatterlist *sgl,
-			 size_t len, u64 raddr, u32 rkey,
+/* The context and gather list of one piece in a chain. */
+struct smbd_rw_slot {
+	struct rdma_rw_ctx ctx;
+	int nents;
+	struct scatterlist sgl[SMBD_RW_CHUNK_PAGES];
+};
+
+/*
+ * Move @n pieces as one chain of work requests, only its last signalled,
+ * and wait once: a 1 MiB read or write is one round trip, not four.
+ * Completions of a send queue come in order, so the last one says that
+ * every request before it is done. @n contexts of the budget are held.
+ */
+static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
+			 struct smbd_rw_slot *sl, struct iov_iter *it,
+			 const struct smbd_buf_desc *pc, u32 n,
 			 enum dma_data_direction dir)
 {
 	const struct ib_send_wr *bad = NULL;
-	struct rdma_rw_ctx ctx;
-	struct ib_send_wr *first;
-	int nents, ret;
+	struct ib_send_wr *first = NULL;
+	u32 i, ready = 0;
+	int ret = 0;
 
-	nents = smbd_rw_sg(it, len, sgl, SMBD_RW_CHUNK_PAGES);
-	if (nents < 0)
-		return nents;
-	if (!smbd_rw_ctx_get(sk))
-		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
-	ret = rdma_rw_ctx_init(&ctx, sk->ss_qp, sk->ss_port_num, sgl, nents,
-			       0, raddr, rkey, dir);
-	if (ret < 0) {
-		smbd_rw_ctx_put(sk);
-		return ret;
+	for (i = 0; i < n; i++) {
+		ret = smbd_rw_sg(it, pc[i].length, sl[i].sgl,
+				 SMBD_RW_CHUNK_PAGES);
+		if (ret < 0)
+			break;
+		sl[i].nents = ret;
+		ret = rdma_rw_ctx_init(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+				       sl[i].sgl, sl[i].nents, 0, pc[i].offset,
+				       pc[i].token, dir);
+		if (ret < 0)
+			break;
+		ready++;
+		ret = 0;
 	}
-	smbd_op_rearm(sk, op);
-	first = rdma_rw_ctx_wrs(&ctx, sk->ss_qp, sk->ss_port_num,
-				&op->op_cqe, NULL);
-	ret = ib_post_send(sk->ss_qp, first, &bad);
-	if (ret) {
-		smbd_op_cancel(sk, op, ret);
-		smbd_sock_error(sk, ret);
+	if (!ret) {
+		smbd_op_rearm(sk, op);
+		for (i = n; i-- > 0;)
+			first = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
+						sk->ss_port_num,
+						i == n - 1 ? &op->op_cqe : NULL,
+						first);
+		ret = ib_post_send(sk->ss_qp, first, &bad);
+		if (ret) {
+			smbd_op_cancel(sk, op, ret);
+			smbd_sock_error(sk, ret);
+		}
+		ret = smbd_op_wait(op);
 	}
-	ret = smbd_op_wait(op);
-	rdma_rw_ctx_destroy(&ctx, sk->ss_qp, sk->ss_port_num, sgl, nents, dir);
-	smbd_rw_ctx_put(sk);
+	for (i = 0; i < ready; i++)
+		rdma_rw_ctx_destroy(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+				    sl[i].sgl, sl[i].nents, dir);
 	return ret;
 }
 
@@ -691,19 +718,23 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			    const struct smbd_buf_desc *descs, u32 ndescs,
 			    u64 offset, enum dma_data_direction dir)
 {
+	struct smbd_buf_desc pc[SMBD_RW_CTXS];
 	size_t len = iov_iter_count(it), done = 0;
+	struct smbd_rw_slot *sl;
 	struct smbd_buf_desc *seg;
-	struct scatterlist *sgl;
+	u32 i = 0, segoff = 0, n, got, nslot;
 	struct smbd_op op;
-	int nseg, i, ret = 0;
+	int nseg, ret = 0;
 
 	if (!len)
 		return 0;
 	if (user_backed_iter(it))
 		return -EFAULT;
+	/* As many slots as pieces, up to a chain's worth. */
+	nslot = min_t(size_t, DIV_ROUND_UP(len, SMBD_RW_CHUNK), SMBD_RW_CTXS);
 	seg = kcalloc(SMBD_RW_SEGS, sizeof(*seg), GFP_KERNEL);
-	sgl = kcalloc(SMBD_RW_CHUNK_PAGES, sizeof(*sgl), GFP_KERNEL);
-	if (!seg || !sgl) {
+	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
+	if (!seg || !sl) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -718,19 +749,24 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 		goto out;
 	}
-	for (i = 0; i < nseg && !ret; i++) {
-		u64 raddr = seg[i].offset;
-		u32 left = seg[i].length;
-
-		while (left && !ret) {
-			u32 n = min(left, SMBD_RW_CHUNK);
-
-			ret = smbd_rw_chunk(sk, &op, it, sgl, n, raddr,
-					    seg[i].token, dir);
-			raddr += n;
-			left -= n;
-			if (!ret)
-				done += n;
+	while (i < nseg && !ret) {
+		n = smbd_desc_pieces(seg, nseg, i, segoff, SMBD_RW_CHUNK, pc,
+				     nslot);
+		got = smbd_rw_ctx_get(sk, n);
+		if (!got) {
+			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+			break;
+		}
+		ret = smbd_rw_chain(sk, &op, sl, it, pc, got, dir);
+		smbd_rw_ctx_put(sk, got);
+		/* Go on after the pieces moved. */
+		for (n = 0; n < got && !ret; n++) {
+			done += pc[n].length;
+			segoff += pc[n].length;
+			if (segoff == seg[i].length) {
+				i++;
+				segoff = 0;
+			}
 		}
 	}
 	smbd_op_end(sk, &op);
@@ -745,7 +781,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	spin_unlock_bh(&sk->ss_lock);
 out:
 	kfree(seg);
-	kfree(sgl);
+	kvfree(sl);
 	return ret ?: done;
 }
 

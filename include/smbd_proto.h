@@ -362,5 +362,8 @@ u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms);
  */
 int smbd_desc_slice(const struct smbd_buf_desc *d, u32 n, u64 offset, u64 len,
 		    u32 max_rw, struct smbd_buf_desc *out, u32 max_out);
+/* smbd_desc_pieces() cuts those segments into the pieces of one chain. */
+u32 smbd_desc_pieces(const struct smbd_buf_desc *seg, u32 nseg, u32 i,
+		     u32 off, u32 chunk, struct smbd_buf_desc *pc, u32 max);
 
 #endif /* _SMBD_PROTO_H */

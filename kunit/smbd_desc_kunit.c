@@ -381,6 +381,61 @@ static void smbd_desc_slice_every_range(struct kunit *test)
 	}
 }
 
+/*
+ * smbd_desc_pieces(): every way through three segments, in chains of 1 to
+ * 4 pieces, covers each byte once and in order, never crosses a segment,
+ * and cuts a piece short only at a segment's end.
+ */
+static void smbd_desc_pieces_walk(struct kunit *test)
+{
+	static const struct smbd_buf_desc seg[] = {
+		{ .offset = 0x10000, .token = 1, .length = 600 },
+		{ .offset = 0x90000, .token = 2, .length = 256 },
+		{ .offset = 0x50000, .token = 3, .length = 44 },
+	};
+	struct smbd_buf_desc pc[4];
+	u32 max, i, off, n, k, total, chunk = 256;
+
+	for (max = 1; max <= ARRAY_SIZE(pc); max++) {
+		i = 0;
+		off = 0;
+		total = 0;
+		while (i < ARRAY_SIZE(seg)) {
+			n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), i, off, chunk,
+					     pc, max);
+			KUNIT_ASSERT_GT(test, n, 0);
+			KUNIT_ASSERT_LE(test, n, max);
+			for (k = 0; k < n; k++) {
+				KUNIT_ASSERT_LT(test, i, ARRAY_SIZE(seg));
+				KUNIT_EXPECT_EQ(test, pc[k].offset,
+						seg[i].offset + off);
+				KUNIT_EXPECT_EQ(test, pc[k].token, seg[i].token);
+				KUNIT_ASSERT_GT(test, pc[k].length, 0);
+				KUNIT_ASSERT_LE(test, pc[k].length, chunk);
+				KUNIT_ASSERT_LE(test, off + pc[k].length,
+						seg[i].length);
+				off += pc[k].length;
+				total += pc[k].length;
+				if (off == seg[i].length) {
+					i++;
+					off = 0;
+				} else {
+					KUNIT_EXPECT_EQ(test, pc[k].length, chunk);
+				}
+			}
+		}
+		KUNIT_EXPECT_EQ(test, total, 900);
+		KUNIT_EXPECT_EQ(test, smbd_desc_pieces(seg, ARRAY_SIZE(seg), i, 0,
+						       chunk, pc, max), 0);
+	}
+	/* 600 at 256: 256, 256, 88; then 256; then 44. */
+	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk, pc, 4);
+	KUNIT_ASSERT_EQ(test, n, 4);
+	KUNIT_EXPECT_EQ(test, pc[2].length, 88);
+	KUNIT_EXPECT_EQ(test, pc[2].offset, 0x10000 + 512);
+	KUNIT_EXPECT_EQ(test, pc[3].offset, 0x90000);
+}
+
 static struct kunit_case smbd_desc_cases[] = {
 	KUNIT_CASE(smbd_desc_encode_bytes),
 	KUNIT_CASE(smbd_desc_example_4_4),
@@ -388,6 +443,7 @@ static struct kunit_case smbd_desc_cases[] = {
 	KUNIT_CASE_PARAM(smbd_desc_decode_bad, dec_gen_params),
 	KUNIT_CASE_PARAM(smbd_desc_slice_cases, slice_gen_params),
 	KUNIT_CASE(smbd_desc_slice_every_range),
+	KUNIT_CASE(smbd_desc_pieces_walk),
 	{}
 };
 

@@ -35,6 +35,7 @@ mutants=(
 "desc-zero-length-ok~smbd_desc.c~smbd_desc_decode_bad~'return d->length && d->offset <= U64_MAX - (d->length - 1);'~'return d->offset <= U64_MAX - (d->length - 1);'"
 "data-stale-padding~smbd_frag.c~smbd_pdu_data_hdr_vector~'msg->padding = 0;'~''"
 "desc-no-first-trim~smbd_desc.c~smbd_desc_slice_cases~'out[nout].offset = d[i].offset + pos;'~'out[nout].offset = d[i].offset;'"
+"pieces-uncut~smbd_desc.c~smbd_desc_pieces_walk~'pc[n].length = min(seg[i].length - off, chunk);'~'pc[n].length = seg[i].length - off;'"
 )
 
 pass=0
