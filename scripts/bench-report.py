@@ -278,7 +278,7 @@ def table(figs, providers):
             L.append("  %-4s %-70s %10s  goal %s" % ("met" if met else "MISS", name,
                                                     fmt(v, 2), fmt(goal, 2)))
         L.append("")
-    return L
+    return [l.rstrip() for l in L]
 
 
 def chart(figs, providers, path):
