@@ -58,11 +58,8 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 		complete(&op->op_done);
 	}
 	spin_unlock(&sk->ss_lock);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_info_ratelimited("smbd: memory or RDMA work failed: %s\n",
-				    ib_wc_status_msg(wc->status));
-		smbd_sock_error(sk, -ECONNABORTED);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		smbd_wr_failed(sk, wc->status, "memory or RDMA work");
 }
 
 /* Join ss_op_list if the connection is up; the thread may then post. */
@@ -150,11 +147,8 @@ static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_info_ratelimited("smbd: memory registration failed: %s\n",
-				    ib_wc_status_msg(wc->status));
-		smbd_sock_error(sk, -ECONNABORTED);
-	}
+	if (wc->status != IB_WC_SUCCESS)
+		smbd_wr_failed(sk, wc->status, "memory registration");
 }
 
 /**

@@ -663,17 +663,27 @@ static void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
 		complete(&w->sw_done);
 }
 
-/*
- * A send completed in error: end the connection. A flush on a connection
- * nobody is ending means the provider took the queue pair out of RTS by
- * itself (rxe does so silently when it cannot build a packet): say so,
- * as for any other failure.
+/**
+ * smbd_wr_failed() - a work request completed in error: end the connection
+ * @sk: the socket
+ * @status: the completion's status
+ * @what: what failed, for the log ("send", "memory registration", ...)
+ *
+ * A flush on a connection nobody is ending means the provider took the
+ * queue pair out of RTS by itself (rxe does so silently when it cannot
+ * build a packet), or a request with no completion entry of its own
+ * failed before it (an unsignalled part of an rdma_rw chain): say so, as
+ * for any other failure. Sends, registrations and RDMA reads and writes
+ * all end here.
+ *
+ * Context: completion handler (softirq).
  */
-static void smbd_send_failed(struct smbd_sock *sk, enum ib_wc_status status)
+void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
+		    const char *what)
 {
 	if (status != IB_WC_WR_FLUSH_ERR ||
 	    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-		pr_info_ratelimited("smbd: send failed: %s\n",
+		pr_info_ratelimited("smbd: %s failed: %s\n", what,
 				    ib_wc_status_msg(status));
 	smbd_sock_error(sk, -ECONNABORTED);
 }
@@ -695,7 +705,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (!(tx->tx_wr.send_flags & IB_SEND_SIGNALED)) {
 		if (wc->status != IB_WC_SUCCESS)
-			smbd_send_failed(sk, wc->status);
+			smbd_wr_failed(sk, wc->status, "send");
 		return;
 	}
 
@@ -750,7 +760,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	if (wc->status != IB_WC_SUCCESS)
-		smbd_send_failed(sk, wc->status);
+		smbd_wr_failed(sk, wc->status, "send");
 	wake_up_all(&sk->ss_wait);
 	if (space && ops && ops->write_space)
 		ops->write_space(sk);

@@ -398,6 +398,8 @@ void smbd_ops_abort(struct smbd_sock *sk);
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 
 /* smbd_xfer.c */
+void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
+		    const char *what);
 int smbd_xfer_alloc(struct smbd_sock *sk);
 void smbd_xfer_free(struct smbd_sock *sk);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
