@@ -714,7 +714,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 {
 	struct smbd_buf_desc pc[SMBD_RW_CTXS];
 	size_t len = iov_iter_count(it), done = 0;
-	struct smbd_rw_slot *sl;
+	struct smbd_rw_slot *sl = NULL;
 	struct smbd_buf_desc *seg;
 	u32 i = 0, segoff = 0, n, got, nslot;
 	struct smbd_op op;
@@ -724,11 +724,8 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		return 0;
 	if (user_backed_iter(it))
 		return -EFAULT;
-	/* As many slots as pieces, up to a chain's worth. */
-	nslot = min_t(size_t, DIV_ROUND_UP(len, SMBD_RW_CHUNK), SMBD_RW_CTXS);
 	seg = kcalloc(SMBD_RW_SEGS, sizeof(*seg), GFP_KERNEL);
-	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
-	if (!seg || !sl) {
+	if (!seg) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -737,6 +734,16 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			       SMBD_RW_SEGS);
 	if (nseg < 0) {
 		ret = nseg;
+		goto out;
+	}
+	/*
+	 * As many slots as pieces, up to a chain's worth: each segment
+	 * ends at most one piece short of SMBD_RW_CHUNK.
+	 */
+	nslot = min_t(size_t, len / SMBD_RW_CHUNK + nseg, SMBD_RW_CTXS);
+	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
+	if (!sl) {
+		ret = -ENOMEM;
 		goto out;
 	}
 	if (!smbd_op_start(sk, &op)) {
