@@ -56,7 +56,6 @@ FILE_MB=256
 # Kernel messages on the console would cut into the result lines.
 dmesg -n 1
 
-now() { cut -d' ' -f1 /proc/uptime; }
 # Busy CPU time of all CPUs in USER_HZ ticks: user nice system irq softirq
 # steal.
 ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
@@ -87,10 +86,10 @@ perf_run() {
 		kill $_spid 2>/dev/null
 		return 1
 	fi
-	_c0=$(ticks) _t0=$(now)
+	_c0=$(ticks) _t0=$(uptime_s)
 	"$1" -d "$2" -R -F -s "$4" -n "$5" -p $VPORT "$3" > /tmp/perf-client.out 2>&1
 	_rc=$?
-	_t1=$(now) _c1=$(ticks)
+	_t1=$(uptime_s) _c1=$(ticks)
 	wait $_spid
 	tail -n 3 /tmp/perf-client.out | sed "s/^/    $1: /"
 	P_SECS=$(secs "$_t0" "$_t1") P_CPU=$(cpus "$_c0" "$_c1")
@@ -155,9 +154,9 @@ APORT=5600
 api_run() {
 	_p=$1 _t=$2 _u=$3 _prog=$4
 	shift 4
-	_c0=$(ticks) _t0=$(now)
+	_c0=$(ticks) _t0=$(uptime_s)
 	echo "$*" > "$D/ctl" 2>/dev/null
-	_t1=$(now) _c1=$(ticks)
+	_t1=$(uptime_s) _c1=$(ticks)
 	cat "$D/result" > /tmp/api.out
 	if grep -q '^not ok' /tmp/api.out || ! grep -q '^info' /tmp/api.out; then
 		problem "$_p api $_t: $(grep -v '^ok' /tmp/api.out | tr '\n' ' ')"
@@ -207,7 +206,7 @@ api() {
 # fio_run PROVIDER PAIR TEST RW BS DEPTH REP [PROFILE]: one fio job on the
 # mount; the figure is MB/s for 1 MiB jobs and IO/s for 4 KiB ones
 fio_run() {
-	_c0=$(ticks) _t0=$(now)
+	_c0=$(ticks) _t0=$(uptime_s)
 	if [ "${8:-0}" = 1 ]; then
 		/usr/bin/perf record -a -e cpu-clock -F 499 -o /tmp/perf.data -q -- \
 			sleep "$RUNTIME" > /tmp/perf-record.log 2>&1 &
@@ -218,7 +217,7 @@ fio_run() {
 		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
 		--output-format=json --output=/tmp/fio.json > /tmp/fio.err 2>&1
 	_rc=$?
-	_t1=$(now) _c1=$(ticks)
+	_t1=$(uptime_s) _c1=$(ticks)
 	if [ "${8:-0}" = 1 ]; then
 		wait "$_ppid"
 		echo "SMBD-BENCH-PROFILE-BEGIN provider=$1 pair=$2 test=$3"
@@ -304,14 +303,14 @@ smb_pair() {
 
 # ------------------------------------------------------------ the run
 
-t_start=$(now)
+t_start=$(uptime_s)
 echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
 $INSMOD /smbd/smbd.ko || problem "insmod smbd.ko failed"
 if has "$PARTS" api; then
 	$INSMOD /smbd/smbd_test.ko || problem "insmod smbd_test.ko failed"
 fi
 for p in $PROVIDERS; do
-	t0=$(now)
+	t0=$(uptime_s)
 	has "$PARTS" verbs && verbs "$p"
 	has "$PARTS" api && api "$p"
 	if has "$PARTS" smb; then
@@ -319,8 +318,8 @@ for p in $PROVIDERS; do
 			smb_pair "$p" "$pair"
 		done
 	fi
-	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(now)") s"
+	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(uptime_s)") s"
 done
 has "$PARTS" tcp && smb_pair tcp tcp
 has "$PARTS" api && $RMMOD smbd_test
-echo "SMBD-BENCH-END took $(secs "$t_start" "$(now)") s"
+echo "SMBD-BENCH-END took $(secs "$t_start" "$(uptime_s)") s"
