@@ -186,6 +186,32 @@ enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
 EXPORT_SYMBOL_IF_KUNIT(smbd_cred_send_begin);
 
 /**
+ * smbd_cred_can_send() - would smbd_cred_send_begin() give a credit now
+ * @c: the state
+ * @can_post: a free receive buffer is at hand, so the receive that
+ *	smbd_cred_recv_wanted() asks for under the last-credit rule can be
+ *	posted first
+ *
+ * The senders' wait condition and the write_space upcall ask this, so a
+ * sender is woken exactly when its smbd_cred_send_begin() can succeed:
+ * with two credits or more, or with the last one and something to grant
+ * ([MS-SMBD] 3.1.5.1), ungranted already or about to be posted.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: true when a message can take a Send Credit.
+ */
+bool smbd_cred_can_send(const struct smbd_credits *c, bool can_post)
+{
+	if (c->send_credits > 1)
+		return true;
+	if (!c->send_credits)
+		return false;
+	return smbd_cred_ungranted(c) ||
+	       (can_post && smbd_cred_recv_wanted(c, true));
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_can_send);
+
+/**
  * smbd_cred_on_recv() - account a received Data Transfer message
  * @c: the state
  * @h: its header, already validated by smbd_rx_parse()

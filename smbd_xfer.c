@@ -258,8 +258,7 @@ static bool smbd_space_locked(struct smbd_sock *sk)
 
 	lockdep_assert_held(&sk->ss_lock);
 	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx_free_count &&
-	       (c->send_credits > 1 ||
-		(c->send_credits == 1 && smbd_cred_ungranted(c)));
+	       smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free));
 }
 
 /*
@@ -870,11 +869,7 @@ static bool smbd_send_possible(struct smbd_sock *sk)
 	spin_lock_bh(&sk->ss_lock);
 	ok = sk->ss_state != SMBD_CONNECTED ||
 	     (sk->ss_tx_free_count &&
-	      (c->send_credits > 1 ||
-	       (c->send_credits == 1 &&
-		(smbd_cred_ungranted(c) ||
-		 (smbd_cred_recv_wanted(c, true) &&
-		  !list_empty(&sk->ss_rx_free))))));
+	      smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free)));
 	spin_unlock_bh(&sk->ss_lock);
 	return ok;
 }
@@ -1320,8 +1315,7 @@ void smbd_grant_work(struct work_struct *work)
 
 	spin_lock_bh(&sk->ss_lock);
 	due = sk->ss_state == SMBD_CONNECTED &&
-	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred) ||
-	       (!sk->ss_cred.recv_granted && smbd_cred_ungranted(&sk->ss_cred)));
+	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred));
 	spin_unlock_bh(&sk->ss_lock);
 	if (due)
 		smbd_send_empty(sk);

@@ -298,6 +298,7 @@ u16 smbd_cred_take_grant(struct smbd_credits *c);
 bool smbd_cred_grant_due(const struct smbd_credits *c);
 enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
 					    u16 *granted);
+bool smbd_cred_can_send(const struct smbd_credits *c, bool can_post);
 enum smbd_rx_err smbd_cred_on_recv(struct smbd_credits *c,
 				   const struct smbd_data_hdr *h);
 

@@ -122,6 +122,9 @@ static void smbd_cred_last_credit(struct kunit *test)
 	cred_setup(&c, 255, 255, 255, lc->send_credits);
 	c.recv_posted = lc->posted;
 	c.recv_granted = lc->granted;
+	/* The senders' wait condition agrees with the verdict. */
+	KUNIT_EXPECT_EQ(test, smbd_cred_can_send(&c, false),
+			lc->want == SMBD_CRED_SEND);
 	KUNIT_ASSERT_EQ(test, smbd_cred_send_begin(&c, &g), lc->want);
 	if (lc->want == SMBD_CRED_SEND) {
 		KUNIT_EXPECT_EQ(test, g, lc->want_grant);
@@ -150,7 +153,11 @@ static void smbd_cred_last_credit_posts_one(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, smbd_cred_send_begin(&c, &g), SMBD_CRED_LAST_CREDIT);
 	KUNIT_EXPECT_EQ(test, smbd_cred_recv_wanted(&c, false), 0);
 	KUNIT_ASSERT_EQ(test, smbd_cred_recv_wanted(&c, true), 1);
+	/* A waiting sender may go once it can post that receive. */
+	KUNIT_EXPECT_FALSE(test, smbd_cred_can_send(&c, false));
+	KUNIT_EXPECT_TRUE(test, smbd_cred_can_send(&c, true));
 	smbd_cred_recv_posted(&c, 1);
+	KUNIT_EXPECT_TRUE(test, smbd_cred_can_send(&c, false));
 	KUNIT_EXPECT_EQ(test, smbd_cred_recv_wanted(&c, true), 0);
 	KUNIT_EXPECT_EQ(test, smbd_cred_send_begin(&c, &g), SMBD_CRED_SEND);
 	KUNIT_EXPECT_EQ(test, g, 1);
@@ -161,6 +168,10 @@ static void smbd_cred_last_credit_posts_one(struct kunit *test)
 	c.recv_posted = 10;
 	c.recv_granted = 10;
 	KUNIT_EXPECT_EQ(test, smbd_cred_recv_wanted(&c, true), 0);
+	KUNIT_EXPECT_FALSE(test, smbd_cred_can_send(&c, true));
+	c.send_credits = 0;
+	c.recv_granted = 9;
+	KUNIT_EXPECT_FALSE(test, smbd_cred_can_send(&c, true));
 }
 
 /* [MS-SMBD] 3.1.5.8: a received message spends a credit and may grant. */

@@ -30,6 +30,7 @@ mutants=(
 "seg-invalidate-every-segment~smbd_frag.c~smbd_seg_plan~'seg->invalidate = idx == 0;'~'seg->invalidate = true;'"
 "cred-no-last-credit-rule~smbd_credits.c~smbd_cred_last_credit~'if (c->send_credits == 1 && !smbd_cred_ungranted(c))\n\t\treturn SMBD_CRED_LAST_CREDIT;'~''"
 "cred-no-overrun-check~smbd_credits.c~smbd_cred_receive~'if (!c->recv_granted)\n\t\treturn SMBD_RX_ERR_CREDIT_OVERRUN;'~'if (!c->recv_granted)\n\t\tc->recv_granted = c->recv_posted = 1;'"
+"cred-wake-on-last-credit~smbd_credits.c~smbd_cred_last_credit~'if (c->send_credits > 1)\n\t\treturn true;'~'if (c->send_credits >= 1)\n\t\treturn true;'"
 "cred-uncapped-target~smbd_credits.c~smbd_cred_receive~'clamp_t(u16, h->credits_requested, 1,\n\t\t\t\t\tc->recv_credit_max)'~'h->credits_requested'"
 "ka-reply-asks-again~smbd_keepalive.c~smbd_ka_no_ping_pong~'ka->reply_due = true;'~'{ ka->reply_due = true; ka->state = SMBD_KA_PENDING; }'"
 "desc-zero-length-ok~smbd_desc.c~smbd_desc_decode_bad~'return d->length && d->offset <= U64_MAX - (d->length - 1);'~'return d->offset <= U64_MAX - (d->length - 1);'"
