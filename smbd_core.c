@@ -562,6 +562,16 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_qp = id->qp;
 	/* The provider may round up, never down. */
 	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
+	/*
+	 * siw hands the pages of an unsignalled request of a page or more
+	 * to TCP as they are (zero-copy) and counts it done once queued
+	 * there: a later signalled completion does not mean TCP has sent
+	 * them, and a buffer reused then goes out changed. It copies the
+	 * data of a signalled request. So on siw every send of a page or
+	 * more is signalled; elsewhere only a batch's last one.
+	 */
+	sk->ss_tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
+			      PAGE_SIZE : U32_MAX;
 
 	/*
 	 * A software RoCE device (rxe) answers from the host's CPU, and its

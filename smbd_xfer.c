@@ -765,69 +765,99 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		ops->write_space(sk);
 }
 
+/* Must this send be signalled even inside a batch? See ss_tx_sig_bytes. */
+static bool smbd_tx_must_signal(const struct smbd_sock *sk,
+				const struct smbd_send_ctx *tx)
+{
+	u32 bytes = 0;
+	int i;
+
+	for (i = 0; i < tx->tx_wr.num_sge; i++)
+		bytes += tx->tx_sge[i].length;
+	return bytes >= sk->ss_tx_sig_bytes;
+}
+
 /*
- * Post a batch of filled send contexts as one chain, the last one
- * signalled. @w: the blocking sender of the batch, which waits for its
- * completion and result, or NULL.
+ * ib_post_send() refused the chain from @head at @bad. The requests
+ * before it were posted: a signalled one completes as usual, with the
+ * unsignalled ones it owns; unsignalled ones whose owner was not posted
+ * are left to the teardown's drain, and smbd_xfer_free() unmaps them.
+ * The rest come back now, and their owners' sender hears @err.
+ */
+static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
+			     const struct ib_send_wr *bad, int err)
+{
+	struct ib_send_wr *wr, *orphans = NULL;
+	struct smbd_send_ctx *tx;
+	LIST_HEAD(back);
+	u32 n = 0;
+
+	for (wr = &head->tx_wr; wr != bad; wr = wr->next) {
+		if (wr->send_flags & IB_SEND_SIGNALED)
+			orphans = NULL;
+		else if (!orphans)
+			orphans = wr;
+	}
+	for (wr = orphans; wr && wr != bad; wr = wr->next) {
+		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
+		list_del_init(&tx->tx_node);
+	}
+	for (wr = (struct ib_send_wr *)bad; wr; wr = wr->next) {
+		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
+		list_del_init(&tx->tx_node);
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait, err);
+		tx->tx_wait = NULL;
+		list_add_tail(&tx->tx_node, &back);
+		n++;
+	}
+	spin_lock_bh(&sk->ss_lock);
+	list_splice(&back, &sk->ss_tx_free);
+	sk->ss_tx_free_count += n;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_sock_error(sk, err);
+}
+
+/*
+ * Post a batch of filled send contexts as one chain. The last one is
+ * signalled, and any that smbd_tx_must_signal() picks; each signalled one
+ * owns the unsignalled ones before it (on its tx_batch) and returns them
+ * when it completes. @w: the blocking sender of the batch, which waits
+ * for every signalled completion and its result, or NULL.
  */
 static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 			   struct smbd_send_wait *w)
 {
-	struct smbd_send_ctx *tx, *tail, *prev = NULL;
+	struct smbd_send_ctx *tx, *next, *head, *prev = NULL;
 	const struct ib_send_wr *bad_wr = NULL;
+	LIST_HEAD(owned);
 	int ret;
 
 	if (list_empty(batch))
 		return 0;
-	list_for_each_entry(tx, batch, tx_node) {
-		tx->tx_wr.send_flags = 0;
+	head = list_first_entry(batch, struct smbd_send_ctx, tx_node);
+	list_for_each_entry_safe(tx, next, batch, tx_node) {
 		tx->tx_wr.next = NULL;
 		if (prev)
 			prev->tx_wr.next = &tx->tx_wr;
 		prev = tx;
-	}
-	tail = prev;
-	tail->tx_wr.send_flags = IB_SEND_SIGNALED;
-	tail->tx_wait = w;
-	if (w)
-		atomic_inc(&w->sw_pending);
-	tx = list_first_entry(batch, struct smbd_send_ctx, tx_node);
-	list_del_init(&tail->tx_node);
-	list_splice_init(batch, &tail->tx_batch);
-
-	/* @tx is the head of the chain (the tail itself for one request). */
-	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, &bad_wr);
-	if (ret) {
-		if (!bad_wr)
-			bad_wr = &tx->tx_wr;
-		/*
-		 * The connection is lost. The requests before @bad_wr were
-		 * posted and stay with the queue pair: the drain in teardown
-		 * completes them and smbd_xfer_free() unmaps what they map.
-		 * The rest, the signalled tail included, come back now.
-		 */
-		u32 n = 0;
-		bool posted = true;
-
-		list_add_tail(&tail->tx_node, &tail->tx_batch);
-		list_for_each_entry_safe(tx, prev, &tail->tx_batch, tx_node) {
-			if (&tx->tx_wr == bad_wr)
-				posted = false;
-			if (posted) {
-				list_del_init(&tx->tx_node);
-				continue;
-			}
-			smbd_tx_unmap(sk, tx);
-			n++;
+		if (!list_is_last(&tx->tx_node, batch) &&
+		    !smbd_tx_must_signal(sk, tx)) {
+			tx->tx_wr.send_flags = 0;
+			list_move_tail(&tx->tx_node, &owned);
+			continue;
 		}
-		tail->tx_wait = NULL;
-		smbd_tx_wait_put(w, ret);
-		spin_lock_bh(&sk->ss_lock);
-		list_splice_init(&tail->tx_batch, &sk->ss_tx_free);
-		sk->ss_tx_free_count += n;
-		spin_unlock_bh(&sk->ss_lock);
-		smbd_sock_error(sk, ret);
+		tx->tx_wr.send_flags = IB_SEND_SIGNALED;
+		tx->tx_wait = w;
+		if (w)
+			atomic_inc(&w->sw_pending);
+		list_del_init(&tx->tx_node);
+		list_splice_init(&owned, &tx->tx_batch);
 	}
+
+	ret = ib_post_send(sk->ss_qp, &head->tx_wr, &bad_wr);
+	if (ret)
+		smbd_post_failed(sk, head, bad_wr ?: &head->tx_wr, ret);
 	return ret;
 }
 

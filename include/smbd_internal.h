@@ -313,6 +313,7 @@ struct smbd_sock {
 	struct ib_cq *ss_recv_cq;
 	u32 ss_sq_depth;
 	u32 ss_tx_sge;			/* gather entries per send */
+	u32 ss_tx_sig_bytes;		/* sends this big are signalled */
 	u32 ss_rq_depth;
 	u8 ss_initiator_depth;
 	u8 ss_responder_resources;
