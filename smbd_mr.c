@@ -50,11 +50,12 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_sock *sk = cq->cq_context;
 
 	spin_lock(&sk->ss_lock);
-	if (!op->op_finished) {
+	if (wc->status != IB_WC_SUCCESS && !op->op_status)
+		op->op_status = wc->status == IB_WC_WR_FLUSH_ERR ?
+				-ECONNABORTED : -EIO;
+	/* Every request's memory stays the waiter's until the last is done. */
+	if (!op->op_finished && !--op->op_pending) {
 		op->op_finished = true;
-		if (wc->status != IB_WC_SUCCESS)
-			op->op_status = wc->status == IB_WC_WR_FLUSH_ERR ?
-					-ECONNABORTED : -EIO;
 		complete(&op->op_done);
 	}
 	spin_unlock(&sk->ss_lock);
@@ -70,6 +71,7 @@ static bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op)
 	op->op_cqe.done = smbd_op_done;
 	init_completion(&op->op_done);
 	op->op_status = 0;
+	op->op_pending = 1;
 	op->op_finished = false;
 	spin_lock_bh(&sk->ss_lock);
 	ok = sk->ss_state == SMBD_CONNECTED;
@@ -79,22 +81,30 @@ static bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op)
 	return ok;
 }
 
-/* Ready @op for another request. */
-static void smbd_op_rearm(struct smbd_sock *sk, struct smbd_op *op)
+/* Ready @op for @n more signalled requests. */
+static void smbd_op_rearm(struct smbd_sock *sk, struct smbd_op *op, u32 n)
 {
 	spin_lock_bh(&sk->ss_lock);
 	reinit_completion(&op->op_done);
+	op->op_pending = n;
 	op->op_finished = false;
 	spin_unlock_bh(&sk->ss_lock);
 }
 
-/* A request was not posted: nothing will complete @op but us. */
-static void smbd_op_cancel(struct smbd_sock *sk, struct smbd_op *op, int err)
+/*
+ * @n of @op's signalled requests were not posted: nothing will complete
+ * them. @op finishes with @err once the posted ones have completed
+ * (flushed at worst: the caller ends the connection).
+ */
+static void smbd_op_unposted(struct smbd_sock *sk, struct smbd_op *op,
+			     u32 n, int err)
 {
 	spin_lock_bh(&sk->ss_lock);
-	if (!op->op_finished) {
-		op->op_finished = true;
+	if (!op->op_status)
 		op->op_status = err;
+	op->op_pending -= min(n, op->op_pending);
+	if (!op->op_finished && !op->op_pending) {
+		op->op_finished = true;
 		complete(&op->op_done);
 	}
 	spin_unlock_bh(&sk->ss_lock);
@@ -565,7 +575,8 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 		last->send_flags = IB_SEND_SIGNALED;
 		ret = ib_post_send(sk->ss_qp, head, &bad);
 		if (ret) {
-			smbd_op_cancel(sk, &op, ret);
+			/* The signalled invalidation is the last: unposted. */
+			smbd_op_unposted(sk, &op, 1, ret);
 			smbd_sock_error(sk, ret);
 		}
 		/*
@@ -651,6 +662,44 @@ static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 	wake_up_all(&sk->ss_wait);
 }
 
+/* The signalled requests of @op in the chain from @first up to @bad. */
+static u32 smbd_op_posted(const struct smbd_op *op,
+			  const struct ib_send_wr *first,
+			  const struct ib_send_wr *bad)
+{
+	const struct ib_send_wr *wr;
+	u32 n = 0;
+
+	for (wr = first; wr && wr != bad; wr = wr->next)
+		if (wr->wr_cqe == &op->op_cqe &&
+		    wr->send_flags & IB_SEND_SIGNALED)
+			n++;
+	return n;
+}
+
+/*
+ * siw sends an unsignalled RDMA Write of a page or more from the pages
+ * themselves and counts it done while TCP still holds them (see
+ * ss_tx_sig_bytes): signal such a request, so that siw copies it and the
+ * wait covers it. The request is the context's, ours until the chain is
+ * done.
+ */
+static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
+			      struct ib_send_wr *wr)
+{
+	u32 bytes = 0;
+	int i;
+
+	if (wr->opcode != IB_WR_RDMA_WRITE || wr->send_flags & IB_SEND_SIGNALED)
+		return;
+	for (i = 0; i < wr->num_sge; i++)
+		bytes += wr->sg_list[i].length;
+	if (bytes < sk->ss_tx_sig_bytes)
+		return;
+	wr->wr_cqe = &op->op_cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+}
+
 /* The context and gather list of one piece in a chain. */
 struct smbd_rw_slot {
 	struct rdma_rw_ctx ctx;
@@ -659,10 +708,13 @@ struct smbd_rw_slot {
 };
 
 /*
- * Move @n pieces as one chain of work requests, only its last signalled,
- * and wait once: a 1 MiB read or write is one round trip, not four.
- * Completions of a send queue come in order, so the last one says that
- * every request before it is done. @n contexts of the budget are held.
+ * Move @n pieces as one chain of work requests and wait once: a 1 MiB
+ * read or write is one round trip, not four. The last request of each
+ * piece is signalled (and on siw each large RDMA Write), so that a post
+ * that fails partway still has a completion for every piece that went:
+ * the pages of a posted piece stay mapped until the device is done with
+ * them (flushed, once the failure ended the connection). @n contexts of
+ * the budget are held.
  */
 static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 			 struct smbd_rw_slot *sl, struct iov_iter *it,
@@ -689,15 +741,35 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 		ret = 0;
 	}
 	if (!ret) {
-		smbd_op_rearm(sk, op);
-		for (i = n; i-- > 0;)
-			first = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
-						sk->ss_port_num,
-						i == n - 1 ? &op->op_cqe : NULL,
-						first);
+		struct ib_send_wr *wr, *last = NULL;
+		u32 nsig;
+
+		/*
+		 * rdma_rw_ctx_wrs() signals a context's last request only
+		 * when it ends the chain: link the pieces ourselves.
+		 */
+		for (i = 0; i < n; i++) {
+			wr = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
+					     sk->ss_port_num, &op->op_cqe, NULL);
+			if (last)
+				last->next = wr;
+			else
+				first = wr;
+			for (;; wr = wr->next) {
+				smbd_rw_wr_signal(sk, op, wr);
+				if (!wr->next)
+					break;
+			}
+			last = wr;
+		}
+		nsig = smbd_op_posted(op, first, NULL);
+		smbd_op_rearm(sk, op, nsig);
 		ret = ib_post_send(sk->ss_qp, first, &bad);
 		if (ret) {
-			smbd_op_cancel(sk, op, ret);
+			smbd_op_unposted(sk, op,
+					 nsig - smbd_op_posted(op, first,
+							       bad ?: first),
+					 ret);
 			smbd_sock_error(sk, ret);
 		}
 		ret = smbd_op_wait(op);

@@ -197,11 +197,12 @@ struct smbd_send_ctx {
 };
 
 /**
- * struct smbd_op - a thread waiting for one signalled work request
+ * struct smbd_op - a thread waiting for its signalled work requests
  * @op_node: on ss_op_list while the thread uses the queue pair
- * @op_cqe: completion entry of the request; .done is smbd_op_done()
- * @op_done: completed by the request's completion, or by teardown
- * @op_status: 0, or why the request or the connection failed
+ * @op_cqe: completion entry of the requests; .done is smbd_op_done()
+ * @op_done: completed by the last request's completion, or by teardown
+ * @op_status: 0, or why a request or the connection failed
+ * @op_pending: signalled requests not yet completed (under ss_lock)
  * @op_finished: @op_done was completed (under ss_lock)
  *
  * Teardown completes every op still waiting once the queue pair is
@@ -212,6 +213,7 @@ struct smbd_op {
 	struct ib_cqe op_cqe;
 	struct completion op_done;
 	int op_status;
+	u32 op_pending;
 	bool op_finished;
 };
 
