@@ -15,25 +15,76 @@
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
 
 #include "smbd_proto.h"
 
 /*
- * Defaults. Sizes follow what every Windows and Linux peer uses: a
- * 1364-byte message fits one Ethernet frame with the transport headers
- * of every provider. 255 credits is the Windows and Linux default.
+ * Defaults: 64 receives of 8192 bytes, Windows' own MaxReceiveSize
+ * ([MS-SMBD] WIN<3>), and the same size offered for sending. That is the
+ * receive memory of 255 buffers of 1364 bytes (each takes a 2 KiB slab
+ * object), with a 1 MiB message cut into 129 messages instead of 783:
+ * on a soft provider the cost is per message, and smbd to smbd moves
+ * twice the bytes. A peer asking for 1364 (cifs, ksmbd) still gets 1364
+ * both ways: negotiation takes the smaller side. The module parameters
+ * below change them for every consumer that takes the defaults
+ * (smbd_params_init()).
  */
-#define SMBD_DEFAULT_CREDITS		255
-#define SMBD_DEFAULT_SEND_SIZE		1364
-#define SMBD_DEFAULT_RECV_SIZE		1364
+#define SMBD_DEFAULT_CREDITS		64
+#define SMBD_DEFAULT_SEND_SIZE		8192
+#define SMBD_DEFAULT_RECV_SIZE		8192
+#define SMBD_PARAM_MAX_SIZE		65536
 #define SMBD_DEFAULT_FRAG_RECV_SIZE	(1024 * 1024)
 #define SMBD_DEFAULT_RW_SIZE		(8 * 1024 * 1024)
 #define SMBD_DEFAULT_KA_INTERVAL_MS	(120 * 1000)
 #define SMBD_DEFAULT_KA_TIMEOUT_MS	(5 * 1000)
 #define SMBD_INITIATOR_NEG_TIMEOUT_MS	(120 * 1000)
 #define SMBD_RESPONDER_NEG_TIMEOUT_MS	(5 * 1000)
+
+/* The defaults as set by the module parameters. */
+static unsigned int smbd_def_send_credits = SMBD_DEFAULT_CREDITS;
+static unsigned int smbd_def_recv_credits = SMBD_DEFAULT_CREDITS;
+static unsigned int smbd_def_send_size = SMBD_DEFAULT_SEND_SIZE;
+static unsigned int smbd_def_recv_size = SMBD_DEFAULT_RECV_SIZE;
+
+/* Sizes and credit counts for the defaults, refused out of their range. */
+static int smbd_size_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, SMBD_MIN_RECEIVE_SIZE,
+				     SMBD_PARAM_MAX_SIZE);
+}
+
+static int smbd_credits_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, U16_MAX);
+}
+
+static const struct kernel_param_ops smbd_size_ops = {
+	.set = smbd_size_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops smbd_credits_ops = {
+	.set = smbd_credits_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_credit_target, &smbd_credits_ops, &smbd_def_send_credits,
+		0644);
+MODULE_PARM_DESC(send_credit_target,
+		 "Send Credits a connection asks its peer for, 1 to 65535 (default 64)");
+module_param_cb(receive_credit_max, &smbd_credits_ops, &smbd_def_recv_credits,
+		0644);
+MODULE_PARM_DESC(receive_credit_max,
+		 "Most receives a connection posts, each of max_receive_size bytes; 1 to 65535, bounded by the device's queue depth (default 64)");
+module_param_cb(max_send_size, &smbd_size_ops, &smbd_def_send_size, 0644);
+MODULE_PARM_DESC(max_send_size,
+		 "Largest SMB Direct message a connection offers to send, 128 to 65536 bytes (default 8192)");
+module_param_cb(max_receive_size, &smbd_size_ops, &smbd_def_recv_size, 0644);
+MODULE_PARM_DESC(max_receive_size,
+		 "Size of each receive buffer, the largest message a connection accepts; 128 to 65536 bytes (default 8192)");
 
 /**
  * smbd_params_init() - fill the local defaults of one role
@@ -49,10 +100,10 @@
  */
 void smbd_params_init(struct smbd_params *p, bool responder)
 {
-	p->recv_credit_max = SMBD_DEFAULT_CREDITS;
-	p->send_credit_target = SMBD_DEFAULT_CREDITS;
-	p->max_send_size = SMBD_DEFAULT_SEND_SIZE;
-	p->max_recv_size = SMBD_DEFAULT_RECV_SIZE;
+	p->send_credit_target = READ_ONCE(smbd_def_send_credits);
+	p->recv_credit_max = READ_ONCE(smbd_def_recv_credits);
+	p->max_send_size = READ_ONCE(smbd_def_send_size);
+	p->max_recv_size = READ_ONCE(smbd_def_recv_size);
 	p->max_fragmented_recv_size = SMBD_DEFAULT_FRAG_RECV_SIZE;
 	p->max_read_write_size = SMBD_DEFAULT_RW_SIZE;
 	p->keepalive_interval_ms = SMBD_DEFAULT_KA_INTERVAL_MS;

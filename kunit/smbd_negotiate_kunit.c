@@ -23,10 +23,11 @@ static void smbd_neg_defaults(struct kunit *test)
 	struct smbd_params p;
 
 	params(&p, false);
-	KUNIT_EXPECT_EQ(test, p.recv_credit_max, 255);
-	KUNIT_EXPECT_EQ(test, p.send_credit_target, 255);
-	KUNIT_EXPECT_EQ(test, p.max_send_size, 1364);
-	KUNIT_EXPECT_EQ(test, p.max_recv_size, 1364);
+	/* 64 buffers of 8192 bytes: Windows' MaxReceiveSize (WIN<3>). */
+	KUNIT_EXPECT_EQ(test, p.recv_credit_max, 64);
+	KUNIT_EXPECT_EQ(test, p.send_credit_target, 64);
+	KUNIT_EXPECT_EQ(test, p.max_send_size, 8192);
+	KUNIT_EXPECT_EQ(test, p.max_recv_size, 8192);
 	KUNIT_EXPECT_EQ(test, p.max_fragmented_recv_size, 1048576);
 	KUNIT_EXPECT_EQ(test, p.keepalive_interval_ms, 120000);
 	KUNIT_EXPECT_EQ(test, p.keepalive_timeout_ms, 5000);
@@ -176,6 +177,9 @@ static void smbd_neg_responder(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	params(&p, true);
+	/* The table is written for the stock peers' 1364-byte limits. */
+	p.max_send_size = 1364;
+	p.max_recv_size = 1364;
 	memset(buf, 0x5a, 512);
 	smbd_neg_req_encode(&req, (void *)buf);
 	memset(&n, 0xcc, sizeof(n));
@@ -323,6 +327,9 @@ static void smbd_neg_initiator(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	params(&p, false);
+	/* The table is written for the stock peers' 1364-byte limits. */
+	p.max_send_size = 1364;
+	p.max_recv_size = 1364;
 	memset(buf, 0xa5, 64);
 	smbd_neg_resp_encode(&resp, (void *)buf);
 	err = smbd_neg_resp_process(&p, buf, c->len, &n);
@@ -350,7 +357,8 @@ struct pair_case {
 };
 
 static const struct pair_case pair_cases[] = {
-	{ "defaults", 1364, 1364, 1364, 1364 },
+	{ "stock sizes", 1364, 1364, 1364, 1364 },
+	{ "smbd defaults", 8192, 8192, 8192, 8192 },
 	{ "windows responder", 1364, 1364, 1364, 8192 },
 	{ "big initiator", 8192, 8192, 1364, 1364 },
 	{ "asymmetric", 8192, 1364, 1364, 8192 },

@@ -17,6 +17,7 @@
 #   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb tcp")
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
+#   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
 #   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
 #   chart from this run.
 set -euo pipefail
@@ -73,6 +74,7 @@ append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
 append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb tcp}")"
 append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
+[ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
 echo "bench: booting the VM (log: $out/bench.log)"
 SMBD_VM_APPEND="$append" bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 ||
 	echo "bench: the VM did not finish cleanly; reporting what it printed" >&2

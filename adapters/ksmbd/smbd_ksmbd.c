@@ -733,6 +733,14 @@ int ksmbd_rdma_init(void)
 	sin.sin_port = htons(port);
 
 	smbd_params_init(&p, true);
+	/*
+	 * ksmbd's own SMB Direct limits (transport_rdma.c): 255 credits
+	 * each way and 1364-byte messages, as the cifs adapter keeps cifs's.
+	 */
+	p.recv_credit_max = 255;
+	p.send_credit_target = 255;
+	p.max_send_size = 1364;
+	p.max_recv_size = 1364;
 	p.max_read_write_size = get_smbd_max_read_write_size();
 	ret = smbd_sock_create(&init_net, &p, &lsk);
 	if (ret)

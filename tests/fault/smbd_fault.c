@@ -118,7 +118,7 @@ struct raw_peer {
 	int err;
 	int nr_post;			/* receives posted when connected */
 	u8 rnr_retry;			/* the peer's RNR retries, in our REP */
-	u32 peer_max_recv;		/* smbd's MaxReceiveSize */
+	u32 peer_max_recv;		/* what smbd receives from us */
 	u32 credits;			/* Send Credits smbd granted us */
 	u16 grant;			/* receives reposted, not granted yet */
 };
@@ -400,7 +400,12 @@ static int raw_negotiate_responder(struct raw_peer *p, u16 credits)
 
 	if (!rx || rx->len < sizeof(struct smbd_neg_req_pdu))
 		return -EPROTO;
+	/*
+	 * [MS-SMBD] 3.1.5.7: smbd receives at most our PreferredSendSize
+	 * (1364 below), and we send from a RAW_BUF buffer.
+	 */
 	p->peer_max_recv = le32_to_cpu(((struct smbd_neg_req_pdu *)rx->buf)->max_receive_size);
+	p->peer_max_recv = min3(p->peer_max_recv, 1364U, (u32)RAW_BUF);
 	memset(r, 0, sizeof(*r));
 	r->min_version = cpu_to_le16(SMBD_PROTOCOL_V1);
 	r->max_version = cpu_to_le16(SMBD_PROTOCOL_V1);

@@ -41,15 +41,36 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 
+# msize BYTES: smbd's default message size both ways (module parameters,
+# read at each listen and connect)
+msize() {
+	echo "$1" > /sys/module/smbd/parameters/max_send_size &&
+		echo "$1" > /sys/module/smbd/parameters/max_receive_size ||
+		nok "transport/msize-$1" "cannot set smbd's message size"
+}
+
+# edges BYTES: echo sizes around the segment boundaries of BYTES-byte
+# messages (a 24-byte header, then the payload)
+edges() {
+	_b=$(($1 - 24))
+	echo "0,1,$((_b - 1)),$_b,$((_b + 1)),$((2 * _b)),$((2 * _b + 1)),4096,65536,max"
+}
+
 # provider NAME ADDR IWARP RUNS: every scenario over one RDMA provider
 provider() {
 	p=transport/$1
 	a=$2
 	run "$p" listen "$a" $PORT
 	run "$p" refused "$a" $((PORT + 1)) timeout=60
-	run "$p" echo "$a" $PORT \
-		sizes=0,1,1339,1340,1341,2680,2681,4096,65536,max \
+	run "$p" echo "$a" $PORT sizes="$(edges "$MSIZE")" msize="$MSIZE" \
 		random="$RANDOM_SIZES" seed=0x5eed iwarp="$3" timeout=180
+	# Again at 1364 bytes, what every stock peer uses
+	msize 1364
+	run "$p/1364" listen "$a" $((PORT + 2))
+	run "$p/1364" echo "$a" $((PORT + 2)) sizes="$(edges 1364)" \
+		msize=1364 random=2 seed=0x1364 iwarp="$3" timeout=180
+	run "$p/1364" stop "$a" $((PORT + 2))
+	msize "$MSIZE"
 	run "$p" credit "$a" $PORT msg=3000 stall_ms=3000 timeout=120
 	for r in $(echo "$4" | tr ',' ' '); do
 		run "$p/$r" stream "$a" $PORT conns="${r%%x*}" bytes="${r#*x}" \
@@ -63,12 +84,13 @@ provider() {
 provider6() {
 	p=transport/$1/ipv6
 	run "$p" listen "$2" $PORT
-	run "$p" echo "$2" $PORT sizes=0,1,1340,1341,65536 random=2 \
+	run "$p" echo "$2" $PORT sizes=0,1,$((MSIZE - 24)),$((MSIZE - 23)),65536 random=2 \
 		seed=0x6eed iwarp="$3" timeout=180
 	run "$p" stop "$2" $PORT
 }
 
 st_load || exit 0
+MSIZE=$(cat /sys/module/smbd/parameters/max_send_size)
 
 provider rxe 192.0.2.1 0 "$RXE_RUNS"
 provider siw 192.0.2.17 1 "$SIW_RUNS"

@@ -1264,6 +1264,9 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 	if (!p->s)
 		return -ENOMEM;
 	smbd_params_init(&sp, false);
+	/* The verdicts assume smbd's sizes are ours (H_RECV). */
+	sp.max_send_size = H_RECV;
+	sp.max_recv_size = H_RECV;
 	sp.negotiate_timeout_ms = neg_ms ?: 5000;
 	/*
 	 * 4.096 us << 18: retries run out 7 x 1.07 s after a probe, and
@@ -2736,6 +2739,8 @@ static int h_cmd(struct testctl *tc, char *line)
 		struct smbd_params sp;
 
 		smbd_params_init(&sp, true);
+		sp.max_send_size = H_RECV;
+		sp.max_recv_size = H_RECV;
 		ret = smbd_sock_create(&init_net, &sp, &r->lsk) ?:
 		      smbd_sock_bind(r->lsk, (struct sockaddr *)&r->addr) ?:
 		      smbd_sock_listen(r->lsk, 64);

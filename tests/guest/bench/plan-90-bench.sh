@@ -22,7 +22,8 @@
 # smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb tcp",
 # smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd",
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
-# stock.stock and smbd.smbd; "+" stands for a space in the lists).
+# stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
+# (smbd.ko's module parameters); "+" stands for a space in the lists.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
@@ -35,6 +36,7 @@ PROVIDERS="siw rxe"
 PARTS="verbs api smb tcp"
 PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
 PROFILE=1
+SMBD_ARGS=
 # shellcheck disable=SC2013 # words, not lines
 for a in $(cat /proc/cmdline); do
 	v=$(echo "${a#*=}" | tr '+' ' ')
@@ -45,6 +47,7 @@ for a in $(cat /proc/cmdline); do
 	smbdbench.parts=*) PARTS=$v ;;
 	smbdbench.pairs=*) PAIRS=$v ;;
 	smbdbench.profile=*) PROFILE=$v ;;
+	smbdbench.smbd=*) SMBD_ARGS=$(echo "$v" | tr ',' ' ') ;;
 	esac
 done
 
@@ -304,8 +307,9 @@ smb_pair() {
 # ------------------------------------------------------------ the run
 
 t_start=$(uptime_s)
-echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
-$INSMOD /smbd/smbd.ko || problem "insmod smbd.ko failed"
+echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) smbd=${SMBD_ARGS:-defaults}"
+# shellcheck disable=SC2086 # one word per parameter
+$INSMOD /smbd/smbd.ko $SMBD_ARGS || problem "insmod smbd.ko failed"
 if has "$PARTS" api; then
 	$INSMOD /smbd/smbd_test.ko || problem "insmod smbd_test.ko failed"
 fi
