@@ -1431,7 +1431,11 @@ void smbd_ka_work(struct work_struct *work)
 
 /* ---- consumer receive ---- */
 
-/* Return consumed buffers and repost. */
+/*
+ * Return consumed buffers and repost. A grant that is due goes out from
+ * here, on the reader's thread: no work item between the reader freeing
+ * buffers and the peer hearing of them ([MS-SMBD] 3.1.5.8).
+ */
 static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 {
 	bool grant, waiters;
@@ -1453,7 +1457,7 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 	waiters = sk->ss_send_waiters;
 	spin_unlock_bh(&sk->ss_lock);
 	if (grant)
-		queue_work(smbd_wq, &sk->ss_grant_work);
+		smbd_send_empty(sk);
 	/* A sender held back by the last-credit rule may go on now. */
 	if (waiters)
 		wake_up_all(&sk->ss_wait);
