@@ -6,19 +6,21 @@
  *   Receives complete in softirq (IB_POLL_SOFTIRQ): negotiation messages
  *   are answered there, data messages are validated, credited and queued
  *   for the consumer, and buffers are reposted in one chained post. A
- *   credit-only message, a keep-alive and its answer go out from
- *   smbd_wq; nothing else leaves the completion handler.
+ *   credit-only message goes out from the reader's thread when it gives
+ *   buffers back, or from smbd_wq when the handler finds it due; so do a
+ *   keep-alive and its answer. Nothing else leaves the handler.
  *   Sends cut a message into segments (smbd_seg_plan_*), take one Send
  *   Credit each (smbd_cred_send_begin), and post them in chains of up to
- *   SMBD_SEND_BATCH work requests of which only the last is signalled.
+ *   SMBD_SEND_BATCH work requests of which the last is signalled, and on
+ *   siw every one of a page or more (ss_tx_sig_bytes).
  *
  * Buffer ownership
  *   Every buffer is allocated and DMA-mapped once, when the queue pair is
  *   created, and unmapped when it is destroyed. A receive context is on
  *   the receive queue, on ss_rx_ready (holding data for the consumer) or
- *   on ss_rx_free. A send context is on ss_tx_free or in flight; the
- *   signalled tail of a batch owns the contexts posted before it and
- *   returns them all on its completion.
+ *   on ss_rx_free. A send context is on ss_tx_free or in flight; a
+ *   signalled one owns the unsignalled ones posted before it (since the
+ *   previous signalled one) and returns them all on its completion.
  *
  * Copies
  *   A blocking send maps the sender's pages for the device and returns
@@ -1176,6 +1178,59 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 	return sent;
 }
 
+/*
+ * The send mutex for a non-blocking sender. If it is taken, the holder
+ * is told (ss_send_nb_waiting) before a last try: smbd_send_empty() may
+ * post nothing, so no completion would bring the write_space upcall the
+ * sender now waits for.
+ */
+static bool smbd_send_trylock(struct smbd_sock *sk)
+{
+	if (mutex_trylock(&sk->ss_send_mutex))
+		return true;
+	WRITE_ONCE(sk->ss_send_nb_waiting, true);
+	smp_mb();	/* the flag before the retry; see smbd_send_empty() */
+	return mutex_trylock(&sk->ss_send_mutex);
+}
+
+/* The write_space upcall, if a send could go now. */
+static void smbd_write_space(struct smbd_sock *sk)
+{
+	const struct smbd_sock_ops *ops;
+	bool space;
+
+	spin_lock_bh(&sk->ss_lock);
+	ops = sk->ss_ops;
+	space = smbd_space_locked(sk);
+	spin_unlock_bh(&sk->ss_lock);
+	if (space && ops && ops->write_space)
+		ops->write_space(sk);
+}
+
+/*
+ * An empty message for credits or keep-alive, if it can go now. Returns
+ * true when a non-blocking sender found the send mutex taken meanwhile:
+ * the caller owes it smbd_write_space().
+ */
+static bool smbd_send_empty(struct smbd_sock *sk)
+{
+	struct iov_iter it;
+
+	if (!mutex_trylock(&sk->ss_send_mutex))
+		return false;	/* the sender's next message carries it */
+	/* Never between the segments of a half-sent message. */
+	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
+		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
+		smbd_send_msg(sk, &it, 1, NULL, NULL);
+	}
+	mutex_unlock(&sk->ss_send_mutex);
+	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
+	if (!READ_ONCE(sk->ss_send_nb_waiting))
+		return false;
+	WRITE_ONCE(sk->ss_send_nb_waiting, false);
+	return true;
+}
+
 /* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
 static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 			      bool nonblock)
@@ -1204,7 +1259,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	if (nonblock) {
-		if (!mutex_trylock(&sk->ss_send_mutex))
+		if (!smbd_send_trylock(sk))
 			return -EAGAIN;
 	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
 		return -ERESTARTSYS;
@@ -1316,21 +1371,6 @@ ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_send_inv, SMBD);
 
-/* An empty message for credits or keep-alive, if it can go now. */
-static void smbd_send_empty(struct smbd_sock *sk)
-{
-	struct iov_iter it;
-
-	if (!mutex_trylock(&sk->ss_send_mutex))
-		return;	/* the sender's next message carries it */
-	/* Never between the segments of a half-sent message. */
-	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
-		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, NULL, NULL);
-	}
-	mutex_unlock(&sk->ss_send_mutex);
-}
-
 /**
  * smbd_grant_work() - send a credit grant or a keep-alive answer
  * @work: ss_grant_work
@@ -1341,14 +1381,18 @@ void smbd_grant_work(struct work_struct *work)
 {
 	struct smbd_sock *sk = container_of(work, struct smbd_sock,
 					    ss_grant_work);
-	bool due;
+	bool due, space;
 
 	spin_lock_bh(&sk->ss_lock);
 	due = sk->ss_state == SMBD_CONNECTED &&
 	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred));
+	space = sk->ss_space_due;
+	sk->ss_space_due = false;
 	spin_unlock_bh(&sk->ss_lock);
-	if (due)
-		smbd_send_empty(sk);
+	if (due && smbd_send_empty(sk))
+		space = true;
+	if (space)
+		smbd_write_space(sk);
 }
 
 /**
@@ -1424,8 +1468,8 @@ void smbd_ka_work(struct work_struct *work)
 	if (act == SMBD_KA_ACT_TERMINATE) {
 		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
 		smbd_sock_error(sk, -ETIMEDOUT);
-	} else if (act == SMBD_KA_ACT_SEND) {
-		smbd_send_empty(sk);
+	} else if (act == SMBD_KA_ACT_SEND && smbd_send_empty(sk)) {
+		smbd_write_space(sk);
 	}
 }
 
@@ -1456,8 +1500,16 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 		smbd_cred_grant_due(&sk->ss_cred);
 	waiters = sk->ss_send_waiters;
 	spin_unlock_bh(&sk->ss_lock);
-	if (grant)
-		smbd_send_empty(sk);
+	/*
+	 * Not the write_space upcall from inside the consumer's own receive
+	 * call: the grant work makes it.
+	 */
+	if (grant && smbd_send_empty(sk)) {
+		spin_lock_bh(&sk->ss_lock);
+		sk->ss_space_due = true;
+		spin_unlock_bh(&sk->ss_lock);
+		queue_work(smbd_wq, &sk->ss_grant_work);
+	}
 	/* A sender held back by the last-credit rule may go on now. */
 	if (waiters)
 		wake_up_all(&sk->ss_wait);

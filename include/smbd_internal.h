@@ -169,10 +169,10 @@ struct smbd_send_wait {
  * struct smbd_send_ctx - one send context with its pre-mapped buffer
  * @tx_cqe: completion entry; .done is smbd_send_done()
  * @tx_sk: owning socket
- * @tx_node: on ss_tx_free, or on a batch tail's @tx_batch
- * @tx_batch: for the signalled last work request of a posted batch, the
- *	unsignalled contexts posted before it
- * @tx_wait: for a batch tail, the blocking sender of the batch, which
+ * @tx_node: on ss_tx_free, or on a signalled context's @tx_batch
+ * @tx_batch: for a signalled work request of a posted batch, the
+ *	unsignalled contexts posted since the previous signalled one
+ * @tx_wait: for a signalled one, the blocking sender of the batch, which
  *	waits for its completion and result, or NULL
  * @tx_wr: the work request
  * @tx_sge: gather list: [0] the header in @tx_buf, then
@@ -357,6 +357,8 @@ struct smbd_sock {
 	struct iov_iter ss_more[SMBD_MORE_MAX];	/* parts of a SEND_MORE message */
 	u32 ss_more_n;
 	u32 ss_more_len;
+	bool ss_send_nb_waiting;	/* a non-blocking send found the mutex taken */
+	bool ss_space_due;		/* the grant work owes write_space (ss_lock) */
 
 	struct work_struct ss_grant_work;
 	struct delayed_work ss_ka_work;
