@@ -412,6 +412,8 @@ Where and how
   ``ib_send_lat`` at 4 KiB, over rdma_cm (``-R``). The rate is timed as a
   whole process less a short run's time, so it does not depend on the CPU
   clock perftest assumes; perftest's own figure is shown next to it.
+- Each SMB figure is the median of rounds: every round mounts each pairing
+  in turn and runs every job once on it.
 - smbd's API: ``tests/kmod/smbd_test.ko`` (``stream``, ``rr``, ``connrate``).
 - CPU: the guest's busy time on all CPUs from ``/proc/stat`` around each run.
 
@@ -454,11 +456,12 @@ target is missed, the profile says why:
   copies each into the message. On siw every send is its own iWARP
   message over TCP, which costs more than the copy; on rxe the API moves
   more than the raw single stream.
-- **1 MiB reads and writes.** Compare the spread: a figure within the
-  spread of its goal is not a difference. Each pairing's runs come back to
-  back in one boot, so a slow phase of the guest (the TCG host, the
-  server's memory) lands on one pairing; rerun with
-  ``SMBD_BENCH_PAIRS``/``SMBD_BENCH_PROVIDERS`` narrowed to check one.
+- **1 MiB reads and writes.** Compare with the spread: a figure within the
+  spread of its goal is no difference. The SMB runs go round by round over
+  every pairing, so a slow phase of the guest (the TCG host, the server's
+  memory) spreads over all of them instead of landing on one pairing;
+  ``SMBD_BENCH_PAIRS`` and ``SMBD_BENCH_PROVIDERS`` narrow a run to check
+  one figure again.
 
 How to reproduce
 ================

@@ -249,9 +249,11 @@ JOBS="write_1m_qd1:write:1m:1 write_1m_qd8:write:1m:8 read_1m_qd1:read:1m:1
 read_1m_qd8:read:1m:8 randread_4k_qd16:randread:4k:16
 randwrite_4k_qd16:randwrite:4k:16 randread_4k_qd1:randread:4k:1"
 
-# smb_pair PROVIDER PAIR: PAIR is CLIENT.SERVER (stock or smbd), or tcp
+# smb_pair PROVIDER PAIR REP: one round of every SMB job on one pairing;
+# PAIR is CLIENT.SERVER (stock or smbd), or tcp. The profiles are taken in
+# the first round, the connection's counters shown after the last.
 smb_pair() {
-	_p=$1 _pair=$2
+	_p=$1 _pair=$2 _rep=$3
 	_addr=$(addr_of "$_p")
 	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1
 	case $_pair in
@@ -281,23 +283,23 @@ smb_pair() {
 		problem "$_p $_pair: the mount does not use SMB Direct"
 	fi
 	_prof=0
-	if [ "$PROFILE" = 1 ] && { [ "$_pair" = stock.stock ] || [ "$_pair" = smbd.smbd ]; }; then
+	if [ "$PROFILE" = 1 ] && [ "$_rep" = 1 ] &&
+		{ [ "$_pair" = stock.stock ] || [ "$_pair" = smbd.smbd ]; }; then
 		_prof=1
 	fi
 	for _j in $JOBS; do
 		IFS=: read -r jn jrw jbs jqd <<-EOF
 		$_j
 		EOF
-		for _r in $(seq "$REPEAT"); do
-			fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" "$_r"
-		done
+		fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" "$_rep"
 		case $jn in
 		write_1m_qd1 | randread_4k_qd16)
 			[ $_prof = 1 ] && fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" profile 1
 			;;
 		esac
 	done
-	[ "$_pair" != tcp ] && sed 's/^/    smbd: /' /sys/kernel/debug/smbd/connections 2>/dev/null
+	[ "$_pair" != tcp ] && [ "$_rep" = "$REPEAT" ] &&
+		sed 's/^/    smbd: /' /sys/kernel/debug/smbd/connections 2>/dev/null
 	SMB_KEEP_MODULE=1 smb_umount $MNT
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
@@ -317,13 +319,21 @@ for p in $PROVIDERS; do
 	t0=$(uptime_s)
 	has "$PARTS" verbs && verbs "$p"
 	has "$PARTS" api && api "$p"
+	# Round after round of every pairing, not one pairing's runs back
+	# to back: a slow phase of the guest then spreads over all of them.
 	if has "$PARTS" smb; then
-		for pair in $PAIRS; do
-			smb_pair "$p" "$pair"
+		for r in $(seq "$REPEAT"); do
+			for pair in $PAIRS; do
+				smb_pair "$p" "$pair" "$r"
+			done
 		done
 	fi
 	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(uptime_s)") s"
 done
-has "$PARTS" tcp && smb_pair tcp tcp
+if has "$PARTS" tcp; then
+	for r in $(seq "$REPEAT"); do
+		smb_pair tcp tcp "$r"
+	done
+fi
 has "$PARTS" api && $RMMOD smbd_test
 echo "SMBD-BENCH-END took $(secs "$t_start" "$(uptime_s)") s"
