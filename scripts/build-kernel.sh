@@ -79,9 +79,12 @@ if grep -q 'read_\(un\)\?lock(&sk->sk_callback_lock)' "$out"/src/drivers/infinib
 fi
 # Fixes to the stock code the tests talk to, each explained in its file:
 # kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
-# connection in 200 before reading its Negotiate Request) and
+# connection in 200 before reading its Negotiate Request),
 # kernel/siw-listener-close.patch (a connection closed before siw
-# accepted it freed the listener: use-after-free at its destroy).
+# accepted it freed the listener: use-after-free at its destroy) and
+# kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
+# when a server closed a connection still negotiating, and freed its
+# receive pool under a posted receive).
 for p in "$top"/kernel/*.patch; do
 	patch -d "$out/src" -p1 --forward --no-backup-if-mismatch -s < "$p" ||
 		{ echo "test kernel: $(basename "$p") did not apply" >&2; exit 1; }

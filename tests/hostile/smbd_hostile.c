@@ -6,7 +6,7 @@
  * ([MS-SMBD] 2.2), and shares no code with smbd's encoder, decoder or
  * checks; smbd's side runs through the public API (include/smbd.h).
  *
- *   echo "server|client <ip> <port> <seed> <msgs> <fatal>" > ctl
+ *   echo "server|client|cifs|cifs-close <ip> <port> <seed> <msgs> <fatal>" > ctl
  *   cat result
  *
  * in /sys/kernel/debug/smbd_hostile0 and smbd_hostile1: two lanes, each
@@ -17,6 +17,8 @@
  * cifs: the hostile peer listens for cifs on smbd, which the guest plan
  *	mounts in a loop; <msgs> is the connections to serve, <fatal> the
  *	most seconds to serve them (h_cifs())
+ * cifs-close: as cifs, but every connection is closed once its Negotiate
+ *	Request came, unanswered (for the stock cifs: its mount must end)
  *
  * Each run: the negotiation message at, below and above its limits;
  * named malformed Data Transfer messages; <msgs> legal mutations in bulk
@@ -1094,6 +1096,7 @@ static const char * const hc_names[HC_NR] = {
 struct hrun {
 	bool server;		/* the hostile peer listens, smbd connects */
 	bool cifs;		/* ... and cifs on smbd mounts (h_cifs()) */
+	bool close_only;	/* ... every ending is HC_CLOSE_AT_ONCE */
 	const char *pfx;
 	struct sockaddr_storage addr;
 	u64 seed, rs;
@@ -2556,7 +2559,7 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 	}
 	h_check_req(r, c);
 	/* The endings take turns among connections that negotiated. */
-	kind = r->cifs_negotiated % HC_NR;
+	kind = r->close_only ? HC_CLOSE_AT_ONCE : r->cifs_negotiated % HC_NR;
 	round = r->cifs_negotiated++ / HC_NR;
 	r->cifs_ends[kind]++;
 	if (kind == HC_CLOSE_AT_ONCE)
@@ -2681,7 +2684,8 @@ static void h_cifs(struct hrun *r, u32 conns, u32 secs)
 	for (i = 0; i < HC_NR; i++)
 		if (!r->cifs_ends[i] && !missing)
 			missing = hc_names[i];
-	CHECK(r, !missing, "every-ending", "%s", missing ?: "all met");
+	if (!r->close_only)
+		CHECK(r, !missing, "every-ending", "%s", missing ?: "all met");
 	CHECK(r, !r->fail_conn, "every-connection-negotiates", "%llu%s%s",
 	      r->fail_conn, r->fail_conn ? ": first " : "", r->why_conn);
 	CHECK(r, !r->fail_neg, "negotiate-requests-valid", "%llu%s%s",
@@ -2692,7 +2696,8 @@ static void h_cifs(struct hrun *r, u32 conns, u32 secs)
 	CHECK(r, !r->w.credit_bad, "cifs-within-our-credits", "%llu%s%s",
 	      r->w.credit_bad, r->w.credit_bad ? ": first " : "",
 	      r->w.credit_why);
-	CHECK(r, r->w.data_msgs && !r->w.pad_bad, "cifs-padding-zero",
+	CHECK(r, (r->w.data_msgs || r->close_only) && !r->w.pad_bad,
+	      "cifs-padding-zero",
 	      "%llu of %llu data messages with non-zero padding%s%s",
 	      r->w.pad_bad, r->w.data_msgs, r->w.pad_bad ? ": first " : "",
 	      r->w.pad_why);
@@ -2718,9 +2723,11 @@ static int h_cmd(struct testctl *tc, char *line)
 	if (!r)
 		return -ENOMEM;
 	r->out = &tc->out;
-	r->cifs = !strcmp(role, "cifs");
+	r->close_only = !strcmp(role, "cifs-close");
+	r->cifs = r->close_only || !strcmp(role, "cifs");
 	r->server = r->cifs || !strcmp(role, "server");
-	r->pfx = r->cifs ? "cifs" : r->server ? "server" : "client";
+	r->pfx = r->close_only ? "cifs-close" : r->cifs ? "cifs" :
+		 r->server ? "server" : "client";
 	r->seed = seed ?: 1;
 	r->rs = r->seed;
 	r->target_msgs = msgs;

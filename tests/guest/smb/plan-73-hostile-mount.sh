@@ -101,9 +101,61 @@ result() {
 	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
 }
 
+# stock_close ADDR: the test kernel's stock cifs against a server that
+# closes the connection once the Negotiate Request came, unanswered (as
+# smbd's listener does to a connection still negotiating when ksmbd
+# stops). Debian's 6.12 cifs then waited forever in its negotiation
+# failure path when the mount was killed or its 120 s ran out, and freed
+# the receive pool with the receive still posted; kernel/cifs-negotiate-
+# disconnect.patch fixes both. The killed mount must end, and cifs unload.
+stock_close() {
+	p=hostile-mount/stock-cifs
+	if ! smb_load_module cifs; then
+		nok "$p/load-cifs"
+		return
+	fi
+	mkdir -p $MNT
+	rm -f /tmp/hm.rc
+	(
+		if echo "cifs-close $1 5445 $seed 1 30" > $H/ctl; then
+			echo 0 > /tmp/hm.rc
+		else
+			echo 1 > /tmp/hm.rc
+		fi
+	) &
+	hpid=$!
+	sleep 1
+	"$SMB_MOUNT_CIFS" "//$1/$SMB_SHARE" $MNT \
+		-o "$SMB_MOUNT_OPTS,username=$SMB_USER,password=$SMB_PASS" \
+		> /tmp/hm-mount.log 2>&1 &
+	mpid=$!
+	# The server takes the request and closes; cifs waits for a
+	# response that will not come.
+	smb_wait 20 smb_gone $hpid
+	sleep 2
+	kill -9 $mpid 2>/dev/null
+	t=$(uptime_s)
+	smb_wait 20 smb_gone $mpid
+	rc=$?
+	[ $rc = 0 ] || smb_task_stacks
+	result $rc "$p/killed-mount-ends" "after $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	grep -q " $MNT cifs " /proc/mounts && umount -f $MNT
+	wait $hpid
+	if [ "$(cat /tmp/hm.rc 2>/dev/null)" = 0 ]; then
+		cat $H/result > /tmp/hm-result
+		st_report "$p" server /tmp/hm-result
+	else
+		nok "$p/server" "writing the command failed"
+	fi
+	smb_wait 60 no_cifsd || smb_task_stacks
+	smb_unload_module cifs
+	result $? "$p/rmmod-cifs"
+}
+
 t_all=$(uptime_s)
 loop rxe 192.0.2.1
 loop siw 192.0.2.17
+stock_close 192.0.2.1
 echo "SMBD-INFO: hostile-mount plan took $(awk -v a="$t_all" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
 
 if $RMMOD smbd_hostile; then ok hostile-mount/unload-smbd_hostile; else nok hostile-mount/unload-smbd_hostile; fi
