@@ -86,7 +86,11 @@ smb_rdma_debug_on() {
 # own dependencies first
 smb_load_module() {
 	local _name=$1 _ko=${2:-} _d
-	smb_loaded "$_name" && return 0
+	if smb_loaded "$_name"; then
+		smb_module_is "$_name" "$_ko" && return 0
+		smb_log "the $_name loaded is not the one wanted (${_ko:-the stock module}): $(cat /sys/module/"$_name"/srcversion 2>/dev/null)"
+		return 1
+	fi
 	if [ -z "$_ko" ]; then
 		$SMB_MODPROBE "$_name" || { smb_log "modprobe $_name failed"; return 1; }
 		return 0
@@ -105,6 +109,21 @@ smb_load_module() {
 	done
 	$SMB_INSMOD "$_ko" || { smb_log "insmod $_ko failed"; return 1; }
 	smb_loaded "$_name" || { smb_log "$_ko did not load as $_name"; return 1; }
+}
+
+# smb_module_is NAME [KO]: the loaded module NAME is KO's build, or with
+# no KO, not /smbd/NAME.ko's (a module left loaded by an earlier plan must
+# not stand in for the one a plan asked for)
+smb_module_is() {
+	local _have _ours
+	_have=$(cat /sys/module/"$1"/srcversion 2>/dev/null)
+	_ours=$($SMB_MODINFO -F srcversion "${2:-/smbd/$1.ko}" 2>/dev/null)
+	[ -n "$_have" ] && [ -n "$_ours" ] || return 0
+	if [ -n "${2:-}" ]; then
+		[ "$_have" = "$_ours" ]
+	else
+		[ "$_have" != "$_ours" ]
+	fi
 }
 
 # smb_unload_module NAME: rmmod NAME, retrying while it is still in use
