@@ -233,7 +233,19 @@ def where(first):
         return m.group(1) + " " + m.group(2) + (m.group(3) or "")
     return first[:120]
 
-# Report text: its kernel lines up to the next report or guest marker.
+# The first stack frame of a module, for reports whose first line names
+# no place (hung task, KASAN): "in recv_done [cifs]".
+FRAME = re.compile(r"^\s*(?:\? )?(\w[\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+ \[(\w+)\]")
+def module_frame(text):
+    for t in text[1:]:
+        m = FRAME.match(t)
+        if m:
+            return " in %s [%s]" % (m.group(1), m.group(2))
+    return ""
+
+# Report text: its kernel lines up to the next report or guest marker. A
+# hung task reported again (every 60 s while it stays blocked) counts once.
+hung_seen = set()
 for r, (kind, first, i) in enumerate(reports):
     end = reports[r + 1][2] if r + 1 < len(reports) else len(lines)
     text = [first]
@@ -244,7 +256,15 @@ for r, (kind, first, i) in enumerate(reports):
             break
         if ts is not None:
             text.append(t)
-    fail("kernel", "%s in %s: %s" % (kind, plan_at(i), where(first)),
+    if kind == "hung-task":
+        task = re.search(r"task (\S+)", first).group(1)
+        if task in hung_seen:
+            continue
+        hung_seen.add(task)
+    at = where(first)
+    if " at " not in first:
+        at += module_frame(text)
+    fail("kernel", "%s in %s: %s" % (kind, plan_at(i), at),
          "\n".join(text))
 
 # ---------------------------------------------------------------- kmemleak

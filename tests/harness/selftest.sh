@@ -10,7 +10,8 @@
 # leak is a skip, but a leak with smbd in its backtrace still fails; a
 # plan that died, an allocation failure and the OOM killer each fail;
 # kmemleak turned off by request is not a report, but kmemleak disabling
-# itself before or after that still is.
+# itself before or after that still is; a hung task reported again counts
+# once, named by its first module frame.
 #
 #   tests/harness/selftest.sh
 set -uo pipefail
@@ -39,4 +40,13 @@ expect ktap.log "5 passed, 4 failed, 3 skipped" 1
 expect provider-leak.log "5 passed, 1 failed, 4 skipped" 1
 expect plan-died.log "5 passed, 4 failed" 1
 expect kmemleak-off.log "2 passed, 2 failed" 1
+# A task blocked for good is one failure, named by its first module frame.
+expect hung.log "2 passed, 2 failed" 1
+out=$(bash "$check" "$here/hung.log" 2>&1)
+if grep -q 'hung-task in plan-71-ksmbd-smbd.sh: INFO: task cifsd:1464 blocked for more than 61 seconds. in _smbd_get_connection \[cifs\]' <<<"$out"; then
+	echo "ok - hung.log: the report names _smbd_get_connection [cifs]"
+else
+	echo "not ok - hung.log: the report does not name its module frame"
+	rc=1
+fi
 exit $rc
