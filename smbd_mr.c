@@ -663,9 +663,9 @@ static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 }
 
 /* The signalled requests of @op in the chain from @first up to @bad. */
-static u32 smbd_op_posted(const struct smbd_op *op,
-			  const struct ib_send_wr *first,
-			  const struct ib_send_wr *bad)
+static u32 smbd_op_signalled(const struct smbd_op *op,
+			     const struct ib_send_wr *first,
+			     const struct ib_send_wr *bad)
 {
 	const struct ib_send_wr *wr;
 	u32 n = 0;
@@ -687,14 +687,9 @@ static u32 smbd_op_posted(const struct smbd_op *op,
 static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
 			      struct ib_send_wr *wr)
 {
-	u32 bytes = 0;
-	int i;
-
-	if (wr->opcode != IB_WR_RDMA_WRITE || wr->send_flags & IB_SEND_SIGNALED)
-		return;
-	for (i = 0; i < wr->num_sge; i++)
-		bytes += wr->sg_list[i].length;
-	if (bytes < sk->ss_tx_sig_bytes)
+	if (wr->opcode != IB_WR_RDMA_WRITE ||
+	    wr->send_flags & IB_SEND_SIGNALED ||
+	    smbd_wr_bytes(wr) < sk->ss_tx_sig_bytes)
 		return;
 	wr->wr_cqe = &op->op_cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
@@ -762,14 +757,13 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 			}
 			last = wr;
 		}
-		nsig = smbd_op_posted(op, first, NULL);
+		nsig = smbd_op_signalled(op, first, NULL);
 		smbd_op_rearm(sk, op, nsig);
 		ret = ib_post_send(sk->ss_qp, first, &bad);
 		if (ret) {
-			smbd_op_unposted(sk, op,
-					 nsig - smbd_op_posted(op, first,
-							       bad ?: first),
-					 ret);
+			u32 went = smbd_op_signalled(op, first, bad ?: first);
+
+			smbd_op_unposted(sk, op, nsig - went, ret);
 			smbd_sock_error(sk, ret);
 		}
 		ret = smbd_op_wait(op);

@@ -771,12 +771,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 static bool smbd_tx_must_signal(const struct smbd_sock *sk,
 				const struct smbd_send_ctx *tx)
 {
-	u32 bytes = 0;
-	int i;
-
-	for (i = 0; i < tx->tx_wr.num_sge; i++)
-		bytes += tx->tx_sge[i].length;
-	return bytes >= sk->ss_tx_sig_bytes;
+	return smbd_wr_bytes(&tx->tx_wr) >= sk->ss_tx_sig_bytes;
 }
 
 /*

@@ -421,4 +421,18 @@ static inline u64 smbd_now_ms(void)
 	return jiffies64_to_msecs(get_jiffies_64());
 }
 
+/*
+ * The bytes a work request gathers: siw sends one of ss_tx_sig_bytes or
+ * more from the pages themselves, so such a request is signalled.
+ */
+static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)
+{
+	u32 bytes = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		bytes += wr->sg_list[i].length;
+	return bytes;
+}
+
 #endif /* _SMBD_INTERNAL_H */
