@@ -237,10 +237,12 @@ def where(first):
 # no place (hung task, KASAN): "in recv_done [cifs]".
 FRAME = re.compile(r"^\s*(?:\? )?(\w[\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+ \[(\w+)\]")
 def module_frame(text):
-    for t in text[1:]:
-        m = FRAME.match(t)
-        if m:
-            return " in %s [%s]" % (m.group(1), m.group(2))
+    # Reliable frames first; "? " ones are stale stack words at worst.
+    for reliable in (True, False):
+        for t in text[1:]:
+            m = FRAME.match(t)
+            if m and (not reliable or "? " not in t[:m.start(1)]):
+                return " in %s [%s]" % (m.group(1), m.group(2))
     return ""
 
 # Report text: its kernel lines up to the next report or guest marker. A

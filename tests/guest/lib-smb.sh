@@ -88,7 +88,7 @@ smb_load_module() {
 	local _name=$1 _ko=${2:-} _d
 	if smb_loaded "$_name"; then
 		smb_module_is "$_name" "$_ko" && return 0
-		smb_log "the $_name loaded is not the one wanted (${_ko:-the stock module}): $(cat /sys/module/"$_name"/srcversion 2>/dev/null)"
+		smb_log "the $_name loaded is not the one wanted (${_ko:-the stock module})"
 		return 1
 	fi
 	if [ -z "$_ko" ]; then
@@ -111,18 +111,19 @@ smb_load_module() {
 	smb_loaded "$_name" || { smb_log "$_ko did not load as $_name"; return 1; }
 }
 
-# smb_module_is NAME [KO]: the loaded module NAME is KO's build, or with
-# no KO, not /smbd/NAME.ko's (a module left loaded by an earlier plan must
-# not stand in for the one a plan asked for)
+# smb_module_is NAME [KO]: the loaded cifs or ksmbd is ours (built on
+# smbd, so it holds smbd) when KO is given, the stock one otherwise: a
+# module left loaded by an earlier plan must not stand in for the one a
+# plan asked for
 smb_module_is() {
-	local _have _ours
-	_have=$(cat /sys/module/"$1"/srcversion 2>/dev/null)
-	_ours=$($SMB_MODINFO -F srcversion "${2:-/smbd/$1.ko}" 2>/dev/null)
-	[ -n "$_have" ] && [ -n "$_ours" ] || return 0
-	if [ -n "${2:-}" ]; then
-		[ "$_have" = "$_ours" ]
+	case $1 in
+	cifs|ksmbd) ;;
+	*) return 0 ;;
+	esac
+	if [ -e /sys/module/smbd/holders/"$1" ]; then
+		[ -n "${2:-}" ]
 	else
-		[ "$_have" != "$_ours" ]
+		[ -z "${2:-}" ]
 	fi
 }
 
