@@ -1886,8 +1886,10 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 
 /*
  * Spend our Send Credits on empty messages that grant nothing, for at most
- * @ms, until the peer grants no more, then send up to 8 beyond them
- * (*@forced: how many were tried). Returns the last send's error.
+ * @ms, until the peer can grant no more (it holds no credit of ours: a
+ * pause alone is no proof, its grant may be late), then send up to 8
+ * beyond them (*@forced: how many were tried). Returns the last send's
+ * error.
  */
 static int h_exceed_credits(struct hconn *c, unsigned int ms, u32 *forced)
 {
@@ -1902,8 +1904,10 @@ static int h_exceed_credits(struct hconn *c, unsigned int ms, u32 *forced)
 		if (!c->send_credits) {
 			msleep(50);
 			h_poll(c);
-			if (!c->send_credits)
+			if (!c->send_credits && !c->peer_credits)
 				break;
+			if (!c->send_credits)
+				continue;	/* its last credit may grant */
 		}
 		ret = h_send_dt(c, NULL, &d, NULL, false);
 	}
