@@ -27,9 +27,11 @@
  *   once every segment completed (zero-copy), failing if one did not; a segment
  *   needing more gather entries than the device has copies its
  *   remainder into the context's pre-mapped buffer, right after the
- *   header. Non-blocking sends, sends from user memory and payloads of
- *   at most SMBD_COPYBREAK bytes are copied. Received payload is copied
- *   out of the receive buffer into the consumer's iov_iter.
+ *   header. Non-blocking sends, SMBD_SEND_COPY sends, sends from user
+ *   memory and payloads of at most SMBD_COPYBREAK bytes are copied; a
+ *   send that copied everything by request returns once posted. Received
+ *   payload is copied out of the receive buffer into the consumer's
+ *   iov_iter.
  *
  * Error handling
  *   A protocol violation, a failed post or a completion error ends the
@@ -1026,19 +1028,19 @@ static size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
  * Send one upper-layer message made of @nparts iterators, or continue one
  * a non-blocking call left half-sent. Caller holds ss_send_mutex.
  * @w: a blocking sender's wait: its pages may be mapped (zero-copy) and
- * every batch reports its result to it; NULL to copy everything
- * (non-blocking sends cannot wait for the device).
+ * every batch reports its result to it; NULL to copy everything and not
+ * wait for the device (non-blocking and SMBD_SEND_COPY sends).
  * @inv: the peer's token to invalidate with the message's first segment
  * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
+ * @nonblock: never sleep for Send Credits.
  * Returns the bytes accepted.
  */
 static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			     u32 nparts, struct smbd_send_wait *w,
-			     const u32 *inv)
+			     const u32 *inv, bool nonblock)
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
-	bool nonblock = !w;
 	u32 mapped = 0, seg_mapped;
 	struct smbd_send_ctx *tx;
 	LIST_HEAD(batch);
@@ -1118,7 +1120,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		seg_mapped = 0;
 		if (smbd_tx_fill(sk, tx, parts, nparts, &cur,
 				 smbd_data_hdr_wire_len(&h), seg.data_length,
-				 !nonblock && seg.data_length > SMBD_COPYBREAK,
+				 w && seg.data_length > SMBD_COPYBREAK,
 				 &seg_mapped) != seg.data_length) {
 			/* A fault in a kernel iterator; the credit is spent. */
 			smbd_tx_unmap(sk, tx);
@@ -1216,7 +1218,7 @@ static bool smbd_send_empty(struct smbd_sock *sk)
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, NULL, NULL);
+		smbd_send_msg(sk, &it, 1, NULL, NULL, true);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
@@ -1248,7 +1250,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 				unsigned int flags, const u32 *inv)
 {
 	bool nonblock = flags & SMBD_SEND_NONBLOCK;
-	struct smbd_send_wait wait;
+	struct smbd_send_wait wait, *w;
 	ssize_t ret;
 
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
@@ -1263,21 +1265,23 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	atomic_set(&wait.sw_pending, 1);
 	wait.sw_err = 0;
 	init_completion(&wait.sw_done);
+	/* Copied sends do not wait for the device. */
+	w = nonblock || flags & SMBD_SEND_COPY ? NULL : &wait;
 	if (sk->ss_more_n && nonblock) {
 		ret = -EOPNOTSUPP;
 	} else if (flags & SMBD_SEND_MORE) {
 		ret = inv ? -EINVAL : smbd_send_more(sk, from, nonblock);
 	} else if (sk->ss_more_n) {
 		sk->ss_more[sk->ss_more_n++] = *from;
-		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, &wait,
-				    inv);
+		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, w, inv,
+				    false);
 		/* The last part was consumed through its copy. */
 		if (ret >= 0)
 			iov_iter_advance(from, iov_iter_count(from));
 		sk->ss_more_n = 0;
 		sk->ss_more_len = 0;
 	} else {
-		ret = smbd_send_msg(sk, from, 1, nonblock ? NULL : &wait, inv);
+		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 
@@ -1300,7 +1304,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
  * @sk: a connected socket
  * @from: the message (any kernel iov_iter); consumed as it is sent
- * @flags: %SMBD_SEND_NONBLOCK, %SMBD_SEND_MORE
+ * @flags: %SMBD_SEND_NONBLOCK, %SMBD_SEND_MORE, %SMBD_SEND_COPY
  *
  * The message is cut into segments of at most MaxSendSize bytes
  * (3.1.5.4) that go out in order, never interleaved with another
@@ -1321,6 +1325,15 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  * again). A non-blocking send does not wait for the device: a failure
  * after it returned shows as the connection's error on later calls.
  *
+ * %SMBD_SEND_COPY: as blocking, but the payload is copied into smbd's
+ * pre-mapped send buffers and the call returns once the segments are
+ * posted, not completed, and as a non-blocking send it reports a later
+ * failure on later calls. For small messages under the consumer's own
+ * lock: one network round trip less per message held under it. On the
+ * last part of a %SMBD_SEND_MORE message it copies every part, so all of
+ * them may be reused on return; on other parts it does nothing, and
+ * %SMBD_SEND_NONBLOCK takes precedence.
+ *
  * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
  * parts follow; nothing is sent and the part is not copied: the memory
  * and the kvec/bvec array behind @from must stay untouched until the
@@ -1329,7 +1342,8 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  * such a message at a time; %SMBD_SEND_NONBLOCK is not supported for
  * them (-EOPNOTSUPP).
  *
- * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
+ * Context: process; sleeps unless %SMBD_SEND_NONBLOCK. Takes the socket's
+ * ss_send_mutex.
  * Return: bytes accepted (a part's length for %SMBD_SEND_MORE, the whole
  * message's for the last part); -EMSGSIZE above MaxFragmentedSendSize;
  * -E2BIG for too many parts; -EAGAIN; -ENOTCONN or the connection's

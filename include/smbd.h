@@ -168,6 +168,14 @@ struct smbd_sock_stats {
 /* Flags of smbd_sock_send(). */
 #define SMBD_SEND_NONBLOCK	0x1	/* never sleep: -EAGAIN or a partial count */
 #define SMBD_SEND_MORE		0x2	/* more parts of this message follow */
+#define SMBD_SEND_COPY		0x4	/* copy; return once posted, not completed */
+
+/*
+ * Messages up to this size are cheaper copied (%SMBD_SEND_COPY) than
+ * mapped and waited for: a copy of 16 KiB costs less than the round trip
+ * a blocking send waits. A hint for consumers.
+ */
+#define SMBD_SEND_COPY_MAX	16384
 
 /* Flags of smbd_sock_recv(), smbd_sock_recv_stream(), smbd_sock_accept(). */
 #define SMBD_RECV_NONBLOCK	0x1

@@ -383,7 +383,9 @@ static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
 	kv.iov_base = buf;
 	kv.iov_len = done;
 	iov_iter_kvec(&from, ITER_SOURCE, &kv, 1, done);
-	n = done == len ? smbd_sock_send(c->sk, &from, 0) : -EFAULT;
+	n = done == len ? smbd_sock_send(c->sk, &from,
+					 len <= SMBD_SEND_COPY_MAX ?
+					 SMBD_SEND_COPY : 0) : -EFAULT;
 	kvfree(buf);
 	return n;
 }
@@ -396,7 +398,9 @@ static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
  *
  * All requests go as one upper-layer message: smbd segments it by
  * MaxSendSize and keeps its segments together ([MS-SMBD] 3.1.5.4). The
- * data pages are sent from where they are, without a copy.
+ * data pages of a message over SMBD_SEND_COPY_MAX are sent from where
+ * they are, without a copy, and the call waits for the device; a smaller
+ * message is copied and the call returns once it is posted.
  *
  * Context: process, with the server mutex held; sleeps for Send Credits.
  * Return: 0; -EAGAIN while there is no connection; -EINTR if a signal
@@ -433,9 +437,13 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 		i = 0;
 		n = smbd_cifs_send_copy(server, c, pt->len, rqst, num_rqst);
 	} else {
+		/* Small messages are copied: no wait under srv_mutex. */
+		unsigned int last = pt->len <= SMBD_SEND_COPY_MAX ?
+				    SMBD_SEND_COPY : 0;
+
 		for (i = 0; i < pt->n; i++) {
 			n = smbd_sock_send(c->sk, &pt->it[i],
-					   i + 1 < pt->n ? SMBD_SEND_MORE : 0);
+					   i + 1 < pt->n ? SMBD_SEND_MORE : last);
 			if (n < 0)
 				break;
 		}

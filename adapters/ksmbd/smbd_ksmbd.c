@@ -400,11 +400,12 @@ static int smbd_ksmbd_read(struct ksmbd_transport *t, char *buf,
  * The length is not sent: SMB Direct keeps message boundaries itself
  * ([MS-SMBD] 2.2.3). The rest goes as one upper-layer message
  * ([MS-SMBD] 3.1.4.2), segmented by MaxSendSize (3.1.5.4), its first
- * segment a Send with Invalidate of @remote_key when asked; the pages are
- * sent from where they are.
+ * segment a Send with Invalidate of @remote_key when asked; the pages of
+ * a response over SMBD_SEND_COPY_MAX are sent from where they are.
  *
  * Context: process, with the connection's srv_mutex held; sleeps for
- * Send Credits and until the device is done with @iov.
+ * Send Credits, and for a response larger than SMBD_SEND_COPY_MAX until
+ * the device is done with @iov (smaller ones are copied).
  * Return: @size; -EMSGSIZE above MaxFragmentedSendSize; the connection's
  * error once it is lost.
  */
@@ -413,6 +414,7 @@ static int smbd_ksmbd_writev(struct ksmbd_transport *t, struct kvec *iov,
 			     unsigned int remote_key)
 {
 	struct smbd_ksmbd_conn *c = smbd_ksmbd(t);
+	unsigned int flags = 0;
 	struct iov_iter from;
 	size_t total = 0;
 	bool started = false;
@@ -428,12 +430,15 @@ static int smbd_ksmbd_writev(struct ksmbd_transport *t, struct kvec *iov,
 	iov_iter_kvec(&from, ITER_SOURCE, iov, niov, size);
 	iov_iter_advance(&from, 4);
 
+	/* Small responses are copied: no wait under srv_mutex. */
+	if (size - 4 <= SMBD_SEND_COPY_MAX)
+		flags = SMBD_SEND_COPY;
 	/* A send cut short by a signal goes on where it stopped. */
 	while (iov_iter_count(&from)) {
 		if (need_invalidate)
-			n = smbd_sock_send_inv(c->sk, &from, 0, remote_key);
+			n = smbd_sock_send_inv(c->sk, &from, flags, remote_key);
 		else
-			n = smbd_sock_send(c->sk, &from, 0);
+			n = smbd_sock_send(c->sk, &from, flags);
 		if (n < 0) {
 			/* Half a message: the peer cannot parse what follows. */
 			if (started)

@@ -1202,6 +1202,56 @@ static void st_echo_zcopy_run(struct st_echo *e, struct kvec *pkv, u32 npkv)
 	if (st_echo_recv(e, want, len, true, "echo/zcopy-nonblock-copies"))
 		st_check(zc == 0 && sent == len, "echo/zcopy-nonblock-copies",
 			 "%llu of %llu bytes mapped (want 0)", zc, sent);
+
+	/*
+	 * 4. SMBD_SEND_COPY: a bvec a blocking send would map is copied,
+	 * in several segments, and may be reused once the call returns.
+	 */
+	len = 12000;
+	st_fill(sp + 5, len, e->c->seed + 14);
+	memcpy(want, sp + 5, len);
+	testbuf_iter(&e->sbuf, 5, len, ITER_SOURCE, true, &kv, &it);
+	n = smbd_sock_send(e->sk, &it, SMBD_SEND_COPY);
+	memset(sp, 0xee, len + 5);
+	st_zc_delta(e->sk, &last, &zc, &sent);
+	if (n != len) {
+		st_check(false, "echo/zcopy-copy-flag",
+			 "send returned %zd, want %u", n, len);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (st_echo_recv(e, want, len, true, "echo/zcopy-copy-flag"))
+		st_check(zc == 0 && sent == len, "echo/zcopy-copy-flag",
+			 "%llu of %llu bytes mapped (want 0); buffer reused on return, echo intact",
+			 zc, sent);
+
+	/* 5. ... and with it on the last part, every part is copied */
+	len = 9000;
+	st_fill(want, len, e->c->seed + 15);
+	memcpy(sp, want, len);
+	pkv[0].iov_base = sp;
+	pkv[0].iov_len = 6000;
+	iov_iter_kvec(&it, ITER_SOURCE, pkv, 1, 6000);
+	n = smbd_sock_send(e->sk, &it, SMBD_SEND_MORE);
+	if (n == 6000) {
+		testbuf_iter(&e->sbuf, 6000, len - 6000, ITER_SOURCE, true,
+			     &kv, &it);
+		n = smbd_sock_send(e->sk, &it, SMBD_SEND_COPY);
+	}
+	memset(sp, 0xee, len);
+	st_zc_delta(e->sk, &last, &zc, &sent);
+	if (n != len) {
+		st_check(false, "echo/zcopy-copy-more",
+			 "send returned %zd, want %u", n, len);
+		return;
+	}
+	e->sent_msgs++;
+	e->sent_bytes += len;
+	if (st_echo_recv(e, want, len, true, "echo/zcopy-copy-more"))
+		st_check(zc == 0 && sent == len, "echo/zcopy-copy-more",
+			 "two parts, SMBD_SEND_COPY on the last: %llu of %llu bytes mapped (want 0)",
+			 zc, sent);
 }
 
 static noinline_for_stack void st_echo_zcopy(struct st_echo *e)
