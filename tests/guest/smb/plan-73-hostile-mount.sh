@@ -38,17 +38,17 @@ no_connections() { [ "$(connections)" = 0 ]; }
 # no_cifsd: no cifs server thread left (each holds the cifs module)
 no_cifsd() { ! grep -qx cifsd /proc/[0-9]*/comm 2>/dev/null; }
 
-# loop PROVIDER ADDR: the hostile server and the mount loop against it
-loop() {
-	p=hostile-mount/$1
-	if ! smb_load_module cifs "$SMB_CIFS_KO"; then
-		nok "$p/load-cifs"
-		return
+# serve P KO CMD: load cifs (KO, or the stock one when empty), then start
+# the hostile server's command CMD in the background (hpid)
+serve() {
+	if ! smb_load_module cifs "$2"; then
+		nok "$1/load-cifs"
+		return 1
 	fi
 	mkdir -p $MNT
 	rm -f /tmp/hm.rc
 	(
-		if echo "cifs $2 5445 $seed $CONNS $SECS" > $H/ctl; then
+		if echo "$3" > $H/ctl; then
 			echo 0 > /tmp/hm.rc
 		else
 			echo 1 > /tmp/hm.rc
@@ -56,6 +56,22 @@ loop() {
 	) &
 	hpid=$!
 	sleep 1
+}
+
+# served P: the hostile server's result lines (once hpid ended)
+served() {
+	if [ "$(cat /tmp/hm.rc 2>/dev/null)" = 0 ]; then
+		cat $H/result > /tmp/hm-result
+		st_report "$1" server /tmp/hm-result
+	else
+		nok "$1/server" "writing the command failed"
+	fi
+}
+
+# loop PROVIDER ADDR: the hostile server and the mount loop against it
+loop() {
+	p=hostile-mount/$1
+	serve "$p" "$SMB_CIFS_KO" "cifs $2 5445 $seed $CONNS $SECS" || return
 	t0=$(uptime_s)
 	mounts=0 mounted=0 hung=0 rcs=""
 	opts="$SMB_MOUNT_OPTS,username=$SMB_USER,password=$SMB_PASS"
@@ -74,12 +90,7 @@ loop() {
 	wait $hpid
 	t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
 	echo "SMBD-INFO: $p: $mounts mounts in $t s, exit codes:$rcs"
-	if [ "$(cat /tmp/hm.rc 2>/dev/null)" = 0 ]; then
-		cat $H/result > /tmp/hm-result
-		st_report "$p" server /tmp/hm-result
-	else
-		nok "$p/server" "writing the command failed"
-	fi
+	served "$p"
 	[ $mounts -gt 0 ] && [ $mounted = 0 ] && [ $hung = 0 ]
 	result $? "$p/every-mount-fails" "$mounts mounts: $mounted succeeded, $hung hung"
 	# A cifs server thread ends by itself once its mount failed. When
@@ -110,21 +121,7 @@ result() {
 # disconnect.patch fixes both. The killed mount must end, and cifs unload.
 stock_close() {
 	p=hostile-mount/stock-cifs
-	if ! smb_load_module cifs; then
-		nok "$p/load-cifs"
-		return
-	fi
-	mkdir -p $MNT
-	rm -f /tmp/hm.rc
-	(
-		if echo "cifs-close $1 5445 $seed 1 30" > $H/ctl; then
-			echo 0 > /tmp/hm.rc
-		else
-			echo 1 > /tmp/hm.rc
-		fi
-	) &
-	hpid=$!
-	sleep 1
+	serve "$p" "" "cifs-close $1 5445 $seed 1 30" || return
 	"$SMB_MOUNT_CIFS" "//$1/$SMB_SHARE" $MNT \
 		-o "$SMB_MOUNT_OPTS,username=$SMB_USER,password=$SMB_PASS" \
 		> /tmp/hm-mount.log 2>&1 &
@@ -141,12 +138,7 @@ stock_close() {
 	result $rc "$p/killed-mount-ends" "after $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
 	grep -q " $MNT cifs " /proc/mounts && umount -f $MNT
 	wait $hpid
-	if [ "$(cat /tmp/hm.rc 2>/dev/null)" = 0 ]; then
-		cat $H/result > /tmp/hm-result
-		st_report "$p" server /tmp/hm-result
-	else
-		nok "$p/server" "writing the command failed"
-	fi
+	served "$p"
 	smb_wait 60 no_cifsd || smb_task_stacks
 	smb_unload_module cifs
 	result $? "$p/rmmod-cifs"
