@@ -177,6 +177,12 @@ struct smbd_sock_stats {
  */
 #define SMBD_SEND_COPY_MAX	16384
 
+/* The send flag for a message of @len bytes by that hint. */
+static inline unsigned int smbd_send_copy_flag(size_t len)
+{
+	return len <= SMBD_SEND_COPY_MAX ? SMBD_SEND_COPY : 0;
+}
+
 /* Flags of smbd_sock_recv(), smbd_sock_recv_stream(), smbd_sock_accept(). */
 #define SMBD_RECV_NONBLOCK	0x1
 

@@ -384,8 +384,7 @@ static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
 	kv.iov_len = done;
 	iov_iter_kvec(&from, ITER_SOURCE, &kv, 1, done);
 	n = done == len ? smbd_sock_send(c->sk, &from,
-					 len <= SMBD_SEND_COPY_MAX ?
-					 SMBD_SEND_COPY : 0) : -EFAULT;
+					 smbd_send_copy_flag(len)) : -EFAULT;
 	kvfree(buf);
 	return n;
 }
@@ -438,8 +437,7 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 		n = smbd_cifs_send_copy(server, c, pt->len, rqst, num_rqst);
 	} else {
 		/* Small messages are copied: no wait under srv_mutex. */
-		unsigned int last = pt->len <= SMBD_SEND_COPY_MAX ?
-				    SMBD_SEND_COPY : 0;
+		unsigned int last = smbd_send_copy_flag(pt->len);
 
 		for (i = 0; i < pt->n; i++) {
 			n = smbd_sock_send(c->sk, &pt->it[i],

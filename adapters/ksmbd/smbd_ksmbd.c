@@ -414,7 +414,7 @@ static int smbd_ksmbd_writev(struct ksmbd_transport *t, struct kvec *iov,
 			     unsigned int remote_key)
 {
 	struct smbd_ksmbd_conn *c = smbd_ksmbd(t);
-	unsigned int flags = 0;
+	unsigned int flags;
 	struct iov_iter from;
 	size_t total = 0;
 	bool started = false;
@@ -431,8 +431,7 @@ static int smbd_ksmbd_writev(struct ksmbd_transport *t, struct kvec *iov,
 	iov_iter_advance(&from, 4);
 
 	/* Small responses are copied: no wait under srv_mutex. */
-	if (size - 4 <= SMBD_SEND_COPY_MAX)
-		flags = SMBD_SEND_COPY;
+	flags = smbd_send_copy_flag(size - 4);
 	/* A send cut short by a signal goes on where it stopped. */
 	while (iov_iter_count(&from)) {
 		if (need_invalidate)
