@@ -81,10 +81,12 @@ fi
 # kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
 # connection in 200 before reading its Negotiate Request),
 # kernel/siw-listener-close.patch (a connection closed before siw
-# accepted it freed the listener: use-after-free at its destroy) and
+# accepted it freed the listener: use-after-free at its destroy),
 # kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
 # when a server closed a connection still negotiating, and freed its
-# receive pool under a posted receive).
+# receive pool under a posted receive) and
+# kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
+# room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do
 	patch -d "$out/src" -p1 --forward --no-backup-if-mismatch -s < "$p" ||
 		{ echo "test kernel: $(basename "$p") did not apply" >&2; exit 1; }

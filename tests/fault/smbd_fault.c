@@ -176,7 +176,7 @@ static int raw_qp_create(struct raw_peer *p, struct rdma_cm_id *id,
 	attr.send_cq = p->cq;
 	attr.recv_cq = p->cq;
 	attr.cap.max_send_wr = 8;
-	attr.cap.max_recv_wr = RAW_NR_RX;
+	attr.cap.max_recv_wr = RAW_NR_RX + 1;	/* + the drain's */
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;

@@ -304,8 +304,8 @@ static int h_qp_create(struct hconn *c, struct rdma_cm_id *id)
 	}
 	attr.send_cq = c->cq;
 	attr.recv_cq = c->cq;
-	attr.cap.max_send_wr = H_NR_TX;
-	attr.cap.max_recv_wr = H_NR_RX;
+	attr.cap.max_send_wr = H_NR_TX + 1;	/* + the drain's */
+	attr.cap.max_recv_wr = H_NR_RX + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
