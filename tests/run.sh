@@ -80,9 +80,16 @@ add_counts() {
 		failed_names+=("$2: $l")
 	done < <(grep -aE '^(-- \[|not ok )' "$1" | sed -E 's/^-- //')
 	# The start of each kernel report, again at the end of the run: CI may
-	# keep only the last part of what the run printed.
-	awk '/^-- \[kernel\]/ { n = 14; print; next } n > 0 && /^   \| / { print; n--; next } { n = 0 }' \
-		"$1" >>"$out/report-heads.log"
+	# keep only the last part of what the run printed. Registers, code
+	# bytes and the module list are left out there, so that the call
+	# trace fits.
+	awk '/^-- \[kernel\]/ { n = 24; print; next }
+	     n > 0 && /^   \| / {
+		if ($0 ~ /^   \| +(Modules linked|Code:|RSP:|RAX:|RDX:|RBP:|R10:|R13:|FS:|CS:|CR2:|DR[0-9]:|Hardware name)/)
+			next
+		print; n--; next
+	     }
+	     { n = 0 }' "$1" >>"$out/report-heads.log"
 	p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
 	f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
 	s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
