@@ -186,7 +186,7 @@ check "build the test modules (W=1, no warnings)" \
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	# The churn and hostile plans take 5-8 minutes each in the guest.
 	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-2700} \
-	SMBD_VM_APPEND="smbdtest.plan_timeout=900" bash tests/vm-test.sh \
+	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=900" bash tests/vm-test.sh \
 		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko $test_modules \
 		>"$out/vm-summary.log" 2>&1
 	cat "$out/vm-summary.log"
@@ -203,7 +203,7 @@ fi
 # the other VMs. KASAN and lockdep stay on.
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
-	SMBD_VM_APPEND="smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
 	SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh \
 		bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko \
 		tests/kmod/smbd_test.ko >"$out/vm-bulk-summary.log" 2>&1
@@ -220,7 +220,7 @@ smb_extra=$(ls tests/hostile/smbd_hostile.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
-	SMBD_VM_APPEND="smbdtest.plan_timeout=1200" \
+	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=1200" \
 	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" \
 		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
 		>"$out/vm-smb-summary.log" 2>&1
@@ -237,7 +237,7 @@ fi
 if [ -f "$stock_mods/cifs.ko" ] && [ -f "$stock_mods/ksmbd.ko" ]; then
 	if skdir=$(bash scripts/stock-kernel.sh 2>"$out/stock-kernel.log"); then
 		SMBD_VM_KERNEL=$skdir SMBD_VM_TIMEOUT=1500 \
-		SMBD_VM_APPEND="smbdtest.stock=1 smbdtest.plan_timeout=1200" \
+		SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.stock=1 smbdtest.plan_timeout=1200" \
 		SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh \
 			bash tests/vm-test.sh "$out/vm-stock.log" "$stock_mods/smbd.ko" \
 			"$stock_mods/cifs.ko" "$stock_mods/ksmbd.ko" \

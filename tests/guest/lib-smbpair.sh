@@ -257,7 +257,7 @@ pairing() {
 	[ "$SERVER" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
 	for k in $SMB_CIFS_KO $SMB_KSMBD_KO; do
 		if [ ! -f "$k" ]; then
-			${PAIR_MISSING:-skip} "$name" "no $k in this image"
+			${PAIR_MISSING:-$SMBD_MISSING} "$name" "no $k in this image"
 			return
 		fi
 	done

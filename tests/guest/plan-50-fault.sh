@@ -13,9 +13,17 @@ if ! insmod /smbd/smbd_fault.ko; then
 	exit 0
 fi
 
-run() {	# run <provider> <test> <ip> <port>
-	echo "$2 $3 $4" > $CTL
+# run <provider> <test> <ip> <port>: every test but "release" must print
+# at least one result; one that printed none (or a command the module
+# refused) is a failure, not a silent pass.
+run() {
+	if ! echo "$2 $3 $4" > $CTL; then
+		echo "SMBD-TEST: not ok fault[$1] $2 - smbd_fault refused the command"
+		return
+	fi
 	sed "s/^SMBD-TEST: \(ok\|not ok\) /SMBD-TEST: \1 fault[$1] /" $RES
+	[ "$2" = release ] || grep -qE '^SMBD-TEST: (ok|not ok) ' $RES ||
+		echo "SMBD-TEST: not ok fault[$1] $2 - printed no result"
 }
 
 for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do

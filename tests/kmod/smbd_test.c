@@ -1352,7 +1352,8 @@ static void st_echo_edges(struct st_echo *e)
 	m2 = m1 == 1000 ? smbd_sock_send(e->sk, &mit[1], SMBD_SEND_MORE) : 0;
 	m3 = m2 == 3000 ? smbd_sock_send(e->sk, &mit[2], 0) : 0;
 	if (m1 == -EOPNOTSUPP) {
-		st_out_add("skip echo/send-more - SMBD_SEND_MORE: -EOPNOTSUPP");
+		/* smbd has SMBD_SEND_MORE: refusing it is a defect */
+		st_check(false, "echo/send-more", "SMBD_SEND_MORE: -EOPNOTSUPP");
 		return;
 	}
 	if (m1 != 1000 || m2 != 3000 || m3 != len) {
