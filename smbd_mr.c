@@ -409,6 +409,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 	struct smbd_op busy;
 	int access, n = 0, ret = 0;
 
+	might_sleep();
 	*regp = NULL;
 	if (flags == SMBD_REG_PEER_WRITES) {
 		dir = DMA_FROM_DEVICE;
@@ -531,6 +532,7 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	struct smbd_op op;
 	int ret = 0;
 
+	might_sleep();
 	if (!reg)
 		return 0;
 	if (!smbd_op_start(sk, &op)) {
@@ -786,6 +788,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	struct smbd_op op;
 	int nseg, ret = 0;
 
+	might_sleep();
 	if (!len)
 		return 0;
 	if (user_backed_iter(it))

@@ -242,17 +242,6 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	sk->ss_tx_free_count = 0;
 }
 
-/**
- * smbd_xfer_wake() - wake every sender, reader and connector
- * @sk: the socket
- *
- * Context: any.
- */
-void smbd_xfer_wake(struct smbd_sock *sk)
-{
-	wake_up_all(&sk->ss_wait);
-}
-
 /* ---- receive side ---- */
 
 /* Could a non-blocking send take a credit and a buffer now? */
@@ -417,6 +406,7 @@ static int smbd_send_failure_locked(struct smbd_sock *sk, u32 status)
 {
 	struct smbd_neg_resp_pdu resp;
 
+	lockdep_assert_held(&sk->ss_lock);
 	smbd_neg_resp_build_failure(status, &resp);
 	if (smbd_send_negotiate_locked(sk, &resp, sizeof(resp)))
 		return -EPROTO;
@@ -664,31 +654,6 @@ static void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
 		WRITE_ONCE(w->sw_err, err);
 	if (atomic_dec_and_test(&w->sw_pending))
 		complete(&w->sw_done);
-}
-
-/**
- * smbd_wr_failed() - a work request completed in error: end the connection
- * @sk: the socket
- * @status: the completion's status
- * @what: what failed, for the log ("send", "memory registration", ...)
- *
- * A flush on a connection nobody is ending means the provider took the
- * queue pair out of RTS by itself (rxe does so silently when it cannot
- * build a packet), or a request with no completion entry of its own
- * failed before it (an unsignalled part of an rdma_rw chain): say so, as
- * for any other failure. Sends, registrations and RDMA reads and writes
- * all end here.
- *
- * Context: completion handler (softirq).
- */
-void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
-		    const char *what)
-{
-	if (status != IB_WC_WR_FLUSH_ERR ||
-	    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-		pr_info_ratelimited("smbd: %s failed: %s\n", what,
-				    ib_wc_status_msg(status));
-	smbd_sock_error(sk, -ECONNABORTED);
 }
 
 static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -1047,6 +1012,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 	u32 nbatch = 0;
 	int ret = 0;
 
+	lockdep_assert_held(&sk->ss_send_mutex);
 	for (i = 0; i < nparts; i++) {
 		if (iov_iter_count(&parts[i]) > U32_MAX - len)
 			return -EMSGSIZE;
@@ -1234,6 +1200,7 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 {
 	size_t n = iov_iter_count(from);
 
+	lockdep_assert_held(&sk->ss_send_mutex);
 	if (nonblock || sk->ss_tx_msg_done < sk->ss_tx_msg_len)
 		return -EOPNOTSUPP;
 	if (sk->ss_more_n == SMBD_MORE_MAX - 1)
@@ -1253,6 +1220,8 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	struct smbd_send_wait wait, *w;
 	ssize_t ret;
 
+	if (!nonblock)
+		might_sleep();
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	if (nonblock) {

@@ -387,13 +387,42 @@ struct smbd_sock {
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 };
 
-extern struct workqueue_struct *smbd_wq;
-
 /* smbd_core.c */
+extern struct workqueue_struct *smbd_wq;
+extern struct list_head smbd_socks;	/* every socket, for debugfs */
+extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
+const char *smbd_state_name(enum smbd_state state);
 void smbd_sock_error(struct smbd_sock *sk, int err);
+void smbd_sock_wake(struct smbd_sock *sk);
+void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
+		    const char *what);
+void smbd_event_work(struct work_struct *work);
+void smbd_neg_expired(struct smbd_sock *sk);
+void smbd_neg_timeout(struct work_struct *work);
 void smbd_established(struct smbd_sock *sk);
 void smbd_child_negotiated(struct smbd_sock *sk);
+
+/* smbd_dev.c */
+struct dentry;
+struct smbd_device *smbd_dev_get(struct ib_device *ibdev);
+int smbd_dev_init(struct dentry *root);
+void smbd_dev_exit(void);
+
+/* smbd_ep.c */
+struct smbd_sock *smbd_sock_alloc(struct net *net,
+				  const struct smbd_params *params,
+				  bool responder);
+void smbd_sock_free(struct smbd_sock *sk);
+void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
+			 bool disconnect);
+struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
+				  struct rdma_cm_id *id);
+int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+u16 smbd_addr_port(const struct sockaddr *a);
+void smbd_addr_set_port(struct sockaddr *a, u16 port);
+int smbd_addr_len(const struct sockaddr *a);
+int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 
 /* smbd_mr.c */
 int smbd_mr_alloc(struct smbd_sock *sk);
@@ -403,8 +432,6 @@ void smbd_ops_abort(struct smbd_sock *sk);
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 
 /* smbd_xfer.c */
-void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
-		    const char *what);
 int smbd_xfer_alloc(struct smbd_sock *sk);
 void smbd_xfer_free(struct smbd_sock *sk);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
@@ -413,7 +440,6 @@ int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
 void smbd_neg_probe_work(struct work_struct *work);
-void smbd_xfer_wake(struct smbd_sock *sk);
 
 /* The keep-alive clock ([MS-SMBD] 3.1.6.2): jiffies, in ms. */
 static inline u64 smbd_now_ms(void)

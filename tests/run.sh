@@ -9,7 +9,8 @@
 # 1. installs what it needs (scripts/setup.sh) and builds or reuses the
 #    test kernel (scripts/build-kernel.sh);
 # 2. host checks: smbd builds W=1-clean against Debian's newest 6.12
-#    headers and against the test kernel, sparse (C=2) is clean,
+#    headers and against the test kernel, sparse (C=2) is clean, smbd's
+#    files call each other one way only (scripts/check-layers.py),
 #    checkpatch --strict is clean, the log checker passes its self-test;
 # 3. boots the test kernel in QEMU with smbd.ko and smbd_kunit.ko and runs
 #    tests/guest/plan-*.sh: KUnit suites (every case counts) and
@@ -173,6 +174,8 @@ check "build ${adapter_parts// /.ko and }.ko on smbd against Debian headers ${de
 	build_debian_consumers
 check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
 	build "$kcache/build" C=2
+check "smbd's files call each other one way only (no cycle)" \
+	/usr/bin/python3 scripts/check-layers.py smbd_*.o
 # shellcheck disable=SC2086 # a list of words
 check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
 	bash adapters/build.sh "$kcache/build" out/adapters $adapter_parts

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: the RDMA devices. An ib_client records what each device can do
+ * when it appears (debugfs smbd/devices); connections size their queues
+ * from that record (smbd_dev_get()).
+ */
+
+#include <linux/debugfs.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+static LIST_HEAD(smbd_devices);
+static DEFINE_MUTEX(smbd_devices_lock);	/* protects smbd_devices */
+static struct ib_client smbd_ib_client;
+
+/*
+ * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
+ * write; memory registration needs fast registration work requests.
+ */
+static bool smbd_ib_usable(struct ib_device *ibdev)
+{
+	const struct ib_device_attr *attr = &ibdev->attrs;
+
+	if (!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return false;
+	return attr->max_send_sge >= 2 && attr->max_recv_sge >= 1 &&
+	       attr->max_qp_wr > 0 && attr->max_fast_reg_page_list_len > 0;
+}
+
+static int smbd_ib_add(struct ib_device *ibdev)
+{
+	const struct ib_device_attr *attr = &ibdev->attrs;
+	struct smbd_device *sd;
+
+	if (!smbd_ib_usable(ibdev)) {
+		ibdev_info(ibdev, "smbd: no fast registration or too few SGEs, not used\n");
+		return -EOPNOTSUPP;
+	}
+
+	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, ibdev_to_node(ibdev));
+	if (!sd)
+		return -ENOMEM;
+	sd->sd_ibdev = ibdev;
+	sd->sd_iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+	sd->sd_max_qp_wr = attr->max_qp_wr;
+	sd->sd_max_send_sge = attr->max_send_sge;
+	sd->sd_max_recv_sge = attr->max_recv_sge;
+	sd->sd_max_cqe = attr->max_cqe;
+	sd->sd_max_rd_atom = attr->max_qp_rd_atom;
+	sd->sd_max_init_rd_atom = attr->max_qp_init_rd_atom;
+	sd->sd_max_frmr_pages = attr->max_fast_reg_page_list_len;
+	sd->sd_max_sgl_rd = attr->max_sgl_rd;
+
+	mutex_lock(&smbd_devices_lock);
+	list_add_tail(&sd->sd_list, &smbd_devices);
+	mutex_unlock(&smbd_devices_lock);
+	ib_set_client_data(ibdev, &smbd_ib_client, sd);
+
+	ibdev_info(ibdev, "smbd: %s device, qp_wr %u send_sge %u frmr_pages %u ird %u ord %u\n",
+		   sd->sd_iwarp ? "iWARP" : "IB/RoCE", sd->sd_max_qp_wr,
+		   sd->sd_max_send_sge, sd->sd_max_frmr_pages,
+		   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom);
+	return 0;
+}
+
+static void smbd_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct smbd_device *sd = client_data;
+
+	mutex_lock(&smbd_devices_lock);
+	list_del(&sd->sd_list);
+	mutex_unlock(&smbd_devices_lock);
+	ibdev_info(ibdev, "smbd: device removed\n");
+	kfree(sd);
+}
+
+static struct ib_client smbd_ib_client = {
+	.name = "smbd",
+	.add = smbd_ib_add,
+	.remove = smbd_ib_remove,
+};
+
+static int smbd_devices_show(struct seq_file *m, void *v)
+{
+	struct smbd_device *sd;
+
+	seq_puts(m, "device\ttype\tqp_wr\tsend_sge\trecv_sge\tcqe\tird\tord\tfrmr_pages\n");
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list)
+		seq_printf(m, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
+			   dev_name(&sd->sd_ibdev->dev),
+			   sd->sd_iwarp ? "iwarp" : "ib/roce",
+			   sd->sd_max_qp_wr, sd->sd_max_send_sge,
+			   sd->sd_max_recv_sge, sd->sd_max_cqe,
+			   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom,
+			   sd->sd_max_frmr_pages);
+	mutex_unlock(&smbd_devices_lock);
+	return 0;
+}
+
+DEFINE_SHOW_ATTRIBUTE(smbd_devices);
+
+/**
+ * smbd_dev_get() - what smbd recorded of a device
+ * @ibdev: the device
+ *
+ * Context: any; valid while a connection manager id holds the device.
+ * Return: the record, or NULL for a device smbd does not use.
+ */
+struct smbd_device *smbd_dev_get(struct ib_device *ibdev)
+{
+	return ib_get_client_data(ibdev, &smbd_ib_client);
+}
+
+/**
+ * smbd_dev_init() - start following RDMA devices
+ * @root: smbd's debugfs directory, for its "devices" file
+ *
+ * Context: process (module init).
+ * Return: 0 or ib_register_client()'s errno.
+ */
+int smbd_dev_init(struct dentry *root)
+{
+	debugfs_create_file("devices", 0444, root, NULL, &smbd_devices_fops);
+	return ib_register_client(&smbd_ib_client);
+}
+
+/**
+ * smbd_dev_exit() - stop following RDMA devices
+ *
+ * Context: process (module exit), once every connection is gone.
+ */
+void smbd_dev_exit(void)
+{
+	ib_unregister_client(&smbd_ib_client);
+}

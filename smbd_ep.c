@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: the endpoint of a connection. A socket's allocation, its queue
+ * pair and completion queues sized from the device, the connection
+ * manager handler (connect [MS-SMBD] 3.1.4.1, a listener's incoming
+ * connections 3.1.7.2, disconnect, device removal 3.1.7.1) and the one
+ * verbs teardown. The socket API (smbd_sock.c) drives it.
+ */
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "smbd_internal.h"
+
+/* A new socket, on the debugfs list; the caller sets it up. */
+struct smbd_sock *smbd_sock_alloc(struct net *net,
+				  const struct smbd_params *params,
+				  bool responder)
+{
+	struct smbd_sock *sk = kzalloc(sizeof(*sk), GFP_KERNEL);
+
+	if (!sk)
+		return NULL;
+	sk->ss_net = net;
+	sk->ss_params = *params;
+	sk->ss_responder = responder;
+	spin_lock_init(&sk->ss_lock);
+	init_waitqueue_head(&sk->ss_wait);
+	sk->ss_state = SMBD_CREATED;
+	sk->ss_cm_last = -1;
+	INIT_LIST_HEAD(&sk->ss_rx_free);
+	INIT_LIST_HEAD(&sk->ss_rx_ready);
+	INIT_LIST_HEAD(&sk->ss_tx_free);
+	INIT_LIST_HEAD(&sk->ss_accept_node);
+	INIT_LIST_HEAD(&sk->ss_pending);
+	INIT_LIST_HEAD(&sk->ss_accept_q);
+	INIT_LIST_HEAD(&sk->ss_reg_free);
+	INIT_LIST_HEAD(&sk->ss_op_list);
+	mutex_init(&sk->ss_send_mutex);
+	mutex_init(&sk->ss_recv_mutex);
+	mutex_init(&sk->ss_teardown_mutex);
+	mutex_init(&sk->ss_cm_mutex);
+	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
+	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
+	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
+	INIT_DELAYED_WORK(&sk->ss_probe_work, smbd_neg_probe_work);
+	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
+	mutex_lock(&smbd_socks_lock);
+	list_add_tail(&sk->ss_all_node, &smbd_socks);
+	mutex_unlock(&smbd_socks_lock);
+	return sk;
+}
+
+/* The last of a socket: off the debugfs list, freed. */
+void smbd_sock_free(struct smbd_sock *sk)
+{
+	mutex_lock(&smbd_socks_lock);
+	list_del(&sk->ss_all_node);
+	mutex_unlock(&smbd_socks_lock);
+	kfree(sk);
+}
+
+/*
+ * Free the verbs objects; the queue pair, if any, must be drained. By
+ * the handler that failed to build them (ss_cm_mutex), or by a teardown
+ * (ss_teardown_mutex) once the id is detached.
+ */
+static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
+		       lockdep_is_held(&sk->ss_teardown_mutex));
+	if (sk->ss_qp) {
+		rdma_destroy_qp(id);
+		sk->ss_qp = NULL;
+	}
+	if (sk->ss_send_cq)
+		ib_free_cq(sk->ss_send_cq);
+	if (sk->ss_recv_cq)
+		ib_free_cq(sk->ss_recv_cq);
+	sk->ss_send_cq = NULL;
+	sk->ss_recv_cq = NULL;
+	smbd_xfer_free(sk);
+	smbd_mr_free(sk);
+	if (sk->ss_pd)
+		ib_dealloc_pd(sk->ss_pd);
+	sk->ss_pd = NULL;
+}
+
+static void smbd_qp_event(struct ib_event *event, void *ctx)
+{
+	struct smbd_sock *sk = ctx;
+
+	switch (event->event) {
+	case IB_EVENT_CQ_ERR:
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		/* On iWARP a peer's teardown often ends this way: no alarm. */
+		if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
+			pr_warn_ratelimited("smbd: QP error event %s\n",
+					    ib_event_msg(event->event));
+		smbd_sock_error(sk, -ECONNABORTED);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Everything sized from the device: queue depths from max_qp_wr, the
+ * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
+ * One send gather entry suffices (header and payload share a buffer).
+ */
+static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	struct smbd_device *sd = smbd_dev_get(ibdev);
+	struct ib_qp_init_attr attr = {};
+	u32 room, qp_sge, rw_wrs, extra;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_cm_mutex);
+	if (!sd)
+		return -ENODEV;
+	sk->ss_ibdev = ibdev;
+	sk->ss_iwarp = sd->sd_iwarp;
+
+	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
+	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+	sk->ss_port_num = id->port_num;
+	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
+
+	/*
+	 * The send queue holds the sends, a registration and an
+	 * invalidation per MR, and the RDMA work of every rdma_rw context
+	 * (a chunk's pages over the gather limit, plus the registration
+	 * and invalidation rdma_rw adds on iWARP reads, which it counts
+	 * itself in max_send_wr but not in our completion queue). One slot
+	 * of each queue stays free for ib_drain_qp(), and one of the send
+	 * queue for a negotiation probe that may still be out once
+	 * connected (smbd_neg_probe_work()).
+	 */
+	/*
+	 * Registrations are the initiator's (an SMB2 client's buffers,
+	 * [MS-SMBD] 3.1.4.3); a responder moves data with rdma_rw and gets
+	 * a pool only when its consumer asks for one.
+	 */
+	if (sk->ss_params.mr_count)
+		sk->ss_nr_reg = sk->ss_params.mr_count;
+	else if (sk->ss_responder)
+		sk->ss_nr_reg = 0;
+	else
+		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_responder_resources,
+					8, 64);
+	sk->ss_rw_ctxs = SMBD_RW_CTXS;
+	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
+	extra = 2 * sk->ss_nr_reg + rw_wrs;
+	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 2;
+	if (room < extra + 16)
+		return -ENOMEM;
+	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
+			     room - extra);
+	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
+	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
+	sk->ss_sq_depth = sk->ss_nr_tx + extra + 2;
+	sk->ss_rq_depth = sk->ss_nr_rx + 1;
+
+	sk->ss_pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(sk->ss_pd)) {
+		ret = PTR_ERR(sk->ss_pd);
+		sk->ss_pd = NULL;
+		return ret;
+	}
+	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
+					 3 * sk->ss_rw_ctxs, IB_POLL_SOFTIRQ);
+	if (IS_ERR(sk->ss_send_cq)) {
+		ret = PTR_ERR(sk->ss_send_cq);
+		sk->ss_send_cq = NULL;
+		goto fail;
+	}
+	sk->ss_recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_rq_depth,
+					 IB_POLL_SOFTIRQ);
+	if (IS_ERR(sk->ss_recv_cq)) {
+		ret = PTR_ERR(sk->ss_recv_cq);
+		sk->ss_recv_cq = NULL;
+		goto fail;
+	}
+
+	attr.event_handler = smbd_qp_event;
+	attr.qp_context = sk;
+	attr.send_cq = sk->ss_send_cq;
+	attr.recv_cq = sk->ss_recv_cq;
+	attr.cap.max_send_wr = sk->ss_sq_depth;
+	attr.cap.max_recv_wr = sk->ss_rq_depth;
+	attr.cap.max_send_sge = qp_sge;
+	attr.cap.max_rdma_ctxs = sk->ss_rw_ctxs;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.port_num = id->port_num;
+	ret = rdma_create_qp(id, sk->ss_pd, &attr);
+	if (ret)
+		goto fail;
+	sk->ss_qp = id->qp;
+	/* The provider may round up, never down. */
+	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
+	/*
+	 * siw hands the pages of an unsignalled request of a page or more
+	 * to TCP as they are (zero-copy) and counts it done once queued
+	 * there: a later signalled completion does not mean TCP has sent
+	 * them, and a buffer reused then goes out changed. It copies the
+	 * data of a signalled request. So on siw every send of a page or
+	 * more is signalled; elsewhere only a batch's last one.
+	 */
+	sk->ss_tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
+			      PAGE_SIZE : U32_MAX;
+
+	/*
+	 * A software RoCE device (rxe) answers from the host's CPU, and its
+	 * responder has no congestion control: each ACK timeout resends up
+	 * to 128 packets into the queue that made the ACK late. Under load
+	 * (16 busy connections in a TCG guest) ACKs lagged past rdma_cm's
+	 * default (about 0.5 s), and still past 2.1 s 11 and 45 times in two
+	 * 16 x 64 MiB runs. Give it about 8.6 s per try: a dead peer is
+	 * still found within about a minute (7 tries), and keep-alive
+	 * sooner.
+	 */
+	if (!sk->ss_iwarp && (sk->ss_params.ack_timeout ||
+			      ib_uses_virt_dma(ibdev))) {
+		ret = rdma_set_ack_timeout(id, sk->ss_params.ack_timeout ?:
+					   SMBD_SOFT_ROCE_ACK_TIMEOUT);
+		if (ret)
+			goto fail;
+	}
+
+	ret = smbd_xfer_alloc(sk);
+	if (!ret)
+		ret = smbd_mr_alloc(sk);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	smbd_qp_destroy(sk, id);
+	return ret;
+}
+
+/**
+ * smbd_verbs_teardown() - stop every use of the queue pair and free it
+ * @sk: the socket
+ * @id: its connection manager id, detached from @sk by the caller
+ * @disconnect: tell the peer first (rdma_disconnect)
+ *
+ * Steps: no new work (the state is past CONNECTED); the event work is
+ * finished; every sender and reader has left (their mutexes); the peer
+ * is told; the queue pair is drained so every completion has run; timers
+ * and work are stopped; queue pair, CQs, buffers and PD are freed.
+ *
+ * Context: process; sleeps. Caller holds @sk->ss_teardown_mutex.
+ */
+void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
+			 bool disconnect)
+{
+	lockdep_assert_held(&sk->ss_teardown_mutex);
+	/* The negotiation probe relies on it (smbd_neg_probe_work()). */
+	WARN_ON_ONCE(READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING);
+
+	cancel_work_sync(&sk->ss_disconnect_work);
+	mutex_lock(&sk->ss_send_mutex);
+	mutex_lock(&sk->ss_recv_mutex);
+	if (id && disconnect)
+		rdma_disconnect(id);
+	if (sk->ss_qp) {
+		ib_drain_qp(sk->ss_qp);
+		smbd_ops_abort(sk);
+	}
+	cancel_delayed_work_sync(&sk->ss_neg_work);
+	cancel_delayed_work_sync(&sk->ss_probe_work);
+	cancel_delayed_work_sync(&sk->ss_ka_work);
+	cancel_work_sync(&sk->ss_grant_work);
+	smbd_qp_destroy(sk, id);
+	mutex_unlock(&sk->ss_recv_mutex);
+	mutex_unlock(&sk->ss_send_mutex);
+}
+
+/*
+ * Take @sk's connection manager id from it, if it still holds @id (any id
+ * when @id is NULL): from now on no handler builds on it, and the caller
+ * destroys it. Returns the id taken, or NULL.
+ */
+struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
+				  struct rdma_cm_id *id)
+{
+	struct rdma_cm_id *cur;
+
+	mutex_lock(&sk->ss_cm_mutex);
+	cur = sk->ss_cm_id;
+	if (id && cur != id)
+		cur = NULL;
+	if (cur)
+		WRITE_ONCE(sk->ss_cm_id, NULL);
+	mutex_unlock(&sk->ss_cm_mutex);
+	return cur;
+}
+
+/*
+ * [MS-SMBD] 3.1.7.1 on device removal: rdma_cm waits until every id on
+ * the device is gone, so we cannot wait for the consumer to release the
+ * socket. Free the verbs objects now and let rdma_cm destroy the id
+ * (return 1); the socket stays, dead, until smbd_sock_release().
+ */
+static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	smbd_sock_error(sk, -ENODEV);
+	mutex_lock(&sk->ss_teardown_mutex);
+	if (!smbd_cm_detach(sk, id)) {
+		/* smbd_sock_release() owns the id and destroys it. */
+		mutex_unlock(&sk->ss_teardown_mutex);
+		return 0;
+	}
+	smbd_verbs_teardown(sk, id, false);
+	if (sk->ss_is_listener) {
+		spin_lock_bh(&sk->ss_lock);
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	mutex_unlock(&sk->ss_teardown_mutex);
+	return 1;
+}
+
+/* [MS-SMBD] 1.9, 2.1: SMB Direct's port on the device @id is bound to. */
+static u16 smbd_default_port(struct rdma_cm_id *id)
+{
+	return rdma_protocol_iwarp(id->device, id->port_num) ?
+	       SMBD_PORT_IWARP : SMBD_PORT_IB;
+}
+
+u16 smbd_addr_port(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)a)->sin_port);
+}
+
+void smbd_addr_set_port(struct sockaddr *a, u16 port)
+{
+	if (a->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+}
+
+int smbd_addr_len(const struct sockaddr *a)
+{
+	switch (a->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
+			    struct smbd_irdord_pdu *priv)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = sk->ss_responder_resources;
+	cp->initiator_depth = sk->ss_initiator_depth;
+	/*
+	 * Not 7: rxe takes 7 as "retry forever", and a soft-RoCE device
+	 * that retransmits forever under load fills memory with packets.
+	 */
+	cp->retry_count = 6;
+	/* A credit bug must show as an error, never as a silent retry. */
+	cp->rnr_retry_count = 0;
+	cp->flow_control = 0;
+	if (sk->ss_iwarp) {
+		/* [MS-SMBD] 6.1: IRD/ORD in the private data on iWARP. */
+		smbd_irdord_encode(cp->responder_resources, cp->initiator_depth,
+				   priv);
+		cp->private_data = priv;
+		cp->private_data_len = sizeof(*priv);
+	}
+}
+
+/*
+ * Whether the connection manager handler, holding @sk->ss_cm_mutex, may
+ * still build on @id: the socket still owns it (no release or device
+ * removal detached it) and is in @state (no error or shutdown ended the
+ * attempt). See "Ownership" in Documentation/smbd.rst.
+ */
+static bool smbd_cm_owns(struct smbd_sock *sk, struct rdma_cm_id *id,
+			 enum smbd_state state)
+{
+	lockdep_assert_held(&sk->ss_cm_mutex);
+	return sk->ss_cm_id == id && READ_ONCE(sk->ss_state) == state;
+}
+
+/* [MS-SMBD] 3.1.4.1: the initiator's queue pair, then the CM request. */
+static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct smbd_irdord_pdu priv;
+	struct rdma_conn_param cp;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_cm_mutex);
+	ret = smbd_qp_create(sk, id);
+	if (ret)
+		return ret;
+	/* [MS-SMBD] 3.1.4.1: a receive for the Negotiate Response first. */
+	ret = smbd_post_negotiate_recv(sk);
+	if (ret)
+		return ret;
+	smbd_conn_param(sk, &cp, &priv);
+	/* In the event handler: the id's handler mutex is held. */
+	return rdma_connect_locked(id, &cp);
+}
+
+/* [MS-SMBD] 3.1.5.2: connected; the initiator sends the first message. */
+static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct smbd_neg_req_pdu req;
+	bool ok;
+
+	lockdep_assert_held(&sk->ss_cm_mutex);
+	if (sk->ss_cm_id != id || !sk->ss_qp)
+		return -ECONNABORTED;
+	spin_lock_bh(&sk->ss_lock);
+	ok = smbd_set_state(sk, SMBD_NEGOTIATING);
+	spin_unlock_bh(&sk->ss_lock);
+	if (!ok)
+		return 0;	/* ended meanwhile; whoever ended it reports */
+	smbd_neg_req_build(&sk->ss_params, &req);
+	return smbd_send_negotiate(sk, &req, sizeof(req));
+}
+
+/*
+ * Admission of connections still negotiating: each holds a queue pair and
+ * its buffers (about 1 MiB with the defaults) until the Negotiate Request
+ * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),
+ * and the backlog counts only negotiated connections.
+ */
+static unsigned int max_negotiating = 32;
+module_param(max_negotiating, uint, 0644);
+MODULE_PARM_DESC(max_negotiating,
+		 "Most connections a listener holds before they finish SMB Direct negotiation; more connection requests are refused and counted (default 32)");
+
+/* Take a place for a new child on @lsk, or count the refusal. */
+static bool smbd_listener_admit(struct smbd_sock *lsk)
+{
+	bool ok;
+
+	spin_lock_bh(&lsk->ss_lock);
+	ok = lsk->ss_state == SMBD_LISTENING &&
+	     lsk->ss_accept_len < lsk->ss_backlog &&
+	     lsk->ss_pending_len < READ_ONCE(max_negotiating);
+	if (ok)
+		lsk->ss_pending_len++;
+	else
+		lsk->ss_stats.conns_refused++;
+	/*
+	 * Full: some may be dead without having queued the reap (a device
+	 * removal cancels their event work); have them counted out.
+	 */
+	if (!ok && lsk->ss_state == SMBD_LISTENING)
+		queue_work(smbd_wq, &lsk->ss_reap_work);
+	spin_unlock_bh(&lsk->ss_lock);
+	return ok;
+}
+
+/*
+ * [MS-SMBD] 3.1.7.2: a connection arrives on a listener. The child gets
+ * its queue pair and a receive for the Negotiate Request before the
+ * accept, and sends nothing until that request arrives (on iWARP the
+ * initiator must send first). Returning non-zero rejects and frees @id.
+ * Once the child is on the listener's pending list, others may release
+ * it: its ss_cm_mutex, held until the accept is done and its timer
+ * armed, keeps them out until then (the id is theirs to destroy).
+ */
+static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
+				   struct rdma_cm_event *event)
+{
+	const struct rdma_conn_param *peer = &event->param.conn;
+	struct smbd_irdord_pdu priv;
+	struct rdma_conn_param cp;
+	struct smbd_sock *sk;
+	u32 ird, ord;
+	int ret;
+
+	if (!smbd_listener_admit(lsk))
+		return -ECONNREFUSED;
+
+	ret = -ENOMEM;
+	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
+	if (!sk)
+		goto unadmit;
+	mutex_lock(&sk->ss_cm_mutex);
+	WRITE_ONCE(sk->ss_cm_id, id);
+	id->context = sk;
+	ret = smbd_qp_create(sk, id);
+	if (ret)
+		goto fail;
+
+	/*
+	 * rdma_cm gives the peer's values from our side already: its
+	 * initiator_depth is the ORD we may use (the peer's IRD), its
+	 * responder_resources the IRD we need (the peer's ORD). A peer that
+	 * offers 0 (cifs sets no initiator depth) leaves ours as it is.
+	 */
+	if (peer->initiator_depth)
+		sk->ss_initiator_depth = min_t(u32, sk->ss_initiator_depth,
+					       peer->initiator_depth);
+	if (peer->responder_resources)
+		sk->ss_responder_resources = min_t(u32, sk->ss_responder_resources,
+						   peer->responder_resources);
+	smbd_conn_param(sk, &cp, &priv);
+	if (sk->ss_iwarp) {
+		ret = smbd_irdord_accept(sk->ss_responder_resources,
+					 sk->ss_initiator_depth,
+					 peer->private_data,
+					 peer->private_data_len, &ird, &ord);
+		if (ret == -ECONNREFUSED)
+			goto fail;
+		if (!ret) {
+			/* Our ORD serves the peer's IRD and vice versa. */
+			cp.initiator_depth = ird;
+			cp.responder_resources = ord;
+			smbd_irdord_encode(ird, ord, &priv);
+		} else {
+			cp.private_data = NULL;
+			cp.private_data_len = 0;
+		}
+	}
+	sk->ss_initiator_depth = cp.initiator_depth;
+	sk->ss_responder_resources = cp.responder_resources;
+
+	ret = smbd_post_negotiate_recv(sk);
+	if (ret)
+		goto fail;
+
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, SMBD_NEGOTIATING);
+	spin_unlock_bh(&sk->ss_lock);
+	spin_lock_bh(&lsk->ss_lock);
+	if (lsk->ss_state != SMBD_LISTENING) {
+		/* Shut down meanwhile. */
+		spin_unlock_bh(&lsk->ss_lock);
+		ret = -ECONNREFUSED;
+		goto fail;
+	}
+	sk->ss_listener = lsk;
+	list_add_tail(&sk->ss_accept_node, &lsk->ss_pending);
+	sk->ss_queued = SMBD_Q_PENDING;
+	spin_unlock_bh(&lsk->ss_lock);
+
+	/* Published: from here on the listener's release or reap frees it. */
+	ret = rdma_accept(id, &cp);
+	if (ret) {
+		mutex_unlock(&sk->ss_cm_mutex);
+		smbd_sock_error(sk, ret);
+		return 0;
+	}
+	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
+	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
+			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
+	mutex_unlock(&sk->ss_cm_mutex);
+	return 0;
+fail:
+	if (sk->ss_qp)
+		ib_drain_qp(sk->ss_qp);
+	smbd_qp_destroy(sk, id);
+	mutex_unlock(&sk->ss_cm_mutex);
+	smbd_mr_release(sk);
+	smbd_sock_free(sk);
+unadmit:
+	spin_lock_bh(&lsk->ss_lock);
+	lsk->ss_pending_len--;
+	spin_unlock_bh(&lsk->ss_lock);
+	return ret ?: -ECONNREFUSED;
+}
+
+int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	struct smbd_sock *sk = id->context;
+	struct sockaddr *dst;
+	int ret = 0;
+
+	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		WRITE_ONCE(sk->ss_cm_last, event->event);
+	switch (event->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return smbd_cm_connect_request(sk, id, event);
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		/* Port 0: the default of the device that reaches the peer. */
+		dst = (struct sockaddr *)&id->route.addr.dst_addr;
+		if (!smbd_addr_port(dst))
+			smbd_addr_set_port(dst, smbd_default_port(id));
+		ret = rdma_resolve_route(id, 5000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		mutex_lock(&sk->ss_cm_mutex);
+		if (smbd_cm_owns(sk, id, SMBD_CONNECTING))
+			ret = smbd_cm_route_resolved(sk, id);
+		else
+			ret = -ECONNABORTED;
+		mutex_unlock(&sk->ss_cm_mutex);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (!sk->ss_responder) {
+			mutex_lock(&sk->ss_cm_mutex);
+			ret = smbd_cm_established(sk, id);
+			mutex_unlock(&sk->ss_cm_mutex);
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		smbd_sock_error(sk, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		/*
+		 * The address moved to another device (a bonding failover):
+		 * the queue pair stays on the old one. End the connection;
+		 * the consumer reconnects over the new path. A listener
+		 * has no queue pair to lose and is left as it is.
+		 */
+		if (!sk->ss_is_listener)
+			smbd_sock_error(sk, -ENETRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return smbd_cm_device_removal(sk, id);
+	default:
+		break;
+	}
+	if (ret)
+		smbd_sock_error(sk, ret);
+	return 0;
+}
+
+/* Events of the short-lived id smbd_listen_port() binds: none matter. */
+static int smbd_cm_probe_handler(struct rdma_cm_id *id,
+				 struct rdma_cm_event *event)
+{
+	return 0;
+}
+
+/*
+ * The port a listener on @addr takes when it asks for port 0: that of
+ * the RDMA device owning the address. A wildcard address has no single
+ * device, so it needs an explicit port.
+ */
+int smbd_listen_port(struct net *net, const struct sockaddr *addr)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(net, smbd_cm_probe_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
+	if (!ret)
+		ret = id->device ? smbd_default_port(id) : -EDESTADDRREQ;
+	rdma_destroy_id(id);
+	return ret;
+}
