@@ -6,7 +6,10 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/if_arp.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/netdevice.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -115,6 +118,90 @@ struct smbd_device *smbd_dev_get(struct ib_device *ibdev)
 {
 	return ib_get_client_data(ibdev, &smbd_ib_client);
 }
+
+/* Is @netdev one of @ibdev's ports? Caller holds smbd_devices_lock. */
+static bool smbd_dev_has_netdev(struct ib_device *ibdev,
+				struct net_device *netdev)
+{
+	struct net_device *ndev;
+	union ib_gid gid;
+	bool same;
+	u32 port;
+
+	lockdep_assert_held(&smbd_devices_lock);
+	/* RoCE and iWARP: the port's own netdev. */
+	rdma_for_each_port(ibdev, port) {
+		ndev = ib_device_get_netdev(ibdev, port);
+		if (!ndev)
+			continue;
+		same = ndev == netdev;
+		dev_put(ndev);
+		if (same)
+			return true;
+	}
+	/* IPoIB: the hardware address is 4 bytes of QPN, then a port GID. */
+	if (netdev->type != ARPHRD_INFINIBAND ||
+	    netdev->addr_len < 4 + sizeof(gid))
+		return false;
+	memcpy(&gid, netdev->dev_addr + 4, sizeof(gid));
+	return !ib_find_gid(ibdev, &gid, &port, NULL);
+}
+
+/**
+ * smbd_netdev_capable() - can SMB Direct reach a network interface
+ * @netdev: the interface
+ *
+ * For a server's interface list (the RDMA_CAPABLE flag of [MS-SMB2]
+ * FSCTL_QUERY_NETWORK_INTERFACE_INFO): whether an RDMA device smbd runs
+ * connections on has @netdev as a port (RoCE, iWARP) or has a port with
+ * @netdev's GID (IPoIB).
+ *
+ * Context: process; sleeps (takes the device list's mutex). May be
+ * called with the RTNL held.
+ * Return: true if SMB Direct can reach @netdev's addresses.
+ */
+bool smbd_netdev_capable(struct net_device *netdev)
+{
+	struct smbd_device *sd;
+	bool found = false;
+
+	might_sleep();
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (smbd_dev_has_netdev(sd->sd_ibdev, netdev)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&smbd_devices_lock);
+	return found;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_netdev_capable, SMBD);
+
+/**
+ * smbd_any_iwarp() - does smbd run connections on an iWARP device
+ *
+ * A listener on a wildcard address needs one port for every device
+ * ([MS-SMBD] 1.9, 2.1: %SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB on
+ * IB/RoCE); a server that takes the iWARP port as soon as an iWARP
+ * device exists asks this.
+ *
+ * Context: process; sleeps (takes the device list's mutex).
+ * Return: true if one of the devices smbd uses is iWARP.
+ */
+bool smbd_any_iwarp(void)
+{
+	struct smbd_device *sd;
+	bool iwarp = false;
+
+	might_sleep();
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list)
+		iwarp |= sd->sd_iwarp;
+	mutex_unlock(&smbd_devices_lock);
+	return iwarp;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_any_iwarp, SMBD);
 
 /**
  * smbd_dev_init() - start following RDMA devices

@@ -170,6 +170,9 @@ struct smbd_sock_stats {
 #define SMBD_SEND_MORE		0x2	/* more parts of this message follow */
 #define SMBD_SEND_COPY		0x4	/* copy; return once posted, not completed */
 
+/* Most parts one message may be built from with %SMBD_SEND_MORE. */
+#define SMBD_MORE_MAX		16
+
 /*
  * Messages up to this size are cheaper copied (%SMBD_SEND_COPY) than
  * mapped and waited for: a copy of 16 KiB costs less than the round trip
@@ -274,5 +277,9 @@ int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
 void smbd_sock_stats(struct smbd_sock *sk, struct smbd_sock_stats *stats);
 void smbd_sock_shutdown(struct smbd_sock *sk);
 void smbd_sock_release(struct smbd_sock *sk);
+
+struct net_device;
+bool smbd_netdev_capable(struct net_device *netdev);
+bool smbd_any_iwarp(void);
 
 #endif /* _SMBD_H */

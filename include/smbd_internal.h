@@ -251,9 +251,6 @@ struct smbd_reg {
 	struct ib_cqe reg_cqe;
 };
 
-/* Most parts one message may be built from with SMBD_SEND_MORE. */
-#define SMBD_MORE_MAX	16
-
 /**
  * struct smbd_sock - one SMB Direct connection or listener
  *

@@ -47,7 +47,7 @@ int smbd_receive_credit_max = 255;
 
 /* Parts of one SMB Direct message: smbd_sock_send() with SMBD_SEND_MORE. */
 struct smbd_cifs_parts {
-	struct iov_iter it[16];
+	struct iov_iter it[SMBD_MORE_MAX];
 	unsigned int n;
 	size_t len;
 };

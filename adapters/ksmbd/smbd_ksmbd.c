@@ -40,13 +40,13 @@
  *
  * Serialisation is ksmbd's: ksmbd_rdma_init(), ksmbd_rdma_stop_listening()
  * and ksmbd_rdma_destroy() run under its init_lock; sends run under the
- * connection's srv_mutex; reads only in the handler thread. The device
- * list has its own mutex.
+ * connection's srv_mutex; reads only in the handler thread. Which RDMA
+ * devices there are is smbd's to know (smbd_any_iwarp(),
+ * smbd_netdev_capable()).
  */
 
 #define SUBMOD_NAME	"smbd"
 
-#include <linux/if_arp.h>
 #include <linux/kthread.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -55,7 +55,6 @@
 #include <linux/wait.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
-#include <rdma/ib_verbs.h>
 
 #include "glob.h"
 #include "connection.h"
@@ -87,25 +86,6 @@ struct smbd_ksmbd_conn {
 	atomic_t events;
 };
 
-/**
- * struct smbd_ksmbd_dev - an RDMA device, from our ib_client
- * @list: on smbd_ksmbd_devs
- * @ibdev: the device; valid while on the list
- * @iwarp: one of its ports runs iWARP
- * @usable: smbd.ko can run connections on it
- */
-struct smbd_ksmbd_dev {
-	struct list_head list;
-	struct ib_device *ibdev;
-	bool iwarp;
-	bool usable;
-};
-
-static LIST_HEAD(smbd_ksmbd_devs);
-static DEFINE_MUTEX(smbd_ksmbd_devs_lock);	/* protects smbd_ksmbd_devs */
-static struct ib_client smbd_ksmbd_ib_client;
-static bool smbd_ksmbd_ib_registered;
-
 /* The listener and its accept thread (under ksmbd's init_lock). */
 static struct smbd_sock *smbd_ksmbd_lsk;
 static struct task_struct *smbd_ksmbd_acceptor;
@@ -119,84 +99,6 @@ static const struct ksmbd_transport_ops smbd_ksmbd_transport_ops;
 static struct smbd_ksmbd_conn *smbd_ksmbd(struct ksmbd_transport *t)
 {
 	return container_of(t, struct smbd_ksmbd_conn, transport);
-}
-
-/* ---- RDMA devices ---- */
-
-/*
- * What smbd.ko asks of a device before it runs connections on it (its
- * ib_client refuses the others): fast registration and two send SGEs.
- */
-static bool smbd_ksmbd_usable(struct ib_device *ibdev)
-{
-	const struct ib_device_attr *a = &ibdev->attrs;
-
-	return (a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
-	       a->max_fast_reg_page_list_len > 0 && a->max_send_sge >= 2 &&
-	       a->max_recv_sge >= 1 && a->max_qp_wr > 0;
-}
-
-static int smbd_ksmbd_ib_add(struct ib_device *ibdev)
-{
-	struct smbd_ksmbd_dev *d;
-	u32 port;
-
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
-	if (!d)
-		return -ENOMEM;
-	d->ibdev = ibdev;
-	rdma_for_each_port(ibdev, port)
-		if (rdma_protocol_iwarp(ibdev, port))
-			d->iwarp = true;
-	d->usable = smbd_ksmbd_usable(ibdev);
-	mutex_lock(&smbd_ksmbd_devs_lock);
-	list_add_tail(&d->list, &smbd_ksmbd_devs);
-	mutex_unlock(&smbd_ksmbd_devs_lock);
-	ib_set_client_data(ibdev, &smbd_ksmbd_ib_client, d);
-	return 0;
-}
-
-static void smbd_ksmbd_ib_remove(struct ib_device *ibdev, void *client_data)
-{
-	struct smbd_ksmbd_dev *d = client_data;
-
-	mutex_lock(&smbd_ksmbd_devs_lock);
-	list_del(&d->list);
-	mutex_unlock(&smbd_ksmbd_devs_lock);
-	kfree(d);
-}
-
-static struct ib_client smbd_ksmbd_ib_client = {
-	.name = "ksmbd_smbd",
-	.add = smbd_ksmbd_ib_add,
-	.remove = smbd_ksmbd_ib_remove,
-};
-
-/* Is @netdev one of @ibdev's ports? Caller holds smbd_ksmbd_devs_lock. */
-static bool smbd_ksmbd_dev_has(struct ib_device *ibdev,
-			       struct net_device *netdev)
-{
-	struct net_device *ndev;
-	union ib_gid gid;
-	bool same;
-	u32 port;
-
-	/* RoCE and iWARP: the port's own netdev. */
-	rdma_for_each_port(ibdev, port) {
-		ndev = ib_device_get_netdev(ibdev, port);
-		if (!ndev)
-			continue;
-		same = ndev == netdev;
-		dev_put(ndev);
-		if (same)
-			return true;
-	}
-	/* IPoIB: the hardware address is 4 bytes of QPN, then a port GID. */
-	if (netdev->type != ARPHRD_INFINIBAND ||
-	    netdev->addr_len < 4 + sizeof(gid))
-		return false;
-	memcpy(&gid, netdev->dev_addr + 4, sizeof(gid));
-	return !ib_find_gid(ibdev, &gid, &port, NULL);
 }
 
 /* ---- connections ---- */
@@ -655,48 +557,7 @@ unsigned int get_smbd_max_read_write_size(void)
  */
 bool ksmbd_rdma_capable_netdev(struct net_device *netdev)
 {
-	struct smbd_ksmbd_dev *d;
-	struct ib_device *ibdev;
-	bool found = false;
-
-	ibdev = ib_device_get_by_netdev(netdev, RDMA_DRIVER_UNKNOWN);
-	if (ibdev) {
-		found = smbd_ksmbd_usable(ibdev);
-		ib_device_put(ibdev);
-		if (found)
-			return true;
-	}
-	mutex_lock(&smbd_ksmbd_devs_lock);
-	list_for_each_entry(d, &smbd_ksmbd_devs, list) {
-		if (d->usable && smbd_ksmbd_dev_has(d->ibdev, netdev)) {
-			found = true;
-			break;
-		}
-	}
-	mutex_unlock(&smbd_ksmbd_devs_lock);
-	return found;
-}
-
-/* [MS-SMBD] 1.9: 5445 as soon as an iWARP device exists, else 445. */
-static u16 smbd_ksmbd_listen_port(void)
-{
-	struct smbd_ksmbd_dev *d;
-	u16 port = SMBD_PORT_IB;
-
-	mutex_lock(&smbd_ksmbd_devs_lock);
-	list_for_each_entry(d, &smbd_ksmbd_devs, list)
-		if (d->iwarp)
-			port = SMBD_PORT_IWARP;
-	mutex_unlock(&smbd_ksmbd_devs_lock);
-	return port;
-}
-
-static void smbd_ksmbd_ib_stop(void)
-{
-	if (!smbd_ksmbd_ib_registered)
-		return;
-	ib_unregister_client(&smbd_ksmbd_ib_client);
-	smbd_ksmbd_ib_registered = false;
+	return smbd_netdev_capable(netdev);
 }
 
 /**
@@ -724,16 +585,8 @@ int ksmbd_rdma_init(void)
 
 	if (smbd_ksmbd_lsk)
 		return 0;
-	if (!smbd_ksmbd_ib_registered) {
-		/* Calls smbd_ksmbd_ib_add() for every device there is. */
-		ret = ib_register_client(&smbd_ksmbd_ib_client);
-		if (ret) {
-			pr_err("cannot register an RDMA client: %d\n", ret);
-			return ret;
-		}
-		smbd_ksmbd_ib_registered = true;
-	}
-	port = smbd_ksmbd_listen_port();
+	/* [MS-SMBD] 1.9: 5445 as soon as an iWARP device exists, else 445. */
+	port = smbd_any_iwarp() ? SMBD_PORT_IWARP : SMBD_PORT_IB;
 	sin.sin_port = htons(port);
 
 	smbd_params_init(&p, true);
@@ -773,7 +626,6 @@ fail_sock:
 	smbd_sock_release(lsk);
 fail:
 	pr_err("cannot listen for SMB Direct on port %u: %d\n", port, ret);
-	smbd_ksmbd_ib_stop();
 	return ret;
 }
 
@@ -803,15 +655,14 @@ void ksmbd_rdma_stop_listening(void)
 /**
  * ksmbd_rdma_destroy() - the last of SMB Direct until the next init
  *
- * Stops listening if still needed and forgets the RDMA devices. Safe
- * without a prior ksmbd_rdma_init() and when called twice.
+ * Stops listening if still needed. Safe without a prior
+ * ksmbd_rdma_init() and when called twice.
  *
  * Context: process, under ksmbd's init_lock; sleeps.
  */
 void ksmbd_rdma_destroy(void)
 {
 	ksmbd_rdma_stop_listening();
-	smbd_ksmbd_ib_stop();
 }
 
 MODULE_IMPORT_NS(SMBD);
