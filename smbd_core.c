@@ -105,7 +105,34 @@ void smbd_sock_error(struct smbd_sock *sk, int err)
 	smbd_sock_wake(sk);
 }
 
-/* Tell the consumer what happened; disconnect; reap a dead child. */
+/*
+ * @sk, a child of listener @lsk, finished negotiating ([MS-SMBD] 3.1.5.6): move
+ * it from the pending list to the accept queue, where smbd_sock_accept()
+ * finds it, and tell the listener's consumer. From the child's event
+ * work, not from its receive completion: the listener's lock and upcall
+ * stay out of softirq.
+ */
+static void smbd_child_negotiated(struct smbd_sock *sk, struct smbd_sock *lsk)
+{
+	spin_lock_bh(&lsk->ss_lock);
+	/* Not if the reap or the listener's release took it meanwhile. */
+	if (lsk->ss_state == SMBD_LISTENING &&
+	    sk->ss_queued == SMBD_Q_PENDING) {
+		list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
+		sk->ss_queued = SMBD_Q_ACCEPT;
+		lsk->ss_pending_len--;
+		lsk->ss_accept_len++;
+		wake_up_all(&lsk->ss_wait);
+	}
+	spin_unlock_bh(&lsk->ss_lock);
+	if (lsk->ss_ops && lsk->ss_ops->data_ready)
+		lsk->ss_ops->data_ready(lsk);
+}
+
+/*
+ * Tell the consumer what happened; disconnect; queue a negotiated child
+ * for accept, or reap a dead one.
+ */
 void smbd_event_work(struct work_struct *work)
 {
 	struct smbd_sock *sk = container_of(work, struct smbd_sock,
@@ -143,7 +170,9 @@ void smbd_event_work(struct work_struct *work)
 	if (done)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));
 	if (listener) {
-		if (state >= SMBD_DISCONNECTING)
+		if (state == SMBD_CONNECTED)
+			smbd_child_negotiated(sk, listener);
+		else if (state >= SMBD_DISCONNECTING)
 			queue_work(smbd_wq, &listener->ss_reap_work);
 		return;
 	}
@@ -198,42 +227,11 @@ void smbd_neg_timeout(struct work_struct *work)
 }
 
 /**
- * smbd_child_negotiated() - a listener's child finished negotiating
- * @sk: the child, just CONNECTED ([MS-SMBD] 3.1.5.6)
- *
- * Moves it from the listener's pending list to its accept queue, where
- * smbd_sock_accept() finds it, and tells the listener's consumer.
- *
- * Context: softirq (receive completion); takes the listener's ss_lock.
- */
-void smbd_child_negotiated(struct smbd_sock *sk)
-{
-	struct smbd_sock *lsk = READ_ONCE(sk->ss_listener);
-
-	if (!lsk)
-		return;
-	cancel_delayed_work(&sk->ss_neg_work);
-	spin_lock(&lsk->ss_lock);
-	/* Not if the reap or the listener's release took it meanwhile. */
-	if (lsk->ss_state == SMBD_LISTENING &&
-	    sk->ss_queued == SMBD_Q_PENDING) {
-		list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
-		sk->ss_queued = SMBD_Q_ACCEPT;
-		lsk->ss_pending_len--;
-		lsk->ss_accept_len++;
-		wake_up_all(&lsk->ss_wait);
-	}
-	spin_unlock(&lsk->ss_lock);
-	if (lsk->ss_ops && lsk->ss_ops->data_ready)
-		lsk->ss_ops->data_ready(lsk);
-}
-
-/**
  * smbd_established() - negotiation succeeded ([MS-SMBD] 3.1.5.6, 3.1.5.7)
  * @sk: the socket
  *
- * Role becomes ESTABLISHED; the idle timer starts; a child joins its
- * listener's accept queue; the consumer hears of it from process context.
+ * Role becomes ESTABLISHED; the idle timer starts; the event work tells
+ * the consumer, or puts a listener's child on its accept queue.
  *
  * Context: softirq (receive completion); caller holds @sk->ss_lock.
  */
@@ -248,8 +246,7 @@ void smbd_established(struct smbd_sock *sk)
 	ms = smbd_ka_on_established(&sk->ss_ka, smbd_now_ms());
 	if (ms)
 		mod_delayed_work(smbd_wq, &sk->ss_ka_work, msecs_to_jiffies(ms));
-	if (!sk->ss_responder)
-		queue_work(smbd_wq, &sk->ss_disconnect_work);
+	queue_work(smbd_wq, &sk->ss_disconnect_work);
 }
 
 /**
@@ -266,14 +263,21 @@ const char *smbd_state_name(enum smbd_state state)
 }
 
 /**
- * smbd_sock_wake() - wake every sender, reader, acceptor and connector
+ * smbd_sock_wake() - wake every waiter of every kind
  * @sk: the socket
+ *
+ * For a change every waiter must see (the state, an error): connectors
+ * and acceptors, senders, readers, and threads waiting for MRs, rdma_rw
+ * contexts or the ops to leave.
  *
  * Context: any.
  */
 void smbd_sock_wake(struct smbd_sock *sk)
 {
 	wake_up_all(&sk->ss_wait);
+	wake_up_all(&sk->ss_send_wq);
+	wake_up_all(&sk->ss_recv_wq);
+	wake_up_all(&sk->ss_res_wq);
 }
 
 /**

@@ -29,6 +29,9 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	sk->ss_responder = responder;
 	spin_lock_init(&sk->ss_lock);
 	init_waitqueue_head(&sk->ss_wait);
+	init_waitqueue_head(&sk->ss_send_wq);
+	init_waitqueue_head(&sk->ss_recv_wq);
+	init_waitqueue_head(&sk->ss_res_wq);
 	sk->ss_state = SMBD_CREATED;
 	sk->ss_cm_last = -1;
 	INIT_LIST_HEAD(&sk->ss_rx_free);

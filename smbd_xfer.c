@@ -61,7 +61,6 @@
 #define SMBD_ACT_WAKE		BIT(0)
 #define SMBD_ACT_DATA		BIT(1)
 #define SMBD_ACT_GRANT		BIT(2)
-#define SMBD_ACT_CHILD		BIT(3)
 #define SMBD_ACT_SPACE		BIT(4)
 #define SMBD_ACT_CONNECTED	BIT(5)
 
@@ -455,7 +454,6 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (ret)
 		return ret;
 	smbd_established(sk);
-	*act |= SMBD_ACT_CHILD;
 	return 0;
 }
 
@@ -574,6 +572,7 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_sock *sk = rx->rx_sk;
 	const struct smbd_sock_ops *ops;
 	unsigned int act = 0;
+	u32 waiters;
 	int ret = 0;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -609,18 +608,24 @@ static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		break;
 	}
 	ops = sk->ss_ops;
+	waiters = sk->ss_send_waiters;
 	spin_unlock(&sk->ss_lock);
 
 	if (ret) {
 		smbd_sock_error(sk, ret);
 		return;
 	}
-	if (act & (SMBD_ACT_DATA | SMBD_ACT_SPACE | SMBD_ACT_CONNECTED))
-		wake_up_all(&sk->ss_wait);
+	/*
+	 * Readers for a message; senders for credits, and for a message too:
+	 * the receive it reposted may let a sender use its last credit.
+	 * CONNECTED woke everyone in smbd_set_state().
+	 */
+	if (act & SMBD_ACT_DATA)
+		wake_up_all(&sk->ss_recv_wq);
+	if (waiters && act & (SMBD_ACT_DATA | SMBD_ACT_SPACE))
+		wake_up_all(&sk->ss_send_wq);
 	if (act & SMBD_ACT_GRANT)
 		queue_work(smbd_wq, &sk->ss_grant_work);
-	if (act & SMBD_ACT_CHILD)
-		smbd_child_negotiated(sk);
 	if (ops && act & SMBD_ACT_DATA && ops->data_ready)
 		ops->data_ready(sk);
 	if (ops && act & SMBD_ACT_SPACE && ops->write_space)
@@ -664,8 +669,8 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	const struct smbd_sock_ops *ops;
 	struct smbd_send_wait *w;
 	struct smbd_send_ctx *pos;
+	u32 n = 1, waiters;
 	bool closing, space;
-	u32 n = 1;
 
 	/*
 	 * An unsignalled request completes only when flushed or failed; the
@@ -719,6 +724,7 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	ops = sk->ss_ops;
 	closing = sk->ss_close_on_send;
 	space = smbd_space_locked(sk);
+	waiters = sk->ss_send_waiters;
 	spin_unlock(&sk->ss_lock);
 
 	if (closing) {
@@ -729,7 +735,12 @@ static void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, wc->status, "send");
-	wake_up_all(&sk->ss_wait);
+	/*
+	 * Send buffers are free: only a sender can want them, and one that
+	 * waits counted itself in ss_send_waiters under ss_lock first.
+	 */
+	if (waiters)
+		wake_up_all(&sk->ss_send_wq);
 	if (space && ops && ops->write_space)
 		ops->write_space(sk);
 }
@@ -1054,7 +1065,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			sk->ss_send_waiters++;
 			sk->ss_stats.credit_waits++;
 			spin_unlock_bh(&sk->ss_lock);
-			ret = wait_event_interruptible(sk->ss_wait,
+			ret = wait_event_interruptible(sk->ss_send_wq,
 						       smbd_send_possible(sk));
 			spin_lock_bh(&sk->ss_lock);
 			sk->ss_send_waiters--;
@@ -1490,7 +1501,7 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 	}
 	/* A sender held back by the last-credit rule may go on now. */
 	if (waiters)
-		wake_up_all(&sk->ss_wait);
+		wake_up_all(&sk->ss_send_wq);
 }
 
 static bool smbd_rx_ready(struct smbd_sock *sk)
@@ -1511,8 +1522,8 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
 	if (nonblock)
 		return -EAGAIN;
 	if (!started)
-		return wait_event_interruptible(sk->ss_wait, smbd_rx_ready(sk));
-	ret = wait_event_killable(sk->ss_wait, smbd_rx_ready(sk));
+		return wait_event_interruptible(sk->ss_recv_wq, smbd_rx_ready(sk));
+	ret = wait_event_killable(sk->ss_recv_wq, smbd_rx_ready(sk));
 	if (ret)
 		smbd_sock_error(sk, -EINTR);
 	return ret;

@@ -67,7 +67,9 @@ struct smbd_params {
 
 /**
  * struct smbd_sock_ops - upcalls to the consumer; all optional
- * @data_ready: message data arrived. Softirq context: must not sleep.
+ * @data_ready: message data arrived; on a listener, a connection is
+ *	ready for smbd_sock_accept(). Softirq context (a listener's: process
+ *	context, smbd's work queue): must not sleep, nor accept from here.
  * @write_space: a send that returned -EAGAIN (or a partial count) may go
  *	on. Softirq or process context: must not sleep.
  * @state_change: the connection was established or lost. Process

@@ -286,7 +286,15 @@ struct smbd_sock {
 	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
 	enum smbd_state ss_state;
 	int ss_err;
-	wait_queue_head_t ss_wait;
+	/*
+	 * One queue per kind of waiter, each woken only by what may let
+	 * that kind proceed; a state change (smbd_set_state(),
+	 * smbd_sock_error()) wakes them all (smbd_sock_wake()).
+	 */
+	wait_queue_head_t ss_wait;	/* connect: the state; accept: ss_accept_q */
+	wait_queue_head_t ss_send_wq;	/* senders: a Send Credit and a send buffer */
+	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx_ready */
+	wait_queue_head_t ss_res_wq;	/* MRs, rdma_rw contexts, ss_op_list leavers */
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
 	/* The last rdma_cm event seen (-1: none yet), named on timeout. */
 	int ss_cm_last;
@@ -398,7 +406,6 @@ void smbd_event_work(struct work_struct *work);
 void smbd_neg_expired(struct smbd_sock *sk);
 void smbd_neg_timeout(struct work_struct *work);
 void smbd_established(struct smbd_sock *sk);
-void smbd_child_negotiated(struct smbd_sock *sk);
 
 /* smbd_dev.c */
 struct dentry;
