@@ -458,7 +458,20 @@ target is missed, the profile says why:
   more than the raw single stream. Where both ends are smbd, larger sends
   cut the count: ``SMBD_BENCH_SMBD="max_send_size=65536,max_receive_size=65536"``
   measures them (the stock Linux peers stay at 1364 bytes).
-- **1 MiB reads and writes.** Compare with the spread: a figure within the
+- **1 MiB reads and writes.** The profiles of ``write_1m_qd1`` show where
+  such an I/O goes: the provider's copies (siw: ``skb_copy_bits`` in its
+  TCP path; rxe: ``rxe_mr_copy`` and ``crc32_body``), ksmbd's copy into
+  its tmpfs (``copy_page_from_iter_atomic``) and the clearing of the new
+  pages (``clear_page_erms``), the same in either stack; smbd's own share
+  is a couple of percent. At queue depth 1 the guest is about half busy:
+  each I/O is one serial exchange (the client registers its buffer and
+  sends the request, the server moves the 1 MiB in one chain of RDMA
+  work and answers), the exchange the stock code makes too, so on one
+  soft device neither stack can be 1.2 x the other. The server's RDMA
+  Write of an SMB2 READ is not chained ahead of the response: ksmbd frees
+  the data as soon as ``->rdma_write`` returns, so the device must be done
+  with it by then, in the stock transport as in smbd's.
+  Compare with the spread: a figure within the
   spread of its goal is no difference. The SMB runs go round by round over
   every pairing, so a slow phase of the guest (the TCG host, the server's
   memory) spreads over all of them instead of landing on one pairing;
