@@ -58,11 +58,9 @@
 #define SMBD_COPYBREAK	256
 
 /* Work for the completion handler to do once the lock is dropped. */
-#define SMBD_ACT_WAKE		BIT(0)
-#define SMBD_ACT_DATA		BIT(1)
-#define SMBD_ACT_GRANT		BIT(2)
-#define SMBD_ACT_SPACE		BIT(4)
-#define SMBD_ACT_CONNECTED	BIT(5)
+#define SMBD_ACT_DATA		BIT(0)
+#define SMBD_ACT_GRANT		BIT(1)
+#define SMBD_ACT_SPACE		BIT(2)
 
 static void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 /*
@@ -478,7 +476,7 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		return ret < 0 ? ret : -ENOMEM;
 	smbd_established(sk);
 	/* The responder holds no credit until we grant the receives. */
-	*act |= SMBD_ACT_CONNECTED | SMBD_ACT_GRANT;
+	*act |= SMBD_ACT_GRANT;
 	return 0;
 }
 
