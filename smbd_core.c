@@ -5,7 +5,8 @@
  * work that disconnects and tells the consumer, the Negotiation Timer
  * ([MS-SMBD] 3.1.4.1, 3.1.7.2) and the step to ESTABLISHED (3.1.5.6).
  * Nothing here builds or frees verbs objects (smbd_ep.c) or moves data
- * (smbd_xfer.c, smbd_mr.c); they all call in here, never the other way.
+ * (smbd_xfer.c and the files above it, smbd_op.c, smbd_mr.c, smbd_rw.c);
+ * they all call in here, never the other way.
  */
 
 #include <linux/mutex.h>

@@ -239,7 +239,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 			goto fail;
 	}
 
-	ret = smbd_xfer_alloc(sk);
+	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
 	if (!ret)
 		ret = smbd_mr_alloc(sk);
 	if (ret)

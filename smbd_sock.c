@@ -2,8 +2,9 @@
 /*
  * smbd: the socket API its consumers call (include/smbd.h): create,
  * connect ([MS-SMBD] 3.1.4.1), bind, listen and accept (3.1.7.2), query
- * (3.1.4.7), shutdown and the one release path. Sending and receiving
- * are smbd_xfer.c's, registration and RDMA read/write smbd_mr.c's.
+ * (3.1.4.7), shutdown and the one release path. Sending is smbd_send.c's,
+ * reading smbd_read.c's, registration smbd_mr.c's and RDMA read/write
+ * smbd_rw.c's.
  */
 
 #include <linux/module.h>

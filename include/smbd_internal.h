@@ -15,6 +15,7 @@
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uio.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
@@ -428,19 +429,46 @@ void smbd_addr_set_port(struct sockaddr *a, u16 port);
 int smbd_addr_len(const struct sockaddr *a);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 
-/* smbd_mr.c */
+/* smbd_op.c: threads that post and wait */
+bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op);
+void smbd_op_rearm(struct smbd_sock *sk, struct smbd_op *op, u32 n);
+void smbd_op_unposted(struct smbd_sock *sk, struct smbd_op *op, u32 n,
+		      int err);
+int smbd_op_wait(struct smbd_op *op);
+void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op);
+void smbd_ops_abort(struct smbd_sock *sk);
+
+/* smbd_mr.c: memory registration */
 int smbd_mr_alloc(struct smbd_sock *sk);
 void smbd_mr_free(struct smbd_sock *sk);
 void smbd_mr_release(struct smbd_sock *sk);
-void smbd_ops_abort(struct smbd_sock *sk);
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 
-/* smbd_xfer.c */
-int smbd_xfer_alloc(struct smbd_sock *sk);
+/* smbd_xfer.c: buffers, receive posts, negotiate sends, gather lists */
+int smbd_xfer_alloc(struct smbd_sock *sk,
+		    void (*recv_done)(struct ib_cq *cq, struct ib_wc *wc),
+		    void (*send_done)(struct ib_cq *cq, struct ib_wc *wc));
 void smbd_xfer_free(struct smbd_sock *sk);
+bool smbd_space_locked(struct smbd_sock *sk);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
 int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
+int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
+			       u32 len);
 int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
+void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
+void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
+size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		    struct iov_iter *parts, u32 nparts, u32 *cur,
+		    u32 hdr_len, u32 len, bool zcopy, u32 *mapped);
+void smbd_rx_part_free(struct smbd_sock *sk);
+
+/* smbd_recv.c: receive completions */
+void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* smbd_send.c: sends, empty messages, the negotiation probe */
+void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+bool smbd_send_empty(struct smbd_sock *sk);
+void smbd_write_space(struct smbd_sock *sk);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
 void smbd_neg_probe_work(struct work_struct *work);
@@ -463,6 +491,19 @@ static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)
 	for (i = 0; i < wr->num_sge; i++)
 		bytes += wr->sg_list[i].length;
 	return bytes;
+}
+
+/*
+ * How many entries of a scatter list of @max a walk over @it can fill:
+ * the pages @it spans, which iov_iter_npages() caps at @max. Initialising
+ * only those keeps a 4 KiB I/O from clearing a list sized for the largest
+ * one (sg_init_table() showed in the 4 KiB profiles).
+ */
+static inline u32 smbd_sg_entries(const struct iov_iter *it, u32 max)
+{
+	u32 n = iov_iter_npages(it, max);
+
+	return n ?: max;
 }
 
 #endif /* _SMBD_INTERNAL_H */

@@ -4,7 +4,7 @@
  *
  * Everything declared here is plain computation over host-order state:
  * no verbs calls, no locks, no sleeping, no allocation. The connection
- * code (smbd_core.c, smbd_xfer.c) owns the locking and calls into these
+ * code (smbd_recv.c, smbd_send.c, smbd_xfer.c) owns the locking and calls into these
  * functions; the KUnit suites in kunit/ drive them directly.
  *
  * Files: smbd_negotiate.c (2.2.1, 2.2.2, 3.1.5.2, 3.1.5.3, 3.1.5.6,

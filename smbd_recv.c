@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: receive completions ([MS-SMBD] 3.1.5.2, 3.1.5.3, 3.1.5.6 to
+ * 3.1.5.8).
+ *
+ * Receives complete in softirq (IB_POLL_SOFTIRQ). Negotiation messages
+ * are answered there; data messages are validated (smbd_rx_parse()),
+ * credited (smbd_cred_on_recv()), reassembled and queued for the
+ * consumer, and buffers are reposted in one chained post. A credit-only
+ * message or a keep-alive answer that falls due is left to the grant
+ * work: nothing is sent from the handler but a Negotiate Response.
+ *
+ * A protocol violation or a completion error ends the connection through
+ * smbd_sock_error(); flushed completions during teardown only return
+ * their buffers.
+ */
+
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+/* Fragments of one long message received before the reader is woken. */
+#define SMBD_RX_WAKE_SEGS	16
+
+/* Work for the completion handler to do once the lock is dropped. */
+#define SMBD_ACT_DATA		BIT(0)
+#define SMBD_ACT_GRANT		BIT(1)
+#define SMBD_ACT_SPACE		BIT(2)
+
+/*
+ * [MS-SMBD] 3.1.5.3: a failure Negotiate Response, then a graceful end.
+ * The connection ends once the response's send completes, so the
+ * disconnect cannot overtake it (the Negotiation Timer is the backstop).
+ */
+static int smbd_send_failure_locked(struct smbd_sock *sk, u32 status)
+{
+	struct smbd_neg_resp_pdu resp;
+
+	lockdep_assert_held(&sk->ss_lock);
+	smbd_neg_resp_build_failure(status, &resp);
+	if (smbd_send_negotiate_locked(sk, &resp, sizeof(resp)))
+		return -EPROTO;
+	sk->ss_close_on_send = true;
+	return 0;
+}
+
+/* Set up the connection's protocol state from the negotiated values. */
+static void smbd_proto_setup(struct smbd_sock *sk)
+{
+	smbd_cred_init(&sk->ss_cred, &sk->ss_params, &sk->ss_neg);
+	smbd_reasm_init(&sk->ss_reasm, sk->ss_neg.max_fragmented_recv_size);
+	smbd_ka_init(&sk->ss_ka, sk->ss_params.keepalive_interval_ms,
+		     sk->ss_params.keepalive_timeout_ms);
+}
+
+/* [MS-SMBD] 3.1.5.6 and 3.1.5.3: the responder answers the request. */
+static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			     u32 len, unsigned int *act)
+{
+	struct smbd_neg_resp_pdu resp;
+	enum smbd_neg_err err;
+	u16 granted;
+	u32 status;
+	int ret;
+
+	err = smbd_neg_req_process(&sk->ss_params, rx->rx_buf, len, &sk->ss_neg);
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (err) {
+		pr_info_ratelimited("smbd: negotiate request refused: %s\n",
+				    smbd_neg_err_str(err));
+		status = smbd_neg_err_reply_status(err);
+		if (!status)
+			return -EPROTO;
+		return smbd_send_failure_locked(sk, status);
+	}
+
+	smbd_proto_setup(sk);
+	ret = smbd_post_recvs(sk, false);
+	granted = smbd_cred_take_grant(&sk->ss_cred);
+	if (ret <= 0 || !granted)
+		return smbd_send_failure_locked(sk,
+						SMBD_STATUS_INSUFFICIENT_RESOURCES);
+	smbd_neg_resp_build(&sk->ss_params, &sk->ss_neg, granted, &resp);
+	ret = smbd_send_negotiate_locked(sk, &resp, sizeof(resp));
+	if (ret)
+		return ret;
+	smbd_established(sk);
+	return 0;
+}
+
+/* [MS-SMBD] 3.1.5.7: the initiator checks the response. */
+static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			      u32 len, unsigned int *act)
+{
+	enum smbd_neg_err err;
+	int ret;
+
+	err = smbd_neg_resp_process(&sk->ss_params, rx->rx_buf, len,
+				    &sk->ss_neg);
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (err) {
+		pr_info_ratelimited("smbd: negotiate response refused: %s\n",
+				    smbd_neg_err_str(err));
+		return -EPROTO;
+	}
+	smbd_proto_setup(sk);
+	ret = smbd_post_recvs(sk, false);
+	if (ret <= 0)
+		return ret < 0 ? ret : -ENOMEM;
+	smbd_established(sk);
+	/* The responder holds no credit until we grant the receives. */
+	*act |= SMBD_ACT_GRANT;
+	return 0;
+}
+
+/* [MS-SMBD] 3.1.5.5 and 3.1.5.8: a Data Transfer message. */
+static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			  struct ib_wc *wc, unsigned int *act)
+{
+	enum smbd_reasm_event ev;
+	struct smbd_data_hdr h;
+	enum smbd_rx_err err;
+	bool first, reply;
+	int ret;
+
+	list_add(&rx->rx_node, &sk->ss_rx_free);
+	if (wc->byte_len > sk->ss_neg.max_recv_size) {
+		pr_info_ratelimited("smbd: message of %u bytes above MaxReceiveSize\n",
+				    wc->byte_len);
+		return -EPROTO;
+	}
+	err = smbd_rx_parse(rx->rx_buf, wc->byte_len,
+			    sk->ss_neg.max_fragmented_recv_size, &h);
+	if (!err)
+		err = smbd_cred_on_recv(&sk->ss_cred, &h);
+	if (err)
+		goto violation;
+
+	if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED)
+		sk->ss_stats.keepalives_answered++;
+	/* The idle timer finds this receive when it fires: no re-arm here. */
+	reply = smbd_ka_on_recv(&sk->ss_ka, h.flags, smbd_now_ms());
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		/* [MS-SMBD] 3.1.5.8: InvalidatedToken, and which MR it was. */
+		sk->ss_rx_inv_pending = true;
+		sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+		smbd_reg_remote_inv(sk, wc->ex.invalidate_rkey);
+	}
+
+	first = !sk->ss_reasm.active;
+	err = smbd_reasm_add(&sk->ss_reasm, &h, &ev);
+	if (err)
+		goto violation;
+	sk->ss_stats.segs_recv++;
+	if (ev != SMBD_REASM_NONE) {
+		list_del(&rx->rx_node);
+		rx->rx_data_off = h.data_offset;
+		rx->rx_data_len = h.data_length;
+		rx->rx_first = first;
+		rx->rx_msg_total = h.data_length + h.remaining_data_length;
+		rx->rx_last = ev == SMBD_REASM_COMPLETE;
+		rx->rx_invalidated = false;
+		if (rx->rx_last) {
+			rx->rx_invalidated = sk->ss_rx_inv_pending;
+			rx->rx_token = sk->ss_rx_inv_token;
+			sk->ss_rx_inv_pending = false;
+			sk->ss_rx_complete_msgs++;
+			sk->ss_stats.msgs_recv++;
+		}
+		sk->ss_stats.bytes_recv += h.data_length;
+		list_add_tail(&rx->rx_node, &sk->ss_rx_ready);
+		/*
+		 * Wake the reader for a whole message, or every few
+		 * fragments of a long one, or when the peer's credits run
+		 * low and only the reader can give buffers back.
+		 */
+		if (rx->rx_last || ++sk->ss_rx_unwoken >= SMBD_RX_WAKE_SEGS ||
+		    sk->ss_cred.recv_posted <= SMBD_RX_WAKE_SEGS) {
+			sk->ss_rx_unwoken = 0;
+			*act |= SMBD_ACT_DATA;
+		}
+	}
+	if (h.credits_granted && smbd_space_locked(sk))
+		*act |= SMBD_ACT_SPACE;
+
+	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
+	if (ret < 0)
+		return ret;
+	if (reply || smbd_cred_grant_due(&sk->ss_cred))
+		*act |= SMBD_ACT_GRANT;
+	return 0;
+
+violation:
+	pr_info_ratelimited("smbd: data transfer refused: %s\n",
+			    smbd_rx_err_str(err));
+	return -EPROTO;
+}
+
+/**
+ * smbd_recv_done() - a receive completed
+ * @cq: the receive completion queue
+ * @wc: the completion
+ *
+ * Context: softirq (IB_POLL_SOFTIRQ).
+ */
+void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_recv_ctx *rx = container_of(wc->wr_cqe,
+						struct smbd_recv_ctx, rx_cqe);
+	struct smbd_sock *sk = rx->rx_sk;
+	const struct smbd_sock_ops *ops;
+	unsigned int act = 0;
+	u32 waiters;
+	int ret = 0;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		spin_lock(&sk->ss_lock);
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		if (sk->ss_cred.recv_posted)
+			sk->ss_cred.recv_posted--;
+		spin_unlock(&sk->ss_lock);
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_info_ratelimited("smbd: receive failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+			smbd_sock_error(sk, -ECONNABORTED);
+		}
+		return;
+	}
+
+	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
+				   DMA_FROM_DEVICE);
+	spin_lock(&sk->ss_lock);
+	switch (sk->ss_close_on_send ? SMBD_CLOSED : sk->ss_state) {
+	case SMBD_NEGOTIATING:
+		set_bit(SMBD_NEG_RECEIVED, &sk->ss_neg_trace);
+		if (sk->ss_responder)
+			ret = smbd_recv_neg_req(sk, rx, wc->byte_len, &act);
+		else
+			ret = smbd_recv_neg_resp(sk, rx, wc->byte_len, &act);
+		break;
+	case SMBD_CONNECTED:
+		ret = smbd_recv_data(sk, rx, wc, &act);
+		break;
+	default:
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		break;
+	}
+	ops = sk->ss_ops;
+	waiters = sk->ss_send_waiters;
+	spin_unlock(&sk->ss_lock);
+
+	if (ret) {
+		smbd_sock_error(sk, ret);
+		return;
+	}
+	/*
+	 * Readers for a message; senders for credits, and for a message too:
+	 * the receive it reposted may let a sender use its last credit.
+	 * CONNECTED woke everyone in smbd_set_state().
+	 */
+	if (act & SMBD_ACT_DATA)
+		wake_up_all(&sk->ss_recv_wq);
+	if (waiters && act & (SMBD_ACT_DATA | SMBD_ACT_SPACE))
+		wake_up_all(&sk->ss_send_wq);
+	if (act & SMBD_ACT_GRANT)
+		queue_work(smbd_wq, &sk->ss_grant_work);
+	if (ops && act & SMBD_ACT_DATA && ops->data_ready)
+		ops->data_ready(sk);
+	if (ops && act & SMBD_ACT_SPACE && ops->write_space)
+		ops->write_space(sk);
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: RDMA read and write, an SMB2 server's side ([MS-SMBD] 3.1.4.5,
+ * 3.1.4.6).
+ *
+ * smbd_rdma_read() and smbd_rdma_write() slice the peer's descriptors
+ * (smbd_desc_slice(): MaxReadWriteSize, offsets, lengths), and move each
+ * slice in chunks through the kernel's rdma_rw API, which registers the
+ * sink of an iWARP RDMA read as that protocol requires. A context count
+ * bounds the send queue space they use.
+ */
+
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rw.h>
+
+#include "smbd_internal.h"
+
+/* Remote segments one smbd_rdma_read()/smbd_rdma_write() may cover. */
+#define SMBD_RW_SEGS		16
+
+/* Fill @sgl with @len bytes of @it; returns the entries used. */
+static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
+		      u32 max)
+{
+	struct page *pages[16], **pp = pages;
+	size_t off, got, n;
+	u32 nents = 0, k;
+	ssize_t ret;
+
+	sg_init_table(sgl, smbd_sg_entries(it, max));
+	while (len && nents < max) {
+		ret = iov_iter_extract_pages(it, &pp, len,
+					     min_t(u32, ARRAY_SIZE(pages),
+						   max - nents), 0, &off);
+		if (ret <= 0)
+			return -EFAULT;
+		got = ret;
+		len -= got;
+		for (k = 0; got; k++) {
+			n = min_t(size_t, got, PAGE_SIZE - off);
+			sg_set_page(&sgl[nents++], pages[k], n, off);
+			got -= n;
+			off = 0;
+		}
+	}
+	if (len)
+		return -EFAULT;
+	sg_mark_end(&sgl[nents - 1]);
+	return nents;
+}
+
+static bool smbd_rw_ctx_free(struct smbd_sock *sk)
+{
+	return READ_ONCE(sk->ss_rw_avail) ||
+	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
+}
+
+/*
+ * Take up to @want rdma_rw contexts of the budget, waiting for at least
+ * one; returns how many, or 0 once disconnected.
+ */
+static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
+{
+	u32 got;
+
+	for (;;) {
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_state != SMBD_CONNECTED) {
+			spin_unlock_bh(&sk->ss_lock);
+			return 0;
+		}
+		got = min(sk->ss_rw_avail, want);
+		if (got) {
+			sk->ss_rw_avail -= got;
+			spin_unlock_bh(&sk->ss_lock);
+			return got;
+		}
+		spin_unlock_bh(&sk->ss_lock);
+		wait_event(sk->ss_res_wq, smbd_rw_ctx_free(sk));
+	}
+}
+
+static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
+{
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_rw_avail += n;
+	spin_unlock_bh(&sk->ss_lock);
+	wake_up_all(&sk->ss_res_wq);
+}
+
+/* The signalled requests of @op in the chain from @first up to @bad. */
+static u32 smbd_op_signalled(const struct smbd_op *op,
+			     const struct ib_send_wr *first,
+			     const struct ib_send_wr *bad)
+{
+	const struct ib_send_wr *wr;
+	u32 n = 0;
+
+	for (wr = first; wr && wr != bad; wr = wr->next)
+		if (wr->wr_cqe == &op->op_cqe &&
+		    wr->send_flags & IB_SEND_SIGNALED)
+			n++;
+	return n;
+}
+
+/*
+ * siw sends an unsignalled RDMA Write of a page or more from the pages
+ * themselves and counts it done while TCP still holds them (see
+ * ss_tx_sig_bytes): signal such a request, so that siw copies it and the
+ * wait covers it. The request is the context's, ours until the chain is
+ * done.
+ */
+static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
+			      struct ib_send_wr *wr)
+{
+	if (wr->opcode != IB_WR_RDMA_WRITE ||
+	    wr->send_flags & IB_SEND_SIGNALED ||
+	    smbd_wr_bytes(wr) < sk->ss_tx_sig_bytes)
+		return;
+	wr->wr_cqe = &op->op_cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+}
+
+/* The context and gather list of one piece in a chain. */
+struct smbd_rw_slot {
+	struct rdma_rw_ctx ctx;
+	int nents;
+	struct scatterlist sgl[SMBD_RW_CHUNK_PAGES];
+};
+
+/*
+ * Move @n pieces as one chain of work requests and wait once: a 1 MiB
+ * read or write is one round trip, not four. The last request of each
+ * piece is signalled (and on siw each large RDMA Write), so that a post
+ * that fails partway still has a completion for every piece that went:
+ * the pages of a posted piece stay mapped until the device is done with
+ * them (flushed, once the failure ended the connection). @n contexts of
+ * the budget are held.
+ */
+static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
+			 struct smbd_rw_slot *sl, struct iov_iter *it,
+			 const struct smbd_buf_desc *pc, u32 n,
+			 enum dma_data_direction dir)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *first = NULL;
+	u32 i, ready = 0;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		ret = smbd_rw_sg(it, pc[i].length, sl[i].sgl,
+				 SMBD_RW_CHUNK_PAGES);
+		if (ret < 0)
+			break;
+		sl[i].nents = ret;
+		ret = rdma_rw_ctx_init(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+				       sl[i].sgl, sl[i].nents, 0, pc[i].offset,
+				       pc[i].token, dir);
+		if (ret < 0)
+			break;
+		ready++;
+		ret = 0;
+	}
+	if (!ret) {
+		struct ib_send_wr *wr, *last = NULL;
+		u32 nsig;
+
+		/*
+		 * rdma_rw_ctx_wrs() signals a context's last request only
+		 * when it ends the chain: link the pieces ourselves.
+		 */
+		for (i = 0; i < n; i++) {
+			wr = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
+					     sk->ss_port_num, &op->op_cqe, NULL);
+			if (last)
+				last->next = wr;
+			else
+				first = wr;
+			for (;; wr = wr->next) {
+				smbd_rw_wr_signal(sk, op, wr);
+				if (!wr->next)
+					break;
+			}
+			last = wr;
+		}
+		nsig = smbd_op_signalled(op, first, NULL);
+		smbd_op_rearm(sk, op, nsig);
+		ret = ib_post_send(sk->ss_qp, first, &bad);
+		if (ret) {
+			u32 went = smbd_op_signalled(op, first, bad ?: first);
+
+			smbd_op_unposted(sk, op, nsig - went, ret);
+			smbd_sock_error(sk, ret);
+		}
+		ret = smbd_op_wait(op);
+	}
+	for (i = 0; i < ready; i++)
+		rdma_rw_ctx_destroy(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+				    sl[i].sgl, sl[i].nents, dir);
+	return ret;
+}
+
+static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
+			    const struct smbd_buf_desc *descs, u32 ndescs,
+			    u64 offset, enum dma_data_direction dir)
+{
+	struct smbd_buf_desc pc[SMBD_RW_CTXS];
+	size_t len = iov_iter_count(it), done = 0;
+	struct smbd_rw_slot *sl = NULL;
+	struct smbd_buf_desc *seg;
+	u32 i = 0, segoff = 0, n, got, nslot;
+	struct smbd_op op;
+	int nseg, ret = 0;
+
+	might_sleep();
+	if (!len)
+		return 0;
+	if (user_backed_iter(it))
+		return -EFAULT;
+	seg = kcalloc(SMBD_RW_SEGS, sizeof(*seg), GFP_KERNEL);
+	if (!seg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	nseg = smbd_desc_slice(descs, ndescs, offset, len,
+			       READ_ONCE(sk->ss_neg.max_read_write_size), seg,
+			       SMBD_RW_SEGS);
+	if (nseg < 0) {
+		ret = nseg;
+		goto out;
+	}
+	/*
+	 * As many slots as pieces, up to a chain's worth: each segment
+	 * ends at most one piece short of SMBD_RW_CHUNK.
+	 */
+	nslot = min_t(size_t, len / SMBD_RW_CHUNK + nseg, SMBD_RW_CTXS);
+	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
+	if (!sl) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!smbd_op_start(sk, &op)) {
+		ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+		goto out;
+	}
+	while (i < nseg && !ret) {
+		n = smbd_desc_pieces(seg, nseg, i, segoff, SMBD_RW_CHUNK, pc,
+				     nslot);
+		got = smbd_rw_ctx_get(sk, n);
+		if (!got) {
+			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+			break;
+		}
+		ret = smbd_rw_chain(sk, &op, sl, it, pc, got, dir);
+		smbd_rw_ctx_put(sk, got);
+		/* Go on after the pieces moved. */
+		for (n = 0; n < got && !ret; n++) {
+			done += pc[n].length;
+			segoff += pc[n].length;
+			if (segoff == seg[i].length) {
+				i++;
+				segoff = 0;
+			}
+		}
+	}
+	smbd_op_end(sk, &op);
+	spin_lock_bh(&sk->ss_lock);
+	if (dir == DMA_FROM_DEVICE) {
+		sk->ss_stats.rdma_reads++;
+		sk->ss_stats.rdma_read_bytes += done;
+	} else {
+		sk->ss_stats.rdma_writes++;
+		sk->ss_stats.rdma_write_bytes += done;
+	}
+	spin_unlock_bh(&sk->ss_lock);
+out:
+	kfree(seg);
+	kvfree(sl);
+	return ret ?: done;
+}
+
+/**
+ * smbd_rdma_read() - read the peer's registered buffer ([MS-SMBD] 3.1.4.6)
+ * @sk: a connected socket
+ * @to: where the data goes (a kernel iterator); its length is how much
+ * @descs: the peer's Buffer Descriptors V1, as decoded by
+ *	smbd_desc_decode() from its message
+ * @ndescs: their number
+ * @offset: where in the peer's buffer (the descriptors laid end to end)
+ *	to start
+ *
+ * Context: process; sleeps until the data is in @to.
+ * Return: the bytes read; -EINVAL, -ERANGE (beyond the descriptors),
+ * -EMSGSIZE (above MaxReadWriteSize), -E2BIG (too many segments),
+ * -EFAULT, -ENOMEM, -ENOTCONN, or the connection's error: an access the
+ * peer's registration refuses ends the connection.
+ */
+ssize_t smbd_rdma_read(struct smbd_sock *sk, struct iov_iter *to,
+		       const struct smbd_buf_desc *descs, u32 ndescs,
+		       u64 offset)
+{
+	return smbd_rdma_rw(sk, to, descs, ndescs, offset, DMA_FROM_DEVICE);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_rdma_read, SMBD);
+
+/**
+ * smbd_rdma_write() - write into the peer's buffer ([MS-SMBD] 3.1.4.5)
+ * @sk: a connected socket
+ * @from: the data (a kernel iterator)
+ * @descs: the peer's Buffer Descriptors V1
+ * @ndescs: their number
+ * @offset: where in the peer's buffer to start
+ *
+ * A message sent after this returns reaches the peer after the data.
+ *
+ * Context: process; sleeps until the device is done with @from.
+ * Return: as smbd_rdma_read().
+ */
+ssize_t smbd_rdma_write(struct smbd_sock *sk, struct iov_iter *from,
+			const struct smbd_buf_desc *descs, u32 ndescs,
+			u64 offset)
+{
+	return smbd_rdma_rw(sk, from, descs, ndescs, offset, DMA_TO_DEVICE);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_rdma_write, SMBD);

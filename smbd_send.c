@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: sending ([MS-SMBD] 3.1.4.2, 3.1.5.1, 3.1.5.4, 3.1.6.2).
+ *
+ * Sends cut a message into segments (smbd_seg_plan_*), take one Send
+ * Credit each (smbd_cred_send_begin()), and post them in chains of up to
+ * SMBD_SEND_BATCH work requests of which the last is signalled, and on
+ * siw every one of a page or more (ss_tx_sig_bytes).
+ *
+ * A blocking send maps the sender's pages for the device and returns
+ * once every segment completed (zero-copy), failing if one did not.
+ * Non-blocking sends, SMBD_SEND_COPY sends, sends from user memory and
+ * payloads of at most SMBD_COPYBREAK bytes are copied; a send that
+ * copied everything by request returns once posted.
+ *
+ * Empty messages (credit grants, keep-alives and their answers) go out
+ * from the grant and keep-alive works on smbd_wq, or from a reader's
+ * thread when it gives buffers back (smbd_read.c). The initiator's
+ * negotiation probe lives here too: it is a send of its own.
+ */
+
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+#define SMBD_SEND_BATCH	16
+
+/*
+ * Payload of at most this many bytes per segment is copied even by a
+ * blocking send: cheaper than mapping it and waiting for the device.
+ */
+#define SMBD_COPYBREAK	256
+
+/*
+ * A probe of the peer's queue pair completed. Success: the peer's queue
+ * pair is alive, so keep waiting for its Negotiate Response and probe
+ * again. A flush: our queue pair left RTS for another reason, which ends
+ * the connection all the same. Retries exhausted: the peer is gone
+ * (-ECONNRESET). Anything else, such as a peer that refuses remote
+ * writes: our queue pair is in the error state (-ECONNABORTED). A probe
+ * still out when the response came ends a connection just established.
+ */
+static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
+					    ss_probe_cqe);
+	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
+
+	if (wc->status == IB_WC_SUCCESS) {
+		spin_lock(&sk->ss_lock);
+		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
+		if (sk->ss_state == SMBD_NEGOTIATING)
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		spin_unlock(&sk->ss_lock);
+		return;
+	}
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("smbd: initiator probe of the peer's queue pair failed (%s) %s\n",
+				    ib_wc_status_msg(wc->status),
+				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
+				    "before its Negotiate Response" :
+				    "after negotiation");
+	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
+}
+
+/**
+ * smbd_send_done() - a signalled send completed, or any send failed
+ * @cq: the send completion queue
+ * @wc: the completion
+ *
+ * Context: softirq (IB_POLL_SOFTIRQ).
+ */
+void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_send_ctx *tx = container_of(wc->wr_cqe,
+						struct smbd_send_ctx, tx_cqe);
+	struct smbd_sock *sk = tx->tx_sk;
+	const struct smbd_sock_ops *ops;
+	struct smbd_send_wait *w;
+	struct smbd_send_ctx *pos;
+	u32 n = 1, waiters;
+	bool closing, space;
+
+	/*
+	 * An unsignalled request completes only when flushed or failed; the
+	 * signalled tail of its batch completes after it and returns it.
+	 */
+	if (!(tx->tx_wr.send_flags & IB_SEND_SIGNALED)) {
+		if (wc->status != IB_WC_SUCCESS)
+			smbd_wr_failed(sk, wc->status, "send");
+		return;
+	}
+
+	/*
+	 * Every request of the batch is done (a send queue completes in
+	 * order): its pages go back to their blocking sender, with the
+	 * result ([MS-SMBD] 3.1.4.2, 3.1.5.4: the provider's result goes to
+	 * the caller). The tail speaks for the whole batch: a request that
+	 * fails moves a reliable connection's queue pair to the error state,
+	 * so every later one, the tail included, is flushed with an error.
+	 * The unsignalled requests need not find their sender.
+	 */
+	list_for_each_entry(pos, &tx->tx_batch, tx_node) {
+		smbd_tx_unmap(sk, pos);
+		n++;
+	}
+	smbd_tx_unmap(sk, tx);
+	w = tx->tx_wait;
+	tx->tx_wait = NULL;
+	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
+
+	spin_lock(&sk->ss_lock);
+	if (sk->ss_state < SMBD_CONNECTED) {	/* a negotiate message */
+		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
+			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
+		/*
+		 * Under ss_lock, with the state: whoever calls the teardown
+		 * leaves NEGOTIATING first, and the teardown drains before
+		 * it cancels the probe, so nothing queues it after that. One
+		 * chain only: the send queue has room for one probe.
+		 */
+		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
+		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
+		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
+			sk->ss_probe_cqe.done = smbd_neg_probe_done;
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		}
+	}
+	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
+	list_add(&tx->tx_node, &sk->ss_tx_free);
+	sk->ss_tx_free_count += n;
+	ops = sk->ss_ops;
+	closing = sk->ss_close_on_send;
+	space = smbd_space_locked(sk);
+	waiters = sk->ss_send_waiters;
+	spin_unlock(&sk->ss_lock);
+
+	if (closing) {
+		/* The failure response is out: now end the connection. */
+		smbd_sock_error(sk, -EPROTO);
+		return;
+	}
+
+	if (wc->status != IB_WC_SUCCESS)
+		smbd_wr_failed(sk, wc->status, "send");
+	/*
+	 * Send buffers are free: only a sender can want them, and one that
+	 * waits counted itself in ss_send_waiters under ss_lock first.
+	 */
+	if (waiters)
+		wake_up_all(&sk->ss_send_wq);
+	if (space && ops && ops->write_space)
+		ops->write_space(sk);
+}
+
+/* Must this send be signalled even inside a batch? See ss_tx_sig_bytes. */
+static bool smbd_tx_must_signal(const struct smbd_sock *sk,
+				const struct smbd_send_ctx *tx)
+{
+	return smbd_wr_bytes(&tx->tx_wr) >= sk->ss_tx_sig_bytes;
+}
+
+/*
+ * ib_post_send() refused the chain from @head at @bad. The requests
+ * before it were posted: a signalled one completes as usual, with the
+ * unsignalled ones it owns; unsignalled ones whose owner was not posted
+ * are left to the teardown's drain, and smbd_xfer_free() unmaps them.
+ * The rest come back now, and their owners' sender hears @err.
+ */
+static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
+			     const struct ib_send_wr *bad, int err)
+{
+	struct ib_send_wr *wr, *orphans = NULL;
+	struct smbd_send_ctx *tx;
+	LIST_HEAD(back);
+	u32 n = 0;
+
+	for (wr = &head->tx_wr; wr != bad; wr = wr->next) {
+		if (wr->send_flags & IB_SEND_SIGNALED)
+			orphans = NULL;
+		else if (!orphans)
+			orphans = wr;
+	}
+	for (wr = orphans; wr && wr != bad; wr = wr->next) {
+		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
+		list_del_init(&tx->tx_node);
+	}
+	for (wr = (struct ib_send_wr *)bad; wr; wr = wr->next) {
+		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
+		list_del_init(&tx->tx_node);
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait, err);
+		tx->tx_wait = NULL;
+		list_add_tail(&tx->tx_node, &back);
+		n++;
+	}
+	spin_lock_bh(&sk->ss_lock);
+	list_splice(&back, &sk->ss_tx_free);
+	sk->ss_tx_free_count += n;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_sock_error(sk, err);
+}
+
+/*
+ * Post a batch of filled send contexts as one chain. The last one is
+ * signalled, and any that smbd_tx_must_signal() picks; each signalled one
+ * owns the unsignalled ones before it (on its tx_batch) and returns them
+ * when it completes. @w: the blocking sender of the batch, which waits
+ * for every signalled completion and its result, or NULL.
+ */
+static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
+			   struct smbd_send_wait *w)
+{
+	struct smbd_send_ctx *tx, *next, *head, *prev = NULL;
+	const struct ib_send_wr *bad_wr = NULL;
+	LIST_HEAD(owned);
+	int ret;
+
+	if (list_empty(batch))
+		return 0;
+	head = list_first_entry(batch, struct smbd_send_ctx, tx_node);
+	list_for_each_entry_safe(tx, next, batch, tx_node) {
+		tx->tx_wr.next = NULL;
+		if (prev)
+			prev->tx_wr.next = &tx->tx_wr;
+		prev = tx;
+		if (!list_is_last(&tx->tx_node, batch) &&
+		    !smbd_tx_must_signal(sk, tx)) {
+			tx->tx_wr.send_flags = 0;
+			list_move_tail(&tx->tx_node, &owned);
+			continue;
+		}
+		tx->tx_wr.send_flags = IB_SEND_SIGNALED;
+		tx->tx_wait = w;
+		if (w)
+			atomic_inc(&w->sw_pending);
+		list_del_init(&tx->tx_node);
+		list_splice_init(&owned, &tx->tx_batch);
+	}
+
+	ret = ib_post_send(sk->ss_qp, &head->tx_wr, &bad_wr);
+	if (ret)
+		smbd_post_failed(sk, head, bad_wr ?: &head->tx_wr, ret);
+	return ret;
+}
+
+/*
+ * Take a send context and a Send Credit for the next segment. Returns 0
+ * with *@txp and *@grant set, -EAGAIN when the caller must post its
+ * batch and wait, or the connection's error.
+ */
+static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
+			    u16 *grant)
+{
+	enum smbd_cred_verdict v;
+
+	lockdep_assert_held(&sk->ss_lock);
+	if (sk->ss_state != SMBD_CONNECTED)
+		return sk->ss_err ?: -ENOTCONN;
+	if (!sk->ss_tx_free_count)
+		return -EAGAIN;
+	v = smbd_cred_send_begin(&sk->ss_cred, grant);
+	if (v == SMBD_CRED_LAST_CREDIT) {
+		/* [MS-SMBD] 3.1.5.9: post one more so the message can grant. */
+		if (smbd_post_recvs(sk, true) > 0)
+			v = smbd_cred_send_begin(&sk->ss_cred, grant);
+	}
+	if (v != SMBD_CRED_SEND)
+		return -EAGAIN;
+	*txp = list_first_entry(&sk->ss_tx_free, struct smbd_send_ctx, tx_node);
+	list_del(&(*txp)->tx_node);
+	sk->ss_tx_free_count--;
+	return 0;
+}
+
+/* Could smbd_take_credit() succeed now (or is the connection gone)? */
+static bool smbd_send_possible(struct smbd_sock *sk)
+{
+	struct smbd_credits *c = &sk->ss_cred;
+	bool ok;
+
+	spin_lock_bh(&sk->ss_lock);
+	ok = sk->ss_state != SMBD_CONNECTED ||
+	     (sk->ss_tx_free_count &&
+	      smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free)));
+	spin_unlock_bh(&sk->ss_lock);
+	return ok;
+}
+
+/*
+ * Send one upper-layer message made of @nparts iterators, or continue one
+ * a non-blocking call left half-sent. Caller holds ss_send_mutex.
+ * @w: a blocking sender's wait: its pages may be mapped (zero-copy) and
+ * every batch reports its result to it; NULL to copy everything and not
+ * wait for the device (non-blocking and SMBD_SEND_COPY sends).
+ * @inv: the peer's token to invalidate with the message's first segment
+ * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
+ * @nonblock: never sleep for Send Credits.
+ * Returns the bytes accepted.
+ */
+static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
+			     u32 nparts, struct smbd_send_wait *w,
+			     const u32 *inv, bool nonblock)
+{
+	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
+	struct smbd_seg_plan plan;
+	u32 mapped = 0, seg_mapped;
+	struct smbd_send_ctx *tx;
+	LIST_HEAD(batch);
+	u32 nbatch = 0;
+	int ret = 0;
+
+	lockdep_assert_held(&sk->ss_send_mutex);
+	for (i = 0; i < nparts; i++) {
+		if (iov_iter_count(&parts[i]) > U32_MAX - len)
+			return -EMSGSIZE;
+		len += iov_iter_count(&parts[i]);
+	}
+	if (sk->ss_tx_msg_done < sk->ss_tx_msg_len) {
+		total = sk->ss_tx_msg_len;
+		start = sk->ss_tx_msg_done;
+		if (len != total - start)
+			return -EINVAL;
+	} else {
+		total = len;
+		start = 0;
+	}
+	ret = smbd_seg_plan_init(&plan, total, sk->ss_neg.max_send_size,
+				 sk->ss_neg.max_fragmented_send_size);
+	if (ret)
+		return ret;
+
+	for (idx = start / plan.max_payload; idx < plan.nsegs; idx++) {
+		struct smbd_data_hdr h;
+		struct smbd_seg seg;
+		u16 grant, flags;
+
+		smbd_seg_plan_get(&plan, idx, &seg);
+		spin_lock_bh(&sk->ss_lock);
+		while ((ret = smbd_take_credit(sk, &tx, &grant)) == -EAGAIN) {
+			if (nbatch) {
+				spin_unlock_bh(&sk->ss_lock);
+				ret = smbd_post_batch(sk, &batch, w);
+				nbatch = 0;
+				spin_lock_bh(&sk->ss_lock);
+				if (ret)
+					break;
+				continue;
+			}
+			if (nonblock)
+				break;
+			sk->ss_send_waiters++;
+			sk->ss_stats.credit_waits++;
+			spin_unlock_bh(&sk->ss_lock);
+			ret = wait_event_interruptible(sk->ss_send_wq,
+						       smbd_send_possible(sk));
+			spin_lock_bh(&sk->ss_lock);
+			sk->ss_send_waiters--;
+			if (ret)
+				break;
+		}
+		if (ret) {
+			spin_unlock_bh(&sk->ss_lock);
+			break;
+		}
+		flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
+		if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
+			sk->ss_stats.keepalives_sent++;
+		if (rearm)
+			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
+					 msecs_to_jiffies(rearm));
+		h.credits_requested = sk->ss_cred.send_credit_target;
+		sk->ss_stats.segs_sent++;
+		if (grant)
+			sk->ss_stats.grants_sent++;
+		spin_unlock_bh(&sk->ss_lock);
+
+		h.credits_granted = grant;
+		h.flags = flags;
+		h.remaining_data_length = seg.remaining;
+		h.data_offset = seg.data_offset;
+		h.data_length = seg.data_length;
+		smbd_data_hdr_encode(&h, tx->tx_buf);
+		seg_mapped = 0;
+		if (smbd_tx_fill(sk, tx, parts, nparts, &cur,
+				 smbd_data_hdr_wire_len(&h), seg.data_length,
+				 w && seg.data_length > SMBD_COPYBREAK,
+				 &seg_mapped) != seg.data_length) {
+			/* A fault in a kernel iterator; the credit is spent. */
+			smbd_tx_unmap(sk, tx);
+			spin_lock_bh(&sk->ss_lock);
+			list_add(&tx->tx_node, &sk->ss_tx_free);
+			sk->ss_tx_free_count++;
+			spin_unlock_bh(&sk->ss_lock);
+			smbd_sock_error(sk, -EFAULT);
+			ret = -EFAULT;
+			break;
+		}
+		mapped += seg_mapped;
+		if (inv && idx == 0) {
+			tx->tx_wr.opcode = IB_WR_SEND_WITH_INV;
+			tx->tx_wr.ex.invalidate_rkey = *inv;
+		} else {
+			tx->tx_wr.opcode = IB_WR_SEND;
+		}
+		list_add_tail(&tx->tx_node, &batch);
+		sent += seg.data_length;
+		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
+			ret = smbd_post_batch(sk, &batch, w);
+			nbatch = 0;
+			if (ret)
+				break;
+		}
+	}
+
+	if (nbatch) {
+		/* Filled but never posted: return them. */
+		list_for_each_entry(tx, &batch, tx_node)
+			smbd_tx_unmap(sk, tx);
+		spin_lock_bh(&sk->ss_lock);
+		list_for_each_entry(tx, &batch, tx_node)
+			sk->ss_tx_free_count++;
+		list_splice_init(&batch, &sk->ss_tx_free);
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	if (!sent && !(ret == 0 && total == 0) && idx == start / plan.max_payload)
+		return ret ?: -EAGAIN;
+	sk->ss_tx_msg_len = total;
+	sk->ss_tx_msg_done = start + sent;
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_tx_msg_done == total) {
+		sk->ss_tx_msg_len = 0;
+		sk->ss_tx_msg_done = 0;
+		sk->ss_stats.msgs_sent++;
+	}
+	sk->ss_stats.bytes_sent += sent;
+	sk->ss_stats.bytes_zcopy += mapped;
+	spin_unlock_bh(&sk->ss_lock);
+	return sent;
+}
+
+/*
+ * The send mutex for a non-blocking sender. If it is taken, the holder
+ * is told (ss_send_nb_waiting) before a last try: smbd_send_empty() may
+ * post nothing, so no completion would bring the write_space upcall the
+ * sender now waits for.
+ */
+static bool smbd_send_trylock(struct smbd_sock *sk)
+{
+	if (mutex_trylock(&sk->ss_send_mutex))
+		return true;
+	WRITE_ONCE(sk->ss_send_nb_waiting, true);
+	smp_mb();	/* the flag before the retry; see smbd_send_empty() */
+	return mutex_trylock(&sk->ss_send_mutex);
+}
+
+/**
+ * smbd_write_space() - the write_space upcall, if a send could go now
+ * @sk: the socket
+ *
+ * Context: process.
+ */
+void smbd_write_space(struct smbd_sock *sk)
+{
+	const struct smbd_sock_ops *ops;
+	bool space;
+
+	spin_lock_bh(&sk->ss_lock);
+	ops = sk->ss_ops;
+	space = smbd_space_locked(sk);
+	spin_unlock_bh(&sk->ss_lock);
+	if (space && ops && ops->write_space)
+		ops->write_space(sk);
+}
+
+/**
+ * smbd_send_empty() - an empty message for credits or keep-alive
+ * @sk: a connected socket
+ *
+ * Sent only if it can go now: never while another sender holds the send
+ * mutex (its next message carries the same credits), never between the
+ * segments of a half-sent message, never waiting for a credit.
+ *
+ * Context: process; does not sleep (takes ss_send_mutex only by trylock).
+ * Return: true when a non-blocking sender found the send mutex taken
+ * meanwhile: the caller owes it smbd_write_space().
+ */
+bool smbd_send_empty(struct smbd_sock *sk)
+{
+	struct iov_iter it;
+
+	if (!mutex_trylock(&sk->ss_send_mutex))
+		return false;	/* the sender's next message carries it */
+	/* Never between the segments of a half-sent message. */
+	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
+		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
+		smbd_send_msg(sk, &it, 1, NULL, NULL, true);
+	}
+	mutex_unlock(&sk->ss_send_mutex);
+	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
+	if (!READ_ONCE(sk->ss_send_nb_waiting))
+		return false;
+	WRITE_ONCE(sk->ss_send_nb_waiting, false);
+	return true;
+}
+
+/* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
+static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
+			      bool nonblock)
+{
+	size_t n = iov_iter_count(from);
+
+	lockdep_assert_held(&sk->ss_send_mutex);
+	if (nonblock || sk->ss_tx_msg_done < sk->ss_tx_msg_len)
+		return -EOPNOTSUPP;
+	if (sk->ss_more_n == SMBD_MORE_MAX - 1)
+		return -E2BIG;
+	if (n > sk->ss_neg.max_fragmented_send_size - sk->ss_more_len)
+		return -EMSGSIZE;
+	sk->ss_more[sk->ss_more_n++] = *from;
+	sk->ss_more_len += n;
+	iov_iter_advance(from, n);
+	return n;
+}
+
+static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
+				unsigned int flags, const u32 *inv)
+{
+	bool nonblock = flags & SMBD_SEND_NONBLOCK;
+	struct smbd_send_wait wait, *w;
+	ssize_t ret;
+
+	if (!nonblock)
+		might_sleep();
+	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
+		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	if (nonblock) {
+		if (!smbd_send_trylock(sk))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
+		return -ERESTARTSYS;
+	}
+
+	atomic_set(&wait.sw_pending, 1);
+	wait.sw_err = 0;
+	init_completion(&wait.sw_done);
+	/* Copied sends do not wait for the device. */
+	w = nonblock || flags & SMBD_SEND_COPY ? NULL : &wait;
+	if (sk->ss_more_n && nonblock) {
+		ret = -EOPNOTSUPP;
+	} else if (flags & SMBD_SEND_MORE) {
+		ret = inv ? -EINVAL : smbd_send_more(sk, from, nonblock);
+	} else if (sk->ss_more_n) {
+		sk->ss_more[sk->ss_more_n++] = *from;
+		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, w, inv,
+				    false);
+		/* The last part was consumed through its copy. */
+		if (ret >= 0)
+			iov_iter_advance(from, iov_iter_count(from));
+		sk->ss_more_n = 0;
+		sk->ss_more_len = 0;
+	} else {
+		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock);
+	}
+	mutex_unlock(&sk->ss_send_mutex);
+
+	/*
+	 * Wait for every batch this send posted, uninterruptibly (the
+	 * completions always come, flushed at worst, or teardown stands in
+	 * for them): the device may still read the pages it mapped, and
+	 * [MS-SMBD] 3.1.4.2 and 3.1.5.4 want the provider's result returned.
+	 * A segment that did not complete makes the send fail, with the
+	 * connection's error. The next sender is already posting meanwhile.
+	 */
+	if (!atomic_dec_and_test(&wait.sw_pending))
+		wait_for_completion(&wait.sw_done);
+	if (ret >= 0 && READ_ONCE(wait.sw_err))
+		ret = READ_ONCE(sk->ss_err) ?: wait.sw_err;
+	return ret;
+}
+
+/**
+ * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
+ * @sk: a connected socket
+ * @from: the message (any kernel iov_iter); consumed as it is sent
+ * @flags: %SMBD_SEND_NONBLOCK, %SMBD_SEND_MORE, %SMBD_SEND_COPY
+ *
+ * The message is cut into segments of at most MaxSendSize bytes
+ * (3.1.5.4) that go out in order, never interleaved with another
+ * message's; senders are served one message at a time in the order they
+ * came. An empty @from sends an empty message: it carries credits and
+ * keep-alive state and is delivered to nobody.
+ *
+ * Blocking (the default) waits for Send Credits, posts every segment
+ * with @from's pages mapped for the device (no copy), and returns once
+ * the device is done with them; @from's memory may be reused then. It
+ * returns the count only if the device completed every segment; if one
+ * failed, or was flushed, the connection is lost and the call returns
+ * its error ([MS-SMBD] 3.1.4.2, 3.1.5.4). With
+ * %SMBD_SEND_NONBLOCK the payload is copied and the call never sleeps:
+ * it returns -EAGAIN when not even the first segment could go, or the
+ * bytes of the segments that went; the rest of that message must be the
+ * next send on this socket (the write_space upcall tells when to try
+ * again). A non-blocking send does not wait for the device: a failure
+ * after it returned shows as the connection's error on later calls.
+ *
+ * %SMBD_SEND_COPY: as blocking, but the payload is copied into smbd's
+ * pre-mapped send buffers and the call returns once the segments are
+ * posted, not completed, and as a non-blocking send it reports a later
+ * failure on later calls. For small messages under the consumer's own
+ * lock: one network round trip less per message held under it. On the
+ * last part of a %SMBD_SEND_MORE message it copies every part, so all of
+ * them may be reused on return; on other parts it does nothing, and
+ * %SMBD_SEND_NONBLOCK takes precedence.
+ *
+ * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
+ * parts follow; nothing is sent and the part is not copied: the memory
+ * and the kvec/bvec array behind @from must stay untouched until the
+ * send of the last part (without %SMBD_SEND_MORE) returns, which sends
+ * the whole message. At most %SMBD_MORE_MAX parts; one thread builds
+ * such a message at a time; %SMBD_SEND_NONBLOCK is not supported for
+ * them (-EOPNOTSUPP).
+ *
+ * Context: process; sleeps unless %SMBD_SEND_NONBLOCK. Takes the socket's
+ * ss_send_mutex.
+ * Return: bytes accepted (a part's length for %SMBD_SEND_MORE, the whole
+ * message's for the last part); -EMSGSIZE above MaxFragmentedSendSize;
+ * -E2BIG for too many parts; -EAGAIN; -ENOTCONN or the connection's
+ * error once it is lost, or when a segment of a blocking send failed
+ * (-ECONNABORTED if nothing else ended it first); -ERESTARTSYS.
+ */
+ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
+		       unsigned int flags)
+{
+	return __smbd_sock_send(sk, from, flags, NULL);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_send, SMBD);
+
+/**
+ * smbd_sock_send_inv() - send a message that invalidates a peer's token
+ * @sk: a connected socket
+ * @from: the message, as for smbd_sock_send()
+ * @flags: as for smbd_sock_send(); with %SMBD_SEND_MORE the token goes
+ *	with the last part instead (-EINVAL here)
+ * @remote_token: the peer's rkey (from its Buffer Descriptor) that the
+ *	peer's device invalidates when the message arrives
+ *
+ * [MS-SMBD] 3.1.4.2 and 3.1.5.4: exactly one segment of the message, the
+ * first, is a Send with Invalidate. An SMB2 server uses it on the
+ * response to a READ or WRITE whose buffer it has finished with.
+ *
+ * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
+ * Return: as smbd_sock_send().
+ */
+ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
+			   unsigned int flags, u32 remote_token)
+{
+	return __smbd_sock_send(sk, from, flags, &remote_token);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_sock_send_inv, SMBD);
+
+/**
+ * smbd_grant_work() - send a credit grant or a keep-alive answer
+ * @work: ss_grant_work
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_grant_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(work, struct smbd_sock,
+					    ss_grant_work);
+	bool due, space;
+
+	spin_lock_bh(&sk->ss_lock);
+	due = sk->ss_state == SMBD_CONNECTED &&
+	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred));
+	space = sk->ss_space_due;
+	sk->ss_space_due = false;
+	spin_unlock_bh(&sk->ss_lock);
+	if (due && smbd_send_empty(sk))
+		space = true;
+	if (space)
+		smbd_write_space(sk);
+}
+
+/**
+ * smbd_neg_probe_work() - is the peer's queue pair still there?
+ * @work: ss_probe_work
+ *
+ * The Negotiation Timer gives the responder 120 s ([MS-SMBD] 3.1.4.1),
+ * but a responder that drops the connection before it is established on
+ * its side sends nothing over InfiniBand or RoCE: its connection manager
+ * sends no DREQ in that state, and its queue pair, moved to the error
+ * state, drops our packets. The stock ksmbd of Linux 6.12 does so when
+ * it loses a race with our Negotiate Request. iWARP has TCP to tell.
+ *
+ * So while the response is due, post a signalled zero-length RDMA Write
+ * every SMBD_NEG_PROBE_MS. It needs no memory or key at the peer (IBA
+ * C9-88), consumes no receive and places no data; rdma_cm gives every
+ * RC queue pair remote write access. The peer's queue pair acknowledges
+ * it, or our retries run out and the probe fails: then the connection is
+ * gone, and the connect fails at once with -ECONNRESET instead of at the
+ * timer's end. A peer that refuses remote writes loses the connection
+ * too (-ECONNABORTED), but only after it left a Negotiate Request
+ * unanswered for SMBD_NEG_PROBE_MS.
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_neg_probe_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_probe_work);
+	struct ib_rdma_wr wr = {
+		.wr.wr_cqe = &sk->ss_probe_cqe,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+	};
+
+	/*
+	 * The state, under ss_lock, guards the queue pair: the teardown's
+	 * callers leave NEGOTIATING before it drains and destroys it. A post
+	 * that fails leaves the Negotiation Timer to end the connection,
+	 * and its line to say so.
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state == SMBD_NEGOTIATING &&
+	    ib_post_send(sk->ss_qp, &wr.wr, NULL))
+		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
+	spin_unlock_bh(&sk->ss_lock);
+}
+
+/**
+ * smbd_ka_work() - the idle connection timer ([MS-SMBD] 3.1.6.2)
+ * @work: ss_ka_work
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_ka_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_ka_work);
+	enum smbd_ka_action act;
+	u32 rearm;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state != SMBD_CONNECTED) {
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	act = smbd_ka_on_timer(&sk->ss_ka, smbd_now_ms(), &rearm);
+	if (rearm)
+		mod_delayed_work(smbd_wq, &sk->ss_ka_work,
+				 msecs_to_jiffies(rearm));
+	spin_unlock_bh(&sk->ss_lock);
+
+	if (act == SMBD_KA_ACT_TERMINATE) {
+		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
+		smbd_sock_error(sk, -ETIMEDOUT);
+	} else if (act == SMBD_KA_ACT_SEND && smbd_send_empty(sk)) {
+		smbd_write_space(sk);
+	}
+}
