@@ -101,6 +101,46 @@ void smbd_cred_recv_posted(struct smbd_credits *c, u16 n)
 EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_posted);
 
 /**
+ * smbd_cred_recv_lost() - a posted receive completed in error
+ * @c: the state
+ *
+ * [MS-SMBD] 3.1.5.9 counts only receives really posted: one the provider
+ * flushed or failed is posted no more, and no credit may stand for it.
+ * The queue pair is in the error state by then and the connection ends;
+ * the counts stay consistent meanwhile, so nothing a late caller
+ * computes from them (a grant, a wake-up) can exceed what is posted.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ */
+void smbd_cred_recv_lost(struct smbd_credits *c)
+{
+	if (c->recv_posted)
+		c->recv_posted--;
+	c->recv_granted = min(c->recv_granted, c->recv_posted);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_lost);
+
+/**
+ * smbd_cred_recv_short() - are receives running out at our side
+ * @c: the state
+ * @n: how few is short
+ *
+ * Receive buffers holding data the consumer has not read yet are not
+ * posted, and only the reader gives them back. With @n or fewer posted,
+ * the peer is about to run out of credits ([MS-SMBD] 3.1.5.1) until the
+ * reader runs: the receive path wakes it for a part of a message, not
+ * only for a whole one.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: true when at most @n receives are posted.
+ */
+bool smbd_cred_recv_short(const struct smbd_credits *c, u16 n)
+{
+	return c->recv_posted <= n;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_short);
+
+/**
  * smbd_cred_ungranted() - receives posted but not yet announced
  * @c: the state
  *
@@ -156,6 +196,42 @@ bool smbd_cred_grant_due(const struct smbd_credits *c)
 	       c->recv_granted <= c->recv_credit_target / 4;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_cred_grant_due);
+
+/**
+ * smbd_cred_empty_due() - is an empty message due
+ * @c: the state
+ * @reply_due: the peer asked for an answer (SMB_DIRECT_RESPONSE_REQUESTED)
+ *	that no message has carried yet
+ *
+ * [MS-SMBD] 3.1.5.8 and 3.1.6.2: a message that carries no payload goes
+ * out for a grant that is due (smbd_cred_grant_due()) or to answer a
+ * keep-alive at once. Whether it can go now is smbd_cred_send_begin()'s
+ * to say: it too needs a Send Credit, and the last one only with a grant.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: true when the caller should send an empty message.
+ */
+bool smbd_cred_empty_due(const struct smbd_credits *c, bool reply_due)
+{
+	return reply_due || smbd_cred_grant_due(c);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_empty_due);
+
+/**
+ * smbd_cred_requested() - CreditsRequested for the next message
+ * @c: the state
+ *
+ * [MS-SMBD] 3.1.5.1: every message asks for the Send Credit target we
+ * negotiated (Connection.SendCreditTarget), which stays fixed.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: the CreditsRequested value.
+ */
+u16 smbd_cred_requested(const struct smbd_credits *c)
+{
+	return c->send_credit_target;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_requested);
 
 /**
  * smbd_cred_send_begin() - take a Send Credit for the next message

@@ -87,12 +87,16 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_data_hdr_wire_len);
  * smbd_rx_parse() - validate a received Data Transfer message
  * @buf: the received bytes
  * @len: how many bytes the receive completion reported
+ * @max_recv: Connection.MaxReceiveSize
  * @max_frag_recv: Connection.MaxFragmentedRecvSize
  * @h: the decoded header, valid only on %SMBD_RX_OK
  *
- * [MS-SMBD] 3.1.5.8, each failure ending the connection: at least 20
- * bytes; CreditsRequested at least 1; DataOffset a multiple of 8;
- * DataOffset + DataLength within the bytes received; DataLength +
+ * [MS-SMBD] 3.1.5.8, each failure ending the connection: at most
+ * MaxReceiveSize bytes (the buffer may be larger: it also serves the
+ * negotiate receive, 3.1.4.1, and a message beyond the negotiated size
+ * breaks the protocol even when it fits); at least 20 bytes;
+ * CreditsRequested at least 1; DataOffset a multiple of 8; DataOffset +
+ * DataLength within the bytes received; DataLength +
  * RemainingDataLength within MaxFragmentedRecvSize. We also refuse a
  * payload that would overlap the header (DataOffset below 20 with a
  * non-zero DataLength), which the literal rules let through. Bytes after
@@ -101,9 +105,11 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_data_hdr_wire_len);
  * Context: any.
  * Return: %SMBD_RX_OK or the first rule broken.
  */
-enum smbd_rx_err smbd_rx_parse(const void *buf, u32 len, u32 max_frag_recv,
-			       struct smbd_data_hdr *h)
+enum smbd_rx_err smbd_rx_parse(const void *buf, u32 len, u32 max_recv,
+			       u32 max_frag_recv, struct smbd_data_hdr *h)
 {
+	if (len > max_recv)
+		return SMBD_RX_ERR_RECV_SIZE;
 	if (len < sizeof(struct smbd_data_hdr_pdu))
 		return SMBD_RX_ERR_SHORT;
 	smbd_data_hdr_decode(buf, h);
@@ -134,6 +140,7 @@ const char *smbd_rx_err_str(enum smbd_rx_err err)
 {
 	static const char * const names[] = {
 		[SMBD_RX_OK] = "ok",
+		[SMBD_RX_ERR_RECV_SIZE] = "message above MaxReceiveSize",
 		[SMBD_RX_ERR_SHORT] = "short message",
 		[SMBD_RX_ERR_CREDITS_REQUESTED] = "zero credits requested",
 		[SMBD_RX_ERR_OFFSET_ALIGN] = "data offset not 8-byte aligned",

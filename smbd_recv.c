@@ -43,7 +43,7 @@ static int smbd_send_failure_locked(struct smbd_sock *sk, u32 status)
 	smbd_neg_resp_build_failure(status, &resp);
 	if (smbd_send_negotiate_locked(sk, &resp, sizeof(resp)))
 		return -EPROTO;
-	sk->ss_close_on_send = true;
+	smbd_set_state(sk, SMBD_REFUSING);
 	return 0;
 }
 
@@ -127,12 +127,7 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	int ret;
 
 	list_add(&rx->rx_node, &sk->ss_rx_free);
-	if (wc->byte_len > sk->ss_neg.max_recv_size) {
-		pr_info_ratelimited("smbd: message of %u bytes above MaxReceiveSize\n",
-				    wc->byte_len);
-		return -EPROTO;
-	}
-	err = smbd_rx_parse(rx->rx_buf, wc->byte_len,
+	err = smbd_rx_parse(rx->rx_buf, wc->byte_len, sk->ss_neg.max_recv_size,
 			    sk->ss_neg.max_fragmented_recv_size, &h);
 	if (!err)
 		err = smbd_cred_on_recv(&sk->ss_cred, &h);
@@ -178,7 +173,7 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		 * low and only the reader can give buffers back.
 		 */
 		if (rx->rx_last || ++sk->ss_rx_unwoken >= SMBD_RX_WAKE_SEGS ||
-		    sk->ss_cred.recv_posted <= SMBD_RX_WAKE_SEGS) {
+		    smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS)) {
 			sk->ss_rx_unwoken = 0;
 			*act |= SMBD_ACT_DATA;
 		}
@@ -189,7 +184,7 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
 	if (ret < 0)
 		return ret;
-	if (reply || smbd_cred_grant_due(&sk->ss_cred))
+	if (smbd_cred_empty_due(&sk->ss_cred, reply))
 		*act |= SMBD_ACT_GRANT;
 	return 0;
 
@@ -219,8 +214,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status != IB_WC_SUCCESS) {
 		spin_lock(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx_free);
-		if (sk->ss_cred.recv_posted)
-			sk->ss_cred.recv_posted--;
+		smbd_cred_recv_lost(&sk->ss_cred);
 		spin_unlock(&sk->ss_lock);
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			pr_info_ratelimited("smbd: receive failed: %s\n",
@@ -233,7 +227,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
 				   DMA_FROM_DEVICE);
 	spin_lock(&sk->ss_lock);
-	switch (sk->ss_close_on_send ? SMBD_CLOSED : sk->ss_state) {
+	switch (sk->ss_state) {
 	case SMBD_NEGOTIATING:
 		set_bit(SMBD_NEG_RECEIVED, &sk->ss_neg_trace);
 		if (sk->ss_responder)

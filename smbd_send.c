@@ -135,7 +135,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add(&tx->tx_node, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;
 	ops = sk->ss_ops;
-	closing = sk->ss_close_on_send;
+	closing = sk->ss_state == SMBD_REFUSING;
 	space = smbd_space_locked(sk);
 	waiters = sk->ss_send_waiters;
 	spin_unlock(&sk->ss_lock);
@@ -281,13 +281,10 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 /* Could smbd_take_credit() succeed now (or is the connection gone)? */
 static bool smbd_send_possible(struct smbd_sock *sk)
 {
-	struct smbd_credits *c = &sk->ss_cred;
 	bool ok;
 
 	spin_lock_bh(&sk->ss_lock);
-	ok = sk->ss_state != SMBD_CONNECTED ||
-	     (sk->ss_tx_free_count &&
-	      smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free)));
+	ok = sk->ss_state != SMBD_CONNECTED || smbd_space_locked(sk);
 	spin_unlock_bh(&sk->ss_lock);
 	return ok;
 }
@@ -374,7 +371,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		if (rearm)
 			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
 					 msecs_to_jiffies(rearm));
-		h.credits_requested = sk->ss_cred.send_credit_target;
+		h.credits_requested = smbd_cred_requested(&sk->ss_cred);
 		sk->ss_stats.segs_sent++;
 		if (grant)
 			sk->ss_stats.grants_sent++;
@@ -678,7 +675,7 @@ void smbd_grant_work(struct work_struct *work)
 
 	spin_lock_bh(&sk->ss_lock);
 	due = sk->ss_state == SMBD_CONNECTED &&
-	      (sk->ss_ka.reply_due || smbd_cred_grant_due(&sk->ss_cred));
+	      smbd_cred_empty_due(&sk->ss_cred, sk->ss_ka.reply_due);
 	space = sk->ss_space_due;
 	sk->ss_space_due = false;
 	spin_unlock_bh(&sk->ss_lock);

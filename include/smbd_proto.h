@@ -166,6 +166,7 @@ struct smbd_data_hdr {
  */
 enum smbd_rx_err {
 	SMBD_RX_OK = 0,
+	SMBD_RX_ERR_RECV_SIZE,
 	SMBD_RX_ERR_SHORT,
 	SMBD_RX_ERR_CREDITS_REQUESTED,
 	SMBD_RX_ERR_OFFSET_ALIGN,
@@ -181,8 +182,8 @@ void smbd_data_hdr_encode(const struct smbd_data_hdr *h,
 void smbd_data_hdr_decode(const struct smbd_data_hdr_pdu *pdu,
 			  struct smbd_data_hdr *h);
 u32 smbd_data_hdr_wire_len(const struct smbd_data_hdr *h);
-enum smbd_rx_err smbd_rx_parse(const void *buf, u32 len, u32 max_frag_recv,
-			       struct smbd_data_hdr *h);
+enum smbd_rx_err smbd_rx_parse(const void *buf, u32 len, u32 max_recv,
+			       u32 max_frag_recv, struct smbd_data_hdr *h);
 const char *smbd_rx_err_str(enum smbd_rx_err err);
 
 /**
@@ -293,9 +294,13 @@ void smbd_cred_init(struct smbd_credits *c, const struct smbd_params *p,
 		    const struct smbd_negotiated *n);
 u16 smbd_cred_recv_wanted(const struct smbd_credits *c, bool send_queued);
 void smbd_cred_recv_posted(struct smbd_credits *c, u16 n);
+void smbd_cred_recv_lost(struct smbd_credits *c);
+bool smbd_cred_recv_short(const struct smbd_credits *c, u16 n);
 u16 smbd_cred_ungranted(const struct smbd_credits *c);
 u16 smbd_cred_take_grant(struct smbd_credits *c);
 bool smbd_cred_grant_due(const struct smbd_credits *c);
+bool smbd_cred_empty_due(const struct smbd_credits *c, bool reply_due);
+u16 smbd_cred_requested(const struct smbd_credits *c);
 enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
 					    u16 *granted);
 bool smbd_cred_can_send(const struct smbd_credits *c, bool can_post);

@@ -226,6 +226,69 @@ static void smbd_cred_grant_batching(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, smbd_cred_grant_due(&c));
 }
 
+/*
+ * [MS-SMBD] 3.1.5.9: a receive flushed or failed is posted no more, and
+ * no credit may stand for it; the counts never wrap.
+ */
+static void smbd_cred_lost_receive(struct kunit *test)
+{
+	struct smbd_credits c;
+
+	cred_setup(&c, 255, 255, 10, 1);
+	smbd_cred_recv_posted(&c, 3);
+	smbd_cred_take_grant(&c);
+	smbd_cred_recv_lost(&c);
+	KUNIT_EXPECT_EQ(test, c.recv_posted, 2);
+	KUNIT_EXPECT_EQ(test, c.recv_granted, 2);
+	KUNIT_EXPECT_EQ(test, smbd_cred_ungranted(&c), 0);
+
+	/* One still ungranted: the lost one is taken from the posted. */
+	smbd_cred_recv_posted(&c, 1);
+	smbd_cred_recv_lost(&c);
+	KUNIT_EXPECT_EQ(test, c.recv_posted, 2);
+	KUNIT_EXPECT_EQ(test, c.recv_granted, 2);
+
+	smbd_cred_recv_lost(&c);
+	smbd_cred_recv_lost(&c);
+	KUNIT_EXPECT_EQ(test, c.recv_posted, 0);
+	KUNIT_EXPECT_EQ(test, c.recv_granted, 0);
+	/* More completions in error than receives counted (the negotiate one). */
+	smbd_cred_recv_lost(&c);
+	KUNIT_EXPECT_EQ(test, c.recv_posted, 0);
+	KUNIT_EXPECT_EQ(test, c.recv_granted, 0);
+	KUNIT_EXPECT_EQ(test, smbd_cred_ungranted(&c), 0);
+	KUNIT_EXPECT_EQ(test, smbd_cred_take_grant(&c), 0);
+}
+
+/*
+ * The receive path's other questions: when receives run short (the
+ * reader is woken for part of a message), when an empty message is due
+ * (a grant, or a keep-alive answer, 3.1.5.8, 3.1.6.2), and what every
+ * message requests (3.1.5.1: the negotiated Send Credit target).
+ */
+static void smbd_cred_recv_questions(struct kunit *test)
+{
+	struct smbd_credits c;
+
+	cred_setup(&c, 255, 17, 255, 1);
+	KUNIT_EXPECT_EQ(test, smbd_cred_requested(&c), 17);
+	KUNIT_EXPECT_TRUE(test, smbd_cred_recv_short(&c, 0));
+	smbd_cred_recv_posted(&c, 16);
+	KUNIT_EXPECT_TRUE(test, smbd_cred_recv_short(&c, 16));
+	KUNIT_EXPECT_FALSE(test, smbd_cred_recv_short(&c, 15));
+
+	/* Nothing ungranted: only an answer makes an empty message due. */
+	smbd_cred_take_grant(&c);
+	KUNIT_EXPECT_FALSE(test, smbd_cred_grant_due(&c));
+	KUNIT_EXPECT_FALSE(test, smbd_cred_empty_due(&c, false));
+	KUNIT_EXPECT_TRUE(test, smbd_cred_empty_due(&c, true));
+	/* The peer used its credits down to a quarter: a grant is due. */
+	c.recv_granted = 255 / 4;
+	c.recv_posted = 255 / 4 + 1;
+	KUNIT_EXPECT_TRUE(test, smbd_cred_empty_due(&c, false));
+	KUNIT_EXPECT_EQ(test, smbd_cred_requested(&c), 17);
+}
+
 /* ---- two peers ---- */
 
 #define SIM_RING 1024
@@ -293,12 +356,12 @@ static bool sim_turn(struct kunit *test, struct sim_side *s,
 	KUNIT_ASSERT_LE(test, s->c.recv_granted, s->c.recv_posted);
 	KUNIT_ASSERT_LE(test, s->c.recv_posted, s->c.recv_credit_max);
 
-	if (!s->to_send && !smbd_cred_grant_due(&s->c))
+	if (!s->to_send && !smbd_cred_empty_due(&s->c, false))
 		return progress;
 	if (smbd_cred_send_begin(&s->c, &g) != SMBD_CRED_SEND)
 		return progress;
 
-	h.credits_requested = s->c.send_credit_target;
+	h.credits_requested = smbd_cred_requested(&s->c);
 	h.credits_granted = g;
 	h.data_length = s->to_send ? 1 : 0;
 	s->to_send -= h.data_length;
@@ -364,6 +427,8 @@ static struct kunit_case smbd_credits_cases[] = {
 	KUNIT_CASE(smbd_cred_last_credit_posts_one),
 	KUNIT_CASE(smbd_cred_receive),
 	KUNIT_CASE(smbd_cred_grant_batching),
+	KUNIT_CASE(smbd_cred_lost_receive),
+	KUNIT_CASE(smbd_cred_recv_questions),
 	KUNIT_CASE_PARAM(smbd_cred_two_peers, sim_gen_params),
 	{}
 };

@@ -151,6 +151,7 @@ struct rx_case {
 };
 
 #define MAXF 131072
+#define MAXR 600	/* MaxReceiveSize; the buffer holds more */
 
 static const struct rx_case rx_cases[] = {
 	{ "4.2 example", 10, 24, 500, 0, 524, SMBD_RX_OK },
@@ -167,7 +168,9 @@ static const struct rx_case rx_cases[] = {
 	{ "offset 24, no data", 10, 24, 0, 0, 24, SMBD_RX_OK },
 	{ "data one beyond message", 10, 24, 501, 0, 524, SMBD_RX_ERR_BOUNDS },
 	{ "message one short", 10, 24, 500, 0, 523, SMBD_RX_ERR_BOUNDS },
-	{ "trailing bytes", 10, 24, 500, 0, 600, SMBD_RX_OK },
+	{ "trailing bytes, MaxReceiveSize", 10, 24, 500, 0, MAXR, SMBD_RX_OK },
+	{ "MaxReceiveSize + 1", 10, 24, 500, 0, MAXR + 1, SMBD_RX_ERR_RECV_SIZE },
+	{ "empty, above MaxReceiveSize", 10, 0, 0, 0, 0xffffffff, SMBD_RX_ERR_RECV_SIZE },
 	{ "offset beyond message", 10, 32, 0, 0, 24, SMBD_RX_ERR_BOUNDS },
 	{ "offset + length wraps 32 bits", 10, 0xfffffff8, 16, 0, 524, SMBD_RX_ERR_BOUNDS },
 	{ "length wraps 32 bits", 10, 24, 0xffffffff, 0, 524, SMBD_RX_ERR_BOUNDS },
@@ -187,7 +190,7 @@ KUNIT_ARRAY_PARAM(rx, rx_cases, rx_case_desc);
 static void smbd_rx_validate(struct kunit *test)
 {
 	const struct rx_case *c = test->param_value;
-	u8 *buf = kunit_kzalloc(test, 600, GFP_KERNEL);
+	u8 *buf = kunit_kzalloc(test, MAXR + 8, GFP_KERNEL);
 	struct smbd_data_hdr h = {
 		.credits_requested = c->credits_req, .credits_granted = 1,
 		.data_offset = c->offset, .data_length = c->length,
@@ -198,7 +201,7 @@ static void smbd_rx_validate(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	smbd_data_hdr_encode(&h, (void *)buf);
-	err = smbd_rx_parse(buf, c->buf_len, MAXF, &got);
+	err = smbd_rx_parse(buf, c->buf_len, MAXR, MAXF, &got);
 	KUNIT_EXPECT_EQ_MSG(test, err, c->want, "got %s", smbd_rx_err_str(err));
 	if (err == SMBD_RX_OK) {
 		KUNIT_EXPECT_EQ(test, got.data_offset, c->offset);

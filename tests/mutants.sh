@@ -37,6 +37,10 @@ mutants=(
 "data-stale-padding~smbd_frag.c~smbd_pdu_data_hdr_vector~'msg->padding = 0;'~''"
 "desc-no-first-trim~smbd_desc.c~smbd_desc_slice_cases~'out[nout].offset = d[i].offset + pos;'~'out[nout].offset = d[i].offset;'"
 "pieces-uncut~smbd_desc.c~smbd_desc_pieces_walk~'pc[n].length = min(seg[i].length - off, chunk);'~'pc[n].length = seg[i].length - off;'"
+"rx-no-max-receive~smbd_frag.c~smbd_rx_validate~'if (len > max_recv)\n\t\treturn SMBD_RX_ERR_RECV_SIZE;'~''"
+"cred-lost-wraps~smbd_credits.c~smbd_cred_lost_receive~'if (c->recv_posted)\n\t\tc->recv_posted--;'~'c->recv_posted--;'"
+"cred-lost-keeps-grant~smbd_credits.c~smbd_cred_lost_receive~'c->recv_granted = min(c->recv_granted, c->recv_posted);'~''"
+"cred-empty-no-reply~smbd_credits.c~smbd_cred_recv_questions~'return reply_due || smbd_cred_grant_due(c);'~'return smbd_cred_grant_due(c);'"
 )
 
 pass=0
