@@ -26,6 +26,7 @@ static const char * const smbd_state_names[] = {
 	[SMBD_CONNECTING] = "connecting",
 	[SMBD_LISTENING] = "listening",
 	[SMBD_NEGOTIATING] = "negotiating",
+	[SMBD_REFUSING] = "refusing",
 	[SMBD_CONNECTED] = "connected",
 	[SMBD_DISCONNECTING] = "disconnecting",
 	[SMBD_CLOSED] = "closed",
@@ -58,12 +59,15 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
 	case SMBD_NEGOTIATING:
 		ok = old == SMBD_CREATED || old == SMBD_CONNECTING;
 		break;
+	case SMBD_REFUSING:
+		ok = old == SMBD_NEGOTIATING && sk->ss_responder;
+		break;
 	case SMBD_CONNECTED:
 		ok = old == SMBD_NEGOTIATING;
 		break;
 	case SMBD_DISCONNECTING:
 		ok = old == SMBD_CONNECTING || old == SMBD_NEGOTIATING ||
-		     old == SMBD_CONNECTED;
+		     old == SMBD_REFUSING || old == SMBD_CONNECTED;
 		break;
 	case SMBD_CLOSED:
 		ok = old != SMBD_CLOSED;
@@ -103,7 +107,6 @@ void smbd_sock_error(struct smbd_sock *sk, int err)
 	if (smbd_set_state(sk, SMBD_DISCONNECTING))
 		queue_work(smbd_wq, &sk->ss_disconnect_work);
 	spin_unlock_bh(&sk->ss_lock);
-	smbd_sock_wake(sk);
 }
 
 /*

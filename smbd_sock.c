@@ -518,7 +518,8 @@ void smbd_sock_release(struct smbd_sock *sk)
 	if (!sk->ss_err)
 		sk->ss_err = -ESHUTDOWN;
 	was_up = sk->ss_state == SMBD_CONNECTED ||
-		 sk->ss_state == SMBD_NEGOTIATING;
+		 sk->ss_state == SMBD_NEGOTIATING ||
+		 sk->ss_state == SMBD_REFUSING;
 	smbd_set_state(sk, SMBD_DISCONNECTING);
 	sk->ss_connect_done = NULL;
 	spin_unlock_bh(&sk->ss_lock);

@@ -61,6 +61,9 @@ struct smbd_device {
  * @SMBD_CONNECTING: initiator: resolving, creating the QP, connecting
  * @SMBD_LISTENING: a listener
  * @SMBD_NEGOTIATING: RDMA connection up, SMB Direct negotiation running
+ * @SMBD_REFUSING: responder: negotiation failed ([MS-SMBD] 3.1.5.3); a
+ *	failure Negotiate Response is on its way, and the connection ends
+ *	once its send completes
  * @SMBD_CONNECTED: Connection.Role "ESTABLISHED": data may flow
  * @SMBD_DISCONNECTING: ending: no new work; waiting for the provider
  * @SMBD_CLOSED: ended; only smbd_sock_release() is left to do
@@ -70,6 +73,7 @@ enum smbd_state {
 	SMBD_CONNECTING,
 	SMBD_LISTENING,
 	SMBD_NEGOTIATING,
+	SMBD_REFUSING,
 	SMBD_CONNECTED,
 	SMBD_DISCONNECTING,
 	SMBD_CLOSED,
@@ -330,7 +334,6 @@ struct smbd_sock {
 	struct smbd_credits ss_cred;
 	struct smbd_reasm ss_reasm;
 	struct smbd_keepalive ss_ka;
-	bool ss_close_on_send;		/* a failure response is on its way */
 	bool ss_rx_inv_pending;
 	u32 ss_rx_inv_token;
 
