@@ -340,33 +340,6 @@ static u16 smbd_default_port(struct rdma_cm_id *id)
 	       SMBD_PORT_IWARP : SMBD_PORT_IB;
 }
 
-u16 smbd_addr_port(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)a)->sin_port);
-}
-
-void smbd_addr_set_port(struct sockaddr *a, u16 port)
-{
-	if (a->sa_family == AF_INET6)
-		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)a)->sin_port = htons(port);
-}
-
-int smbd_addr_len(const struct sockaddr *a)
-{
-	switch (a->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	default:
-		return -EAFNOSUPPORT;
-	}
-}
-
 static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 			    struct smbd_irdord_pdu *priv)
 {

@@ -20,6 +20,9 @@
 #ifndef _SMBD_H
 #define _SMBD_H
 
+#include <linux/errno.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/socket.h>
 #include <linux/types.h>
 #include <linux/uio.h>
@@ -230,6 +233,54 @@ struct smbd_reg;	/* a registered buffer: smbd_register() */
 /* Default ports ([MS-SMBD] 1.9): iWARP uses 5445, IB and RoCE use 445. */
 #define SMBD_PORT_IWARP		5445
 #define SMBD_PORT_IB		445
+
+/**
+ * smbd_addr_len() - the length of an IPv4 or IPv6 socket address
+ * @a: the address
+ *
+ * Context: any.
+ * Return: its length, or -EAFNOSUPPORT for any other family.
+ */
+static inline int smbd_addr_len(const struct sockaddr *a)
+{
+	switch (a->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+/**
+ * smbd_addr_port() - the port of an IPv4 or IPv6 socket address
+ * @a: the address
+ *
+ * Context: any.
+ * Return: the port in host order.
+ */
+static inline u16 smbd_addr_port(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)a)->sin_port);
+}
+
+/**
+ * smbd_addr_set_port() - set the port of an IPv4 or IPv6 socket address
+ * @a: the address
+ * @port: the port in host order
+ *
+ * Context: any.
+ */
+static inline void smbd_addr_set_port(struct sockaddr *a, u16 port)
+{
+	if (a->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+}
 
 void smbd_params_init(struct smbd_params *p, bool responder);
 

@@ -427,9 +427,6 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 				  struct rdma_cm_id *id);
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-u16 smbd_addr_port(const struct sockaddr *a);
-void smbd_addr_set_port(struct sockaddr *a, u16 port);
-int smbd_addr_len(const struct sockaddr *a);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 
 /* smbd_op.c: threads that post and wait */

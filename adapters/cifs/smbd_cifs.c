@@ -146,21 +146,6 @@ static void smbd_cifs_params(struct smbd_params *p)
 	p->keepalive_interval_ms = max(smbd_keep_alive_interval, 0) * 1000;
 }
 
-static void smbd_cifs_set_port(struct sockaddr_storage *a, u16 port)
-{
-	if (a->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)a)->sin_port = htons(port);
-}
-
-static u16 smbd_cifs_port(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)a)->sin_port);
-}
-
 /*
  * A connected smbd socket to @dst. A port other than SMB's 445 that the
  * mount gave is tried first; then SMB Direct's default for the device
@@ -172,7 +157,7 @@ static u16 smbd_cifs_port(const struct sockaddr *a)
 static int smbd_cifs_connect(struct smbd_cifs_conn *c, struct net *net,
 			     const struct sockaddr *dst)
 {
-	u16 ports[4], given = smbd_cifs_port(dst);
+	u16 ports[4], given = smbd_addr_port(dst);
 	struct sockaddr_storage a;
 	struct smbd_params p;
 	int i, n = 0, ret;
@@ -184,14 +169,16 @@ static int smbd_cifs_connect(struct smbd_cifs_conn *c, struct net *net,
 	ports[n++] = SMBD_PORT_IB;
 	smbd_cifs_params(&p);
 	memset(&a, 0, sizeof(a));
-	memcpy(&a, dst, dst->sa_family == AF_INET6 ?
-	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	ret = smbd_addr_len(dst);
+	if (ret < 0)
+		return ret;
+	memcpy(&a, dst, ret);
 	for (i = 0, ret = -ECONNREFUSED; i < n && ret == -ECONNREFUSED; i++) {
 		ret = smbd_sock_create(net, &p, &c->sk);
 		if (ret)
 			return ret;
 		smbd_sock_set_ops(c->sk, &smbd_cifs_ops, c);
-		smbd_cifs_set_port(&a, ports[i]);
+		smbd_addr_set_port((struct sockaddr *)&a, ports[i]);
 		ret = smbd_sock_connect(c->sk, (struct sockaddr *)&a);
 		if (ret) {
 			smbd_sock_release(c->sk);

@@ -7,8 +7,8 @@
  *   echo "<test> <ip> <port>" > /sys/kernel/debug/smbd_fault/ctl
  *   cat /sys/kernel/debug/smbd_fault/result
  *
- * Each test writes "SMBD-TEST: ok|not ok <name> - <detail>" lines to
- * the result. Tests:
+ * Each test writes "ok|not ok <name> - <detail>" lines to the result
+ * (tests/include/smbd_testctl.h). Tests:
  *   ka-idle       two smbd sockets, 1 s keep-alive, idle 4.5 s: still
  *                 connected, probes sent and answered, data still flows
  *   ka-dead       smbd initiator against a raw peer that negotiates and
@@ -48,7 +48,6 @@
  *                 peer could take first still returns its count
  */
 #include <linux/completion.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
@@ -64,31 +63,23 @@
 
 #include "smbd.h"
 #include "smbd_pdu.h"
+#include "../include/smbd_testctl.h"
 
 #define RAW_NR_RX	32
 #define RAW_BUF		2048
 #define RESULT_MAX	8192
 
-static struct dentry *fault_dir;
-static DEFINE_MUTEX(fault_lock);	/* one test at a time; result */
-static char *result;
-static size_t result_len;
+/* One test at a time: the ctl file runs each command under its lock. */
+static struct testctl fault_tc;
 
 static __printf(3, 4) void report(bool ok, const char *name,
 				  const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = scnprintf(result + result_len, RESULT_MAX - result_len,
-		      "SMBD-TEST: %s %s - ", ok ? "ok" : "not ok", name);
-	result_len += n;
 	va_start(ap, fmt);
-	result_len += vscnprintf(result + result_len, RESULT_MAX - result_len,
-				 fmt, ap);
+	testctl_vcheck(&fault_tc.out, ok, NULL, name, fmt, ap);
 	va_end(ap);
-	result_len += scnprintf(result + result_len, RESULT_MAX - result_len,
-				"\n");
 }
 
 /* ---- the raw peer ---- */
@@ -1347,27 +1338,18 @@ static void test_held(bool expect_dead)
 	       held[0].rx_err, held[1].rx_err);
 }
 
-static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
-			 loff_t *off)
+static int fault_run(char *cmd)
 {
-	char cmd[96], test[32], ip[40];
+	char test[32], ip[40];
 	struct sockaddr_storage ss;
 	unsigned int port;
 
-	if (len >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, len))
-		return -EFAULT;
-	cmd[len] = 0;
 	strscpy(ip, "0.0.0.0", sizeof(ip));
 	port = 0;
 	if (sscanf(cmd, "%31s %39s %u", test, ip, &port) < 1 ||
 	    parse_addr(ip, port, &ss))
 		return -EINVAL;
 
-	mutex_lock(&fault_lock);
-	result_len = 0;
-	result[0] = 0;
 	if (!strcmp(test, "send-more"))
 		test_send_more((struct sockaddr *)&ss);
 	else if (!strcmp(test, "hold"))
@@ -1404,48 +1386,20 @@ static ssize_t ctl_write(struct file *f, const char __user *ubuf, size_t len,
 		test_send_fail((struct sockaddr *)&ss, 65536, 0);
 	else
 		report(false, test, "unknown test");
-	mutex_unlock(&fault_lock);
-	return len;
+	return 0;
 }
-
-static ssize_t result_read(struct file *f, char __user *ubuf, size_t len,
-			   loff_t *off)
-{
-	ssize_t ret;
-
-	mutex_lock(&fault_lock);
-	ret = simple_read_from_buffer(ubuf, len, off, result, result_len);
-	mutex_unlock(&fault_lock);
-	return ret;
-}
-
-static const struct file_operations ctl_fops = {
-	.owner = THIS_MODULE,
-	.write = ctl_write,
-};
-
-static const struct file_operations result_fops = {
-	.owner = THIS_MODULE,
-	.read = result_read,
-};
 
 static int __init smbd_fault_init(void)
 {
-	result = kzalloc(RESULT_MAX, GFP_KERNEL);
-	if (!result)
-		return -ENOMEM;
-	fault_dir = debugfs_create_dir("smbd_fault", NULL);
-	debugfs_create_file("ctl", 0200, fault_dir, NULL, &ctl_fops);
-	debugfs_create_file("result", 0400, fault_dir, NULL, &result_fops);
-	return 0;
+	return testctl_init(&fault_tc, "smbd_fault", RESULT_MAX, 95, fault_run);
 }
 
 static void __exit smbd_fault_exit(void)
 {
-	debugfs_remove_recursive(fault_dir);
+	testctl_remove(&fault_tc);
 	/* Connections still open at unload are ended and freed here. */
 	held_release();
-	kfree(result);
+	testctl_out_free(&fault_tc.out);
 }
 
 module_init(smbd_fault_init);

@@ -21,8 +21,8 @@ run() {
 		echo "SMBD-TEST: not ok fault[$1] $2 - smbd_fault refused the command"
 		return
 	fi
-	sed "s/^SMBD-TEST: \(ok\|not ok\) /SMBD-TEST: \1 fault[$1] /" $RES
-	[ "$2" = release ] || grep -qE '^SMBD-TEST: (ok|not ok) ' $RES ||
+	sed -n "s/^\(ok\|not ok\) /SMBD-TEST: \1 fault[$1] /p" $RES
+	[ "$2" = release ] || grep -qE '^(ok|not ok) ' $RES ||
 		echo "SMBD-TEST: not ok fault[$1] $2 - printed no result"
 }
 
