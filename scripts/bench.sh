@@ -76,7 +76,8 @@ append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stoc
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
 echo "bench: booting the VM (log: $out/bench.log)"
-SMBD_VM_APPEND="$append" bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 ||
+SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \
+	bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 3>&1 ||
 	echo "bench: the VM did not finish cleanly; reporting what it printed" >&2
 rm -f "$initrd"
 

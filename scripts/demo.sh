@@ -29,7 +29,7 @@ echo "== booting the VM (QEMU, TCG, -nic none)"
 # shellcheck disable=SC2046 # a list of paths
 bash scripts/mkinitramfs.sh "$kcache" "$out/initrd.cpio.gz" smbd.ko \
 	$(ls out/adapters/*.ko) tests/guest/demo/plan-demo.sh >"$out/initrd.log" 2>&1
-bash scripts/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600
+SMBD_VM_LABEL=demo-vm bash scripts/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600 3>&1
 awk '/SMBD-DEMO-BEGIN/ { on = 1; next } /SMBD-DEMO-END/ { on = 0 } on' \
 	"$out/console.log" | tr -d '\r'
 echo "(full console log: $out/console.log)"

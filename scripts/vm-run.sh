@@ -7,10 +7,15 @@
 # The VM has no network device of any kind. A guest still running after
 # TIMEOUT_SECONDS (default 1200) is killed. Exit 0 iff the guest printed
 # SMBD-GUEST-DONE. Extra kernel arguments may be given in $SMBD_VM_APPEND.
+# When the caller opened fd 3, each plan's start and end, with the checks
+# passed and failed so far, and a line a minute inside a long plan, go
+# there as they happen (scripts/vm-progress.py; $SMBD_VM_LABEL names the
+# VM).
 set -euo pipefail
 
 [ $# -ge 3 ] || { echo "usage: $0 KERNEL_CACHE_DIR INITRAMFS LOGFILE [TIMEOUT_SECONDS]" >&2; exit 2; }
 kdir=$1 initrd=$2 log=$3 tmo=${4:-1200}
+here=$(cd "$(dirname "$0")" && pwd)
 bzimage=$kdir/build/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { echo "vm-run: no $bzimage" >&2; exit 2; }
 [ -f "$initrd" ] || { echo "vm-run: no $initrd" >&2; exit 2; }
@@ -38,7 +43,17 @@ for attempt in 1 2; do
 		-no-reboot -m 3G -smp 2,sockets=2,cores=1,threads=1 -cpu max -display none -monitor none \
 		-chardev file,id=con0,path="$log" -serial chardev:con0 \
 		-kernel "$bzimage" -initrd "$initrd" -append "$append" \
-		</dev/null || rc=$?
+		</dev/null &
+	vm=$!
+	# Progress for whoever watches: to fd 3 when the caller opened it.
+	watch=""
+	if { true >&3; } 2>/dev/null; then
+		/usr/bin/python3 "$here/vm-progress.py" "$log" "$vm" \
+			"${SMBD_VM_LABEL:-vm}" >&3 2>/dev/null &
+		watch=$!
+	fi
+	wait "$vm" || rc=$?
+	[ -z "$watch" ] || wait "$watch" || true
 	if [ $attempt = 2 ] ||
 	   ! grep -aq 'SMBD-GUEST: kernel report while booting' "$log"; then
 		break
