@@ -15,6 +15,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "smbd_internal.h"
+#include "smbd_trace.h"
 
 struct workqueue_struct *smbd_wq;
 /* Every socket, for debugfs smbd/connections. */
@@ -78,8 +79,7 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
 	if (!ok)
 		return false;
 	sk->ss_state = state;
-	pr_debug("smbd: %p %s -> %s\n", sk, smbd_state_names[old],
-		 smbd_state_names[state]);
+	trace_smbd_state(sk, old, state);
 	smbd_sock_wake(sk);
 	return true;
 }
@@ -246,6 +246,7 @@ void smbd_established(struct smbd_sock *sk)
 	lockdep_assert_held(&sk->ss_lock);
 	if (!smbd_set_state(sk, SMBD_CONNECTED))
 		return;
+	trace_smbd_negotiated(sk);
 	cancel_delayed_work(&sk->ss_neg_work);
 	ms = smbd_ka_on_established(&sk->ss_ka, smbd_now_ms());
 	if (ms)
@@ -302,6 +303,11 @@ void smbd_sock_wake(struct smbd_sock *sk)
 void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
 		    const char *what)
 {
+	if (status != IB_WC_WR_FLUSH_ERR) {
+		spin_lock_bh(&sk->ss_lock);
+		sk->ss_cnt.wr_errors++;
+		spin_unlock_bh(&sk->ss_lock);
+	}
 	if (status != IB_WC_WR_FLUSH_ERR ||
 	    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
 		pr_info_ratelimited("smbd: %s failed: %s\n", what,

@@ -20,10 +20,12 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,
 				  bool responder)
 {
+	static atomic_t smbd_next_id;
 	struct smbd_sock *sk = kzalloc(sizeof(*sk), GFP_KERNEL);
 
 	if (!sk)
 		return NULL;
+	sk->ss_id = atomic_inc_return(&smbd_next_id);
 	sk->ss_net = net;
 	sk->ss_params = *params;
 	sk->ss_responder = responder;
@@ -51,6 +53,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
 	INIT_DELAYED_WORK(&sk->ss_probe_work, smbd_neg_probe_work);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
+	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
 	list_add_tail(&sk->ss_all_node, &smbd_socks);
 	mutex_unlock(&smbd_socks_lock);
@@ -63,6 +66,7 @@ void smbd_sock_free(struct smbd_sock *sk)
 	mutex_lock(&smbd_socks_lock);
 	list_del(&sk->ss_all_node);
 	mutex_unlock(&smbd_socks_lock);
+	smbd_debugfs_sock_del(sk);
 	kfree(sk);
 }
 
@@ -421,9 +425,22 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
  * and the backlog counts only negotiated connections.
  */
 static unsigned int max_negotiating = 32;
-module_param(max_negotiating, uint, 0644);
+
+static int smbd_max_negotiating_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 4096);
+}
+
+static const struct kernel_param_ops smbd_max_negotiating_ops = {
+	.set = smbd_max_negotiating_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_negotiating, &smbd_max_negotiating_ops, &max_negotiating,
+		0644);
 MODULE_PARM_DESC(max_negotiating,
-		 "Most connections a listener holds before they finish SMB Direct negotiation; more connection requests are refused and counted (default 32)");
+		 "Most connections a listener holds before they finish SMB Direct negotiation, 1 to 4096; more connection requests are refused and counted (default 32)");
 
 /* Take a place for a new child on @lsk, or count the refusal. */
 static bool smbd_listener_admit(struct smbd_sock *lsk)

@@ -29,6 +29,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
+#include "smbd_trace.h"
 
 static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -145,12 +146,12 @@ void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey)
 		if (reg->reg_live && reg->reg_mr && reg->reg_mr->rkey == rkey) {
 			reg->reg_live = false;
 			reg->reg_remote_inv = true;
+			trace_smbd_mr_inv(sk, rkey, SMBD_TRACE_INV_REMOTE);
 			return;
 		}
 	}
 	sk->ss_stats.remote_inv_unknown++;
-	pr_info_ratelimited("smbd: peer invalidated rkey %#x, not one of ours in use\n",
-			    rkey);
+	trace_smbd_mr_inv(sk, rkey, SMBD_TRACE_INV_UNKNOWN);
 }
 
 static bool smbd_reg_available(struct smbd_sock *sk)
@@ -357,6 +358,8 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		descs[n].offset = mr->iova;
 		descs[n].token = mr->rkey;
 		descs[n].length = mr->length;
+		trace_smbd_mr_reg(sk, mr->rkey, mr->length,
+				  access & IB_ACCESS_REMOTE_WRITE);
 		n++;
 	}
 	if (!ret && last) {
@@ -445,6 +448,7 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 		tail = &r->reg_inv_wr.next;
 		last = &r->reg_inv_wr;
 		local++;
+		trace_smbd_mr_inv(sk, r->reg_mr->rkey, SMBD_TRACE_INV_LOCAL);
 	}
 	sk->ss_stats.mrs_local_inv += local;
 	sk->ss_stats.mrs_remote_inv += remote;

@@ -43,11 +43,15 @@
 #define SMBD_INITIATOR_NEG_TIMEOUT_MS	(120 * 1000)
 #define SMBD_RESPONDER_NEG_TIMEOUT_MS	(5 * 1000)
 
-/* The defaults as set by the module parameters. */
+/* The defaults as set by the module parameters (timers in seconds). */
 static unsigned int smbd_def_send_credits = SMBD_DEFAULT_CREDITS;
 static unsigned int smbd_def_recv_credits = SMBD_DEFAULT_CREDITS;
 static unsigned int smbd_def_send_size = SMBD_DEFAULT_SEND_SIZE;
 static unsigned int smbd_def_recv_size = SMBD_DEFAULT_RECV_SIZE;
+static unsigned int smbd_def_ka_interval = SMBD_DEFAULT_KA_INTERVAL_MS / 1000;
+static unsigned int smbd_def_ka_timeout = SMBD_DEFAULT_KA_TIMEOUT_MS / 1000;
+static unsigned int smbd_def_neg_initiator = SMBD_INITIATOR_NEG_TIMEOUT_MS / 1000;
+static unsigned int smbd_def_neg_responder = SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000;
 
 /* Sizes and credit counts for the defaults, refused out of their range. */
 static int smbd_size_set(const char *val, const struct kernel_param *kp)
@@ -60,6 +64,28 @@ static int smbd_credits_set(const char *val, const struct kernel_param *kp)
 {
 	return param_set_uint_minmax(val, kp, 1, U16_MAX);
 }
+
+/* Keep-alive interval: 0 (off) to an hour. */
+static int smbd_ka_interval_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 3600);
+}
+
+/* Keep-alive answer and Negotiation Timer: 1 s to 10 minutes. */
+static int smbd_timer_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 600);
+}
+
+static const struct kernel_param_ops smbd_ka_interval_ops = {
+	.set = smbd_ka_interval_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops smbd_timer_ops = {
+	.set = smbd_timer_set,
+	.get = param_get_uint,
+};
 
 static const struct kernel_param_ops smbd_size_ops = {
 	.set = smbd_size_set,
@@ -85,6 +111,22 @@ MODULE_PARM_DESC(max_send_size,
 module_param_cb(max_receive_size, &smbd_size_ops, &smbd_def_recv_size, 0644);
 MODULE_PARM_DESC(max_receive_size,
 		 "Size of each receive buffer, the largest message a connection accepts; 128 to 65536 bytes (default 8192)");
+module_param_cb(keepalive_interval, &smbd_ka_interval_ops,
+		&smbd_def_ka_interval, 0644);
+MODULE_PARM_DESC(keepalive_interval,
+		 "Seconds of silence before a keep-alive request ([MS-SMBD] 3.1.6.2), 0 (off) to 3600 (default 120)");
+module_param_cb(keepalive_timeout, &smbd_timer_ops, &smbd_def_ka_timeout,
+		0644);
+MODULE_PARM_DESC(keepalive_timeout,
+		 "Seconds a keep-alive request waits for its answer before the connection ends, 1 to 600 (default 5)");
+module_param_cb(negotiate_timeout, &smbd_timer_ops, &smbd_def_neg_initiator,
+		0644);
+MODULE_PARM_DESC(negotiate_timeout,
+		 "Initiator's Negotiation Timer ([MS-SMBD] 3.1.4.1) in seconds, 1 to 600 (default 120)");
+module_param_cb(responder_negotiate_timeout, &smbd_timer_ops,
+		&smbd_def_neg_responder, 0644);
+MODULE_PARM_DESC(responder_negotiate_timeout,
+		 "Responder's Negotiation Timer ([MS-SMBD] 3.1.7.2) in seconds, 1 to 600 (default 5)");
 
 /**
  * smbd_params_init() - fill the local defaults of one role
@@ -106,10 +148,11 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 	p->max_recv_size = READ_ONCE(smbd_def_recv_size);
 	p->max_fragmented_recv_size = SMBD_DEFAULT_FRAG_RECV_SIZE;
 	p->max_read_write_size = SMBD_DEFAULT_RW_SIZE;
-	p->keepalive_interval_ms = SMBD_DEFAULT_KA_INTERVAL_MS;
-	p->keepalive_timeout_ms = SMBD_DEFAULT_KA_TIMEOUT_MS;
-	p->negotiate_timeout_ms = responder ? SMBD_RESPONDER_NEG_TIMEOUT_MS :
-					      SMBD_INITIATOR_NEG_TIMEOUT_MS;
+	p->keepalive_interval_ms = READ_ONCE(smbd_def_ka_interval) * 1000;
+	p->keepalive_timeout_ms = READ_ONCE(smbd_def_ka_timeout) * 1000;
+	p->negotiate_timeout_ms = (responder ?
+				   READ_ONCE(smbd_def_neg_responder) :
+				   READ_ONCE(smbd_def_neg_initiator)) * 1000;
 	p->mr_count = 0;
 	p->ack_timeout = 0;
 }

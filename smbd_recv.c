@@ -21,6 +21,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
+#include "smbd_trace.h"
 
 /* Fragments of one long message received before the reader is woken. */
 #define SMBD_RX_WAKE_SEGS	16
@@ -69,8 +70,9 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	err = smbd_neg_req_process(&sk->ss_params, rx->rx_buf, len, &sk->ss_neg);
 	list_add(&rx->rx_node, &sk->ss_rx_free);
 	if (err) {
-		pr_info_ratelimited("smbd: negotiate request refused: %s\n",
-				    smbd_neg_err_str(err));
+		sk->ss_stats.peer_refusals++;
+		sk->ss_cnt.neg_refused[err]++;
+		trace_smbd_refused(sk, "3.1.5.6", smbd_neg_err_str(err));
 		status = smbd_neg_err_reply_status(err);
 		if (!status)
 			return -EPROTO;
@@ -80,6 +82,7 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	smbd_proto_setup(sk);
 	ret = smbd_post_recvs(sk, false);
 	granted = smbd_cred_take_grant(&sk->ss_cred);
+	trace_smbd_credit_grant(sk, granted);
 	if (ret <= 0 || !granted)
 		return smbd_send_failure_locked(sk,
 						SMBD_STATUS_INSUFFICIENT_RESOURCES);
@@ -102,8 +105,9 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 				    &sk->ss_neg);
 	list_add(&rx->rx_node, &sk->ss_rx_free);
 	if (err) {
-		pr_info_ratelimited("smbd: negotiate response refused: %s\n",
-				    smbd_neg_err_str(err));
+		sk->ss_stats.peer_refusals++;
+		sk->ss_cnt.neg_refused[err]++;
+		trace_smbd_refused(sk, "3.1.5.7", smbd_neg_err_str(err));
 		return -EPROTO;
 	}
 	smbd_proto_setup(sk);
@@ -134,8 +138,11 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (err)
 		goto violation;
 
-	if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED)
+	trace_smbd_recv_data(sk, rx->rx_seq, &h);
+	if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED) {
 		sk->ss_stats.keepalives_answered++;
+		trace_smbd_keepalive(sk, SMBD_TRACE_KA_ASKED);
+	}
 	/* The idle timer finds this receive when it fires: no re-arm here. */
 	reply = smbd_ka_on_recv(&sk->ss_ka, h.flags, smbd_now_ms());
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
@@ -150,6 +157,10 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (err)
 		goto violation;
 	sk->ss_stats.segs_recv++;
+	if (!h.data_length)
+		sk->ss_cnt.empty_recv++;
+	if (ev == SMBD_REASM_COMPLETE && !first)
+		sk->ss_cnt.reassembled++;
 	if (ev != SMBD_REASM_NONE) {
 		list_del(&rx->rx_node);
 		rx->rx_data_off = h.data_offset;
@@ -189,8 +200,9 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	return 0;
 
 violation:
-	pr_info_ratelimited("smbd: data transfer refused: %s\n",
-			    smbd_rx_err_str(err));
+	sk->ss_stats.peer_refusals++;
+	sk->ss_cnt.rx_refused[err]++;
+	trace_smbd_refused(sk, "3.1.5.8", smbd_rx_err_str(err));
 	return -EPROTO;
 }
 
@@ -211,12 +223,16 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 waiters;
 	int ret = 0;
 
+	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
 	if (wc->status != IB_WC_SUCCESS) {
 		spin_lock(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		smbd_cred_recv_lost(&sk->ss_cred);
 		spin_unlock(&sk->ss_lock);
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			spin_lock(&sk->ss_lock);
+			sk->ss_cnt.wr_errors++;
+			spin_unlock(&sk->ss_lock);
 			pr_info_ratelimited("smbd: receive failed: %s\n",
 					    ib_wc_status_msg(wc->status));
 			smbd_sock_error(sk, -ECONNABORTED);

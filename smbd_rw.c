@@ -17,6 +17,7 @@
 #include <rdma/rw.h>
 
 #include "smbd_internal.h"
+#include "smbd_trace.h"
 
 /* Remote segments one smbd_rdma_read()/smbd_rdma_write() may cover. */
 #define SMBD_RW_SEGS		16
@@ -277,6 +278,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	}
 	spin_unlock_bh(&sk->ss_lock);
 out:
+	trace_smbd_rdma_rw(sk, dir == DMA_TO_DEVICE, ndescs, done, ret ?: done);
 	kfree(seg);
 	kvfree(sl);
 	return ret ?: done;

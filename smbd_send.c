@@ -25,6 +25,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
+#include "smbd_trace.h"
 
 #define SMBD_SEND_BATCH	16
 
@@ -109,6 +110,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		n++;
 	}
 	smbd_tx_unmap(sk, tx);
+	trace_smbd_send_done(sk, tx->tx_seq, n, wc->status);
 	w = tx->tx_wait;
 	tx->tx_wait = NULL;
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
@@ -206,6 +208,23 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 	smbd_sock_error(sk, err);
 }
 
+/* The smbd_send event of each request of a chain about to be posted. */
+static void smbd_trace_chain(struct smbd_sock *sk, struct smbd_send_ctx *head)
+{
+	struct ib_send_wr *wr;
+
+	for (wr = &head->tx_wr; wr; wr = wr->next) {
+		struct smbd_send_ctx *tx = container_of(wr, struct smbd_send_ctx,
+							tx_wr);
+		struct smbd_data_hdr h;
+
+		smbd_data_hdr_decode(tx->tx_buf, &h);
+		trace_smbd_send(sk, tx->tx_seq, &h,
+				wr->opcode == IB_WR_SEND_WITH_INV,
+				wr->send_flags & IB_SEND_SIGNALED);
+	}
+}
+
 /*
  * Post a batch of filled send contexts as one chain. The last one is
  * signalled, and any that smbd_tx_must_signal() picks; each signalled one
@@ -243,6 +262,8 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 		list_splice_init(&owned, &tx->tx_batch);
 	}
 
+	if (trace_smbd_send_enabled())
+		smbd_trace_chain(sk, head);
 	ret = ib_post_send(sk->ss_qp, &head->tx_wr, &bad_wr);
 	if (ret)
 		smbd_post_failed(sk, head, bad_wr ?: &head->tx_wr, ret);
@@ -275,6 +296,7 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 	*txp = list_first_entry(&sk->ss_tx_free, struct smbd_send_ctx, tx_node);
 	list_del(&(*txp)->tx_node);
 	sk->ss_tx_free_count--;
+	(*txp)->tx_seq = ++sk->ss_tx_seq;
 	return 0;
 }
 
@@ -353,6 +375,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 				break;
 			sk->ss_send_waiters++;
 			sk->ss_stats.credit_waits++;
+			trace_smbd_credit_stall(sk, 0);
 			spin_unlock_bh(&sk->ss_lock);
 			ret = wait_event_interruptible(sk->ss_send_wq,
 						       smbd_send_possible(sk));
@@ -366,15 +389,21 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			break;
 		}
 		flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
-		if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
+		if (flags & SMBD_FLAG_RESPONSE_REQUESTED) {
 			sk->ss_stats.keepalives_sent++;
+			trace_smbd_keepalive(sk, SMBD_TRACE_KA_ASK);
+		}
 		if (rearm)
 			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
 					 msecs_to_jiffies(rearm));
 		h.credits_requested = smbd_cred_requested(&sk->ss_cred);
 		sk->ss_stats.segs_sent++;
-		if (grant)
+		if (!seg.data_length)
+			sk->ss_cnt.empty_sent++;
+		if (grant) {
 			sk->ss_stats.grants_sent++;
+			trace_smbd_credit_grant(sk, grant);
+		}
 		spin_unlock_bh(&sk->ss_lock);
 
 		h.credits_granted = grant;
@@ -756,6 +785,7 @@ void smbd_ka_work(struct work_struct *work)
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (act == SMBD_KA_ACT_TERMINATE) {
+		trace_smbd_keepalive(sk, SMBD_TRACE_KA_TIMEOUT);
 		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
 		smbd_sock_error(sk, -ETIMEDOUT);
 	} else if (act == SMBD_KA_ACT_SEND && smbd_send_empty(sk)) {

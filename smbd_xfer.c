@@ -209,6 +209,7 @@ static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
 		rx = list_first_entry(&sk->ss_rx_free, struct smbd_recv_ctx,
 				      rx_node);
 		list_del(&rx->rx_node);
+		rx->rx_seq = ++sk->ss_rx_seq;
 		rx->rx_wr.next = NULL;
 		if (prev)
 			prev->rx_wr.next = &rx->rx_wr;
@@ -306,6 +307,7 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 		return -ENOBUFS;
 	list_del(&tx->tx_node);
 	sk->ss_tx_free_count--;
+	tx->tx_seq = ++sk->ss_tx_seq;
 	memcpy(tx->tx_buf, pdu, len);
 	tx->tx_sge[0].length = len;
 	tx->tx_wr.num_sge = 1;

@@ -27,6 +27,9 @@
 #include <linux/types.h>
 #include <linux/uio.h>
 
+/* The module's version (modinfo, DKMS). */
+#define SMBD_VERSION		"0.15.0"
+
 struct net;
 struct smbd_sock;
 
@@ -146,6 +149,8 @@ struct smbd_sock_info {
  * @rdma_write_bytes: bytes they moved
  * @conns_refused: a listener's connection requests refused: backlog full,
  *	or max_negotiating connections still negotiating (module parameter)
+ * @peer_refusals: messages from the peer refused by [MS-SMBD] 3.1.5.x;
+ *	each ends the connection, and the smbd_refused tracepoint says why
  */
 struct smbd_sock_stats {
 	u64 msgs_sent;
@@ -168,6 +173,7 @@ struct smbd_sock_stats {
 	u64 rdma_writes;
 	u64 rdma_write_bytes;
 	u64 conns_refused;
+	u64 peer_refusals;
 };
 
 /* Flags of smbd_sock_send(). */

@@ -93,6 +93,48 @@ enum smbd_neg_trace {
 	SMBD_NEG_PROBE_UNPOSTED,	/* ... and a probe could not be posted */
 };
 
+/**
+ * enum smbd_trace_ka - keep-alive events (3.1.5.1, 3.1.5.8, 3.1.6.2)
+ * @SMBD_TRACE_KA_ASK: our message asks the peer for an answer
+ * @SMBD_TRACE_KA_ASKED: the peer asked us for one
+ * @SMBD_TRACE_KA_TIMEOUT: the peer did not answer ours in time
+ */
+enum smbd_trace_ka {
+	SMBD_TRACE_KA_ASK,
+	SMBD_TRACE_KA_ASKED,
+	SMBD_TRACE_KA_TIMEOUT,
+};
+
+/**
+ * enum smbd_trace_inv - how an MR's window closed (3.1.4.4, 3.1.5.8)
+ * @SMBD_TRACE_INV_LOCAL: we invalidated it
+ * @SMBD_TRACE_INV_REMOTE: the peer's Send with Invalidate did
+ * @SMBD_TRACE_INV_UNKNOWN: the peer invalidated an rkey not ours in use
+ */
+enum smbd_trace_inv {
+	SMBD_TRACE_INV_LOCAL,
+	SMBD_TRACE_INV_REMOTE,
+	SMBD_TRACE_INV_UNKNOWN,
+};
+
+/**
+ * struct smbd_counters - what only debugfs shows (smbd/conn/<id>/)
+ * @empty_sent: messages sent without payload (grants, keep-alives)
+ * @empty_recv: messages received without payload
+ * @reassembled: messages received in more than one segment
+ * @wr_errors: work requests completed in error, not flushed
+ * @neg_refused: negotiate messages refused, by enum smbd_neg_err
+ * @rx_refused: data messages refused, by enum smbd_rx_err
+ */
+struct smbd_counters {
+	u64 empty_sent;
+	u64 empty_recv;
+	u64 reassembled;
+	u64 wr_errors;
+	u32 neg_refused[SMBD_NEG_ERR_NR];
+	u32 rx_refused[SMBD_RX_ERR_NR];
+};
+
 /* Where a listener's child is: set under the listener's ss_lock. */
 enum smbd_queued {
 	SMBD_Q_NONE,		/* on no list of the listener's */
@@ -134,6 +176,7 @@ struct smbd_recv_ctx {
 	bool rx_last;
 	bool rx_invalidated;
 	u32 rx_token;
+	u32 rx_seq;
 };
 
 /*
@@ -197,6 +240,7 @@ struct smbd_send_ctx {
 	struct ib_send_wr tx_wr;
 	struct ib_sge tx_sge[SMBD_TX_SGE_MAX];
 	u32 tx_nmapped;
+	u32 tx_seq;
 	void *tx_buf;
 	u64 tx_dma;
 };
@@ -289,6 +333,10 @@ struct smbd_sock {
 
 	spinlock_t ss_lock;		/* see above */
 	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
+	u32 ss_id;			/* names it in traces and debugfs */
+	struct dentry *ss_debugfs;	/* smbd/conn/<ss_id> */
+	u32 ss_tx_seq;			/* sends posted (under ss_lock) */
+	u32 ss_rx_seq;			/* receives posted (under ss_lock) */
 	enum smbd_state ss_state;
 	int ss_err;
 	/*
@@ -394,6 +442,7 @@ struct smbd_sock {
 	u32 ss_port_num;
 
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
+	struct smbd_counters ss_cnt;		/* under ss_lock */
 };
 
 /* smbd_core.c */
@@ -410,6 +459,11 @@ void smbd_event_work(struct work_struct *work);
 void smbd_neg_expired(struct smbd_sock *sk);
 void smbd_neg_timeout(struct work_struct *work);
 void smbd_established(struct smbd_sock *sk);
+
+/* smbd_debugfs.c */
+void smbd_debugfs_init(struct dentry *root);
+void smbd_debugfs_sock_add(struct smbd_sock *sk);
+void smbd_debugfs_sock_del(struct smbd_sock *sk);
 
 /* smbd_dev.c */
 struct dentry;

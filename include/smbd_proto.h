@@ -66,6 +66,7 @@ struct smbd_negotiated {
  * @SMBD_NEG_ERR_PREF_SEND_SIZE: PreferredSendSize above our
  *	MaxReceiveSize (response)
  * @SMBD_NEG_ERR_STATUS: Status is not STATUS_SUCCESS (response)
+ * @SMBD_NEG_ERR_NR: how many values there are
  */
 enum smbd_neg_err {
 	SMBD_NEG_OK = 0,
@@ -77,6 +78,7 @@ enum smbd_neg_err {
 	SMBD_NEG_ERR_FRAG_SIZE,
 	SMBD_NEG_ERR_PREF_SEND_SIZE,
 	SMBD_NEG_ERR_STATUS,
+	SMBD_NEG_ERR_NR
 };
 
 /**
@@ -153,6 +155,7 @@ struct smbd_data_hdr {
  * enum smbd_rx_err - why a received Data Transfer message ends the
  *	connection ([MS-SMBD] 3.1.5.8)
  * @SMBD_RX_OK: valid
+ * @SMBD_RX_ERR_RECV_SIZE: longer than MaxReceiveSize
  * @SMBD_RX_ERR_SHORT: shorter than the 20-byte header
  * @SMBD_RX_ERR_CREDITS_REQUESTED: CreditsRequested is zero
  * @SMBD_RX_ERR_OFFSET_ALIGN: DataOffset is not a multiple of 8
@@ -163,6 +166,7 @@ struct smbd_data_hdr {
  * @SMBD_RX_ERR_FRAGMENT: a segment that does not continue the message
  *	being reassembled
  * @SMBD_RX_ERR_CREDIT_OVERRUN: the peer sent without holding a credit
+ * @SMBD_RX_ERR_NR: how many values there are
  */
 enum smbd_rx_err {
 	SMBD_RX_OK = 0,
@@ -175,6 +179,7 @@ enum smbd_rx_err {
 	SMBD_RX_ERR_TOO_LARGE,
 	SMBD_RX_ERR_FRAGMENT,
 	SMBD_RX_ERR_CREDIT_OVERRUN,
+	SMBD_RX_ERR_NR
 };
 
 void smbd_data_hdr_encode(const struct smbd_data_hdr *h,

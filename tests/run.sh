@@ -180,6 +180,22 @@ check "smbd's files call each other one way only (no cycle)" \
 check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
 	bash adapters/build.sh "$kcache/build" out/adapters $adapter_parts
 check "checkpatch --strict clean" scripts/checkpatch.sh
+# modinfo: version (smbd.h's SMBD_VERSION), author, description, and a
+# description of every parameter (the guest's plan-21 checks their
+# ranges).
+check_modinfo() {
+	local want
+	want=$(sed -n 's/^#define SMBD_VERSION[[:space:]]*"\(.*\)"/\1/p' include/smbd.h)
+	/sbin/modinfo smbd.ko | grep -E '^(version|author|description|parm):'
+	[ -n "$want" ] && [ "$(/sbin/modinfo -F version smbd.ko)" = "$want" ] &&
+		[ -n "$(/sbin/modinfo -F author smbd.ko)" ] &&
+		[ -n "$(/sbin/modinfo -F description smbd.ko)" ] &&
+		/sbin/modinfo -F parm smbd.ko | awk '
+			{ n++; d = $0; sub(/^[^:]*:/, "", d); if (length(d) < 30) bad++ }
+			END { exit !(n >= 9 && !bad) }'
+}
+check "modinfo: version, author, description, every parameter described" \
+	check_modinfo
 check "log checker self-test (reports, KTAP counts, clean log)" \
 	bash tests/harness/selftest.sh
 
@@ -189,9 +205,10 @@ check "build the test modules (W=1, no warnings)" \
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	# The churn and hostile plans take 5-8 minutes each in the guest.
 	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-2700} \
-	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=900" bash tests/vm-test.sh \
+	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=900" SMBD_VM_LABEL=vm \
+		bash tests/vm-test.sh \
 		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko $test_modules \
-		>"$out/vm-summary.log" 2>&1
+		3>&1 >"$out/vm-summary.log" 2>&1
 	cat "$out/vm-summary.log"
 	add_counts "$out/vm-summary.log" "VM run"
 else
@@ -207,9 +224,9 @@ fi
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
 	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
-	SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh \
+	SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh SMBD_VM_LABEL=bulk-vm \
 		bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko \
-		tests/kmod/smbd_test.ko >"$out/vm-bulk-summary.log" 2>&1
+		tests/kmod/smbd_test.ko 3>&1 >"$out/vm-bulk-summary.log" 2>&1
 	grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
 	cat "$out/vm-bulk-summary.log"
 	add_counts "$out/vm-bulk-summary.log" "bulk VM run"
@@ -224,9 +241,9 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
 	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=1200" \
-	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" \
+	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" SMBD_VM_LABEL=smb-vm \
 		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
-		>"$out/vm-smb-summary.log" 2>&1
+		3>&1 >"$out/vm-smb-summary.log" 2>&1
 	grep -aE 'SMBD-INFO: (smb|hostile-mount)' "$out/vm-smb.log" | tr -d '\r' || true
 	cat "$out/vm-smb-summary.log"
 	add_counts "$out/vm-smb-summary.log" "SMB VM run"
@@ -241,10 +258,10 @@ if [ -f "$stock_mods/cifs.ko" ] && [ -f "$stock_mods/ksmbd.ko" ]; then
 	if skdir=$(bash scripts/stock-kernel.sh 2>"$out/stock-kernel.log"); then
 		SMBD_VM_KERNEL=$skdir SMBD_VM_TIMEOUT=1500 \
 		SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.stock=1 smbdtest.plan_timeout=1200" \
-		SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh \
+		SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh SMBD_VM_LABEL=stock-vm \
 			bash tests/vm-test.sh "$out/vm-stock.log" "$stock_mods/smbd.ko" \
 			"$stock_mods/cifs.ko" "$stock_mods/ksmbd.ko" \
-			>"$out/vm-stock-summary.log" 2>&1
+			3>&1 >"$out/vm-stock-summary.log" 2>&1
 		grep -a 'SMBD-INFO: stock' "$out/vm-stock.log" | tr -d '\r' || true
 		cat "$out/vm-stock-summary.log"
 		add_counts "$out/vm-stock-summary.log" "stock-kernel VM run"

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: what debugfs shows of the connections.
+ *
+ * /sys/kernel/debug/smbd/connections is the one-screen summary, a block
+ * per socket (like ss). /sys/kernel/debug/smbd/conn/<id>/, one directory
+ * per socket from its allocation to its free, has:
+ *   state       state, role, error, device, addresses
+ *   negotiated  what negotiation settled ([MS-SMBD] 3.1.1.1)
+ *   credits     credits both ways, buffers, waiters (3.1.5.1, 3.1.5.9)
+ *   counters    every counter of the connection, one "name value" a line
+ *   refusals    peer input refused, by [MS-SMBD] section and reason
+ * The <id> is the conn= of the summary and of the tracepoints.
+ *
+ * Every file is read under the socket's ss_lock, or with its cm mutex
+ * only tried; debugfs_remove() waits for a read in progress before the
+ * socket is freed.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <rdma/rdma_cm.h>
+
+#include "smbd_internal.h"
+
+static struct dentry *smbd_conn_root;
+
+/* The addresses of @sk's id, if its cm mutex can be had at once. */
+static bool smbd_dbg_addrs(struct smbd_sock *sk, struct sockaddr_storage *src,
+			   struct sockaddr_storage *dst)
+{
+	bool addr = false;
+
+	/*
+	 * Never wait here: a handler may hold ss_cm_mutex through a
+	 * connect, and smbd_socks_lock would hold up every socket.
+	 */
+	if (mutex_trylock(&sk->ss_cm_mutex)) {
+		addr = sk->ss_cm_id;
+		if (addr) {
+			memcpy(src, &sk->ss_cm_id->route.addr.src_addr,
+			       sizeof(*src));
+			memcpy(dst, &sk->ss_cm_id->route.addr.dst_addr,
+			       sizeof(*dst));
+		}
+		mutex_unlock(&sk->ss_cm_mutex);
+	}
+	return addr;
+}
+
+static const char *smbd_dbg_role(const struct smbd_sock *sk)
+{
+	return sk->ss_is_listener ? "listener" :
+	       sk->ss_responder ? "responder" : "initiator";
+}
+
+/* One block per socket: who, what was negotiated, what it has done. */
+static int smbd_connections_show(struct seq_file *m, void *v)
+{
+	struct sockaddr_storage src = {}, dst = {};
+	struct smbd_sock_stats st;
+	struct smbd_sock *sk;
+	bool addr;
+
+	mutex_lock(&smbd_socks_lock);
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		addr = smbd_dbg_addrs(sk, &src, &dst);
+		spin_lock_bh(&sk->ss_lock);
+		st = sk->ss_stats;
+		spin_unlock_bh(&sk->ss_lock);
+		seq_printf(m, "%s %s conn=%u %s", smbd_dbg_role(sk),
+			   smbd_state_name(READ_ONCE(sk->ss_state)), sk->ss_id,
+			   sk->ss_ibdev ? dev_name(&sk->ss_ibdev->dev) : "-");
+		if (addr && sk->ss_is_listener)
+			seq_printf(m, " %pISpc", &src);
+		else if (addr)
+			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
+		if (sk->ss_is_listener) {
+			seq_printf(m, " negotiating %u accept_q %u refused %llu\n",
+				   READ_ONCE(sk->ss_pending_len),
+				   READ_ONCE(sk->ss_accept_len),
+				   st.conns_refused);
+			continue;
+		}
+		seq_putc(m, '\n');
+		seq_printf(m, "  neg: max_send %u max_recv %u max_frag_send %u max_frag_recv %u max_rw %u ird %u ord %u\n",
+			   sk->ss_neg.max_send_size, sk->ss_neg.max_recv_size,
+			   sk->ss_neg.max_fragmented_send_size,
+			   sk->ss_neg.max_fragmented_recv_size,
+			   sk->ss_neg.max_read_write_size,
+			   sk->ss_responder_resources, sk->ss_initiator_depth);
+		seq_printf(m, "  msgs: sent %llu recv %llu; segs: sent %llu recv %llu; bytes: sent %llu (zero-copy %llu) recv %llu\n",
+			   st.msgs_sent, st.msgs_recv, st.segs_sent,
+			   st.segs_recv, st.bytes_sent, st.bytes_zcopy,
+			   st.bytes_recv);
+		seq_printf(m, "  credits: grants %llu waits %llu; keep-alive: sent %llu answered %llu; refused %llu\n",
+			   st.grants_sent, st.credit_waits, st.keepalives_sent,
+			   st.keepalives_answered, st.peer_refusals);
+		seq_printf(m, "  mr: registered %llu local_inv %llu remote_inv %llu remote_inv_unknown %llu\n",
+			   st.mrs_registered, st.mrs_local_inv,
+			   st.mrs_remote_inv, st.remote_inv_unknown);
+		seq_printf(m, "  rdma: reads %llu (%llu bytes) writes %llu (%llu bytes)\n",
+			   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
+			   st.rdma_write_bytes);
+	}
+	mutex_unlock(&smbd_socks_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_connections);
+
+static int smbd_conn_state_show(struct seq_file *m, void *v)
+{
+	struct sockaddr_storage src = {}, dst = {};
+	struct smbd_sock *sk = m->private;
+	enum smbd_state state;
+	bool addr;
+	int err;
+
+	addr = smbd_dbg_addrs(sk, &src, &dst);
+	spin_lock_bh(&sk->ss_lock);
+	state = sk->ss_state;
+	err = sk->ss_err;
+	spin_unlock_bh(&sk->ss_lock);
+	seq_printf(m, "state %s\nrole %s\nerror %d\ndevice %s\n",
+		   smbd_state_name(state), smbd_dbg_role(sk), err,
+		   sk->ss_ibdev ? dev_name(&sk->ss_ibdev->dev) : "-");
+	if (addr)
+		seq_printf(m, "local %pISpc\npeer %pISpc\n", &src, &dst);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_conn_state);
+
+static int smbd_conn_negotiated_show(struct seq_file *m, void *v)
+{
+	struct smbd_sock *sk = m->private;
+	struct smbd_negotiated n;
+	u8 ird, ord;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = sk->ss_neg;
+	ird = sk->ss_responder_resources;
+	ord = sk->ss_initiator_depth;
+	spin_unlock_bh(&sk->ss_lock);
+	seq_printf(m, "max_send_size %u\nmax_receive_size %u\nmax_fragmented_send_size %u\nmax_fragmented_receive_size %u\nmax_read_write_size %u\npeer_credits_requested %u\ninitial_send_credits %u\nird %u\nord %u\n",
+		   n.max_send_size, n.max_recv_size,
+		   n.max_fragmented_send_size, n.max_fragmented_recv_size,
+		   n.max_read_write_size, n.peer_credits_requested,
+		   n.send_credits, ird, ord);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_conn_negotiated);
+
+static int smbd_conn_credits_show(struct seq_file *m, void *v)
+{
+	struct smbd_sock *sk = m->private;
+	struct smbd_credits c;
+	u32 tx_free, waiters;
+
+	spin_lock_bh(&sk->ss_lock);
+	c = sk->ss_cred;
+	tx_free = sk->ss_tx_free_count;
+	waiters = sk->ss_send_waiters;
+	spin_unlock_bh(&sk->ss_lock);
+	seq_printf(m, "send_credits %u\nsend_credit_target %u\nreceive_credit_max %u\nreceive_credit_target %u\nreceives_posted %u\npeer_holds %u\nsend_buffers_free %u\nsenders_waiting %u\n",
+		   c.send_credits, c.send_credit_target, c.recv_credit_max,
+		   c.recv_credit_target, c.recv_posted, c.recv_granted,
+		   tx_free, waiters);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_conn_credits);
+
+static int smbd_conn_counters_show(struct seq_file *m, void *v)
+{
+	struct smbd_sock *sk = m->private;
+	struct smbd_sock_stats st;
+	struct smbd_counters c;
+	u32 i, refused = 0;
+
+	spin_lock_bh(&sk->ss_lock);
+	st = sk->ss_stats;
+	c = sk->ss_cnt;
+	spin_unlock_bh(&sk->ss_lock);
+	for (i = 0; i < SMBD_NEG_ERR_NR; i++)
+		refused += c.neg_refused[i];
+	for (i = 0; i < SMBD_RX_ERR_NR; i++)
+		refused += c.rx_refused[i];
+	seq_printf(m, "msgs_sent %llu\nmsgs_recv %llu\nsegs_sent %llu\nsegs_recv %llu\nbytes_sent %llu\nbytes_zero_copy %llu\nbytes_recv %llu\n",
+		   st.msgs_sent, st.msgs_recv, st.segs_sent, st.segs_recv,
+		   st.bytes_sent, st.bytes_zcopy, st.bytes_recv);
+	seq_printf(m, "empty_sent %llu\nempty_recv %llu\nreassembled %llu\n",
+		   c.empty_sent, c.empty_recv, c.reassembled);
+	seq_printf(m, "grants_sent %llu\ncredit_stalls %llu\nkeepalives_sent %llu\nkeepalives_answered %llu\n",
+		   st.grants_sent, st.credit_waits, st.keepalives_sent,
+		   st.keepalives_answered);
+	seq_printf(m, "mrs_registered %llu\nmrs_local_inv %llu\nmrs_remote_inv %llu\nremote_inv_unknown %llu\n",
+		   st.mrs_registered, st.mrs_local_inv, st.mrs_remote_inv,
+		   st.remote_inv_unknown);
+	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\n",
+		   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
+		   st.rdma_write_bytes);
+	seq_printf(m, "conns_refused %llu\npeer_refusals %llu\nrefusals_by_reason %u\ncompletion_errors %llu\n",
+		   st.conns_refused, st.peer_refusals, refused, c.wr_errors);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_conn_counters);
+
+static int smbd_conn_refusals_show(struct seq_file *m, void *v)
+{
+	struct smbd_sock *sk = m->private;
+	struct smbd_counters c;
+	u32 i;
+
+	spin_lock_bh(&sk->ss_lock);
+	c = sk->ss_cnt;
+	spin_unlock_bh(&sk->ss_lock);
+	/* Negotiation: 3.1.5.6 on a responder, 3.1.5.7 on an initiator. */
+	for (i = 1; i < SMBD_NEG_ERR_NR; i++)
+		seq_printf(m, "%s negotiate: %s: %u\n",
+			   sk->ss_responder ? "3.1.5.6" : "3.1.5.7",
+			   smbd_neg_err_str(i), c.neg_refused[i]);
+	for (i = 1; i < SMBD_RX_ERR_NR; i++)
+		seq_printf(m, "3.1.5.8 data: %s: %u\n", smbd_rx_err_str(i),
+			   c.rx_refused[i]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(smbd_conn_refusals);
+
+/**
+ * smbd_debugfs_sock_add() - the debugfs directory of a new socket
+ * @sk: the socket, with its id
+ *
+ * Context: process.
+ */
+void smbd_debugfs_sock_add(struct smbd_sock *sk)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%u", sk->ss_id);
+	sk->ss_debugfs = debugfs_create_dir(name, smbd_conn_root);
+	debugfs_create_file("state", 0444, sk->ss_debugfs, sk,
+			    &smbd_conn_state_fops);
+	debugfs_create_file("negotiated", 0444, sk->ss_debugfs, sk,
+			    &smbd_conn_negotiated_fops);
+	debugfs_create_file("credits", 0444, sk->ss_debugfs, sk,
+			    &smbd_conn_credits_fops);
+	debugfs_create_file("counters", 0444, sk->ss_debugfs, sk,
+			    &smbd_conn_counters_fops);
+	debugfs_create_file("refusals", 0444, sk->ss_debugfs, sk,
+			    &smbd_conn_refusals_fops);
+}
+
+/**
+ * smbd_debugfs_sock_del() - remove a socket's debugfs directory
+ * @sk: the socket, about to be freed
+ *
+ * Returns once no read of its files is in progress.
+ *
+ * Context: process; may sleep.
+ */
+void smbd_debugfs_sock_del(struct smbd_sock *sk)
+{
+	debugfs_remove_recursive(sk->ss_debugfs);
+	sk->ss_debugfs = NULL;
+}
+
+/**
+ * smbd_debugfs_init() - the connections file and the conn directory
+ * @root: smbd's debugfs directory
+ *
+ * Context: process (module init).
+ */
+void smbd_debugfs_init(struct dentry *root)
+{
+	debugfs_create_file("connections", 0444, root, NULL,
+			    &smbd_connections_fops);
+	smbd_conn_root = debugfs_create_dir("conn", root);
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan: smbd's module parameters. Each one reads its documented
+# default, refuses a value just outside its range (and keeps the old
+# one), takes one at each end of the range, and is put back. Loads
+# smbd.ko if it is not loaded and leaves it loaded.
+
+ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
+nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
+
+lsmod | grep -q '^smbd ' || /usr/sbin/insmod /smbd/smbd.ko
+P=/sys/module/smbd/parameters
+
+# param NAME DEFAULT MIN MAX: the checks of one parameter
+param() {
+	n=$1 def=$2 min=$3 max=$4 f=$P/$1
+	if [ ! -f "$f" ]; then
+		nok "params/$n" "no $f"
+		return
+	fi
+	v=$(cat "$f")
+	[ "$v" = "$def" ] && ok "params/$n/default" "$v" ||
+		nok "params/$n/default" "reads $v, documented $def"
+	bad=""
+	[ "$min" -gt 0 ] && bad="$((min - 1))"
+	bad="$bad $((max + 1)) x"
+	for b in $bad; do
+		if echo "$b" > "$f" 2>/dev/null; then
+			nok "params/$n/refuses-$b" "took $b, now $(cat "$f")"
+		elif [ "$(cat "$f")" != "$def" ]; then
+			nok "params/$n/refuses-$b" "refused, but changed to $(cat "$f")"
+		else
+			ok "params/$n/refuses-$b"
+		fi
+	done
+	for g in "$min" "$max"; do
+		if echo "$g" > "$f" 2>/dev/null && [ "$(cat "$f")" = "$g" ]; then
+			ok "params/$n/takes-$g"
+		else
+			nok "params/$n/takes-$g" "now $(cat "$f")"
+		fi
+	done
+	echo "$def" > "$f"
+}
+
+param send_credit_target 64 1 65535
+param receive_credit_max 64 1 65535
+param max_send_size 8192 128 65536
+param max_receive_size 8192 128 65536
+param keepalive_interval 120 0 3600
+param keepalive_timeout 5 1 600
+param negotiate_timeout 120 1 600
+param responder_negotiate_timeout 5 1 600
+param max_negotiating 32 1 4096
+
+# Every parameter the module has is one of those above.
+extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating' | tr '\n' ' ')
+[ -z "$extra" ] && ok params/all-checked || nok params/all-checked "untested: $extra"
