@@ -7,6 +7,8 @@
 #   make KDIR=/usr/src/linux-headers-6.12.<n>+deb12-amd64
 #                             build against Debian's kernel headers
 #   make check                sparse (C=2) and checkpatch --strict
+#   make modules_install      install smbd.ko into KDIR's kernel's
+#                             updates/ (make install: the same)
 #   make clean
 
 KDIR ?= $(shell $(CURDIR)/scripts/build-kernel.sh)/build
@@ -21,7 +23,12 @@ check:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=$(W) C=2 CF=-D__CHECK_ENDIAN__ modules
 	$(CURDIR)/scripts/checkpatch.sh
 
+modules_install: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+
+install: modules_install
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
-.PHONY: all modules check clean
+.PHONY: all modules check modules_install install clean

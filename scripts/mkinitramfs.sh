@@ -153,7 +153,15 @@ printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
 mkdir -p "$root/lib/modules"
 cp -a "$modsrc" "$root/lib/modules/"
 rm -f "$root/lib/modules/$kver/build" "$root/lib/modules/$kver/source"
-if [ ! -s "$root/lib/modules/$kver/modules.dep" ]; then
+# $SMBD_VM_UPDATES: modules installed as DKMS installs them, in updates/
+# (which modprobe prefers to the kernel's own).
+if [ -n "${SMBD_VM_UPDATES:-}" ]; then
+	mkdir -p "$root/lib/modules/$kver/updates/dkms"
+	for f in $SMBD_VM_UPDATES; do
+		cp "$f" "$root/lib/modules/$kver/updates/dkms/"
+	done
+	depmod -b "$root" "$kver"
+elif [ ! -s "$root/lib/modules/$kver/modules.dep" ]; then
 	depmod -b "$root" "$kver"
 fi
 

@@ -19,7 +19,7 @@ pkgs=(
 	qemu-system-x86 busybox-static iproute2
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	libibverbs1 librdmacm1
-	ksmbd-tools cifs-utils
+	ksmbd-tools cifs-utils dkms
 )
 # Installed when the registry has them.
 optional=(perftest)

@@ -15,7 +15,7 @@ import sys
 import time
 
 PLAN = re.compile(r"SMBD-PLAN: (begin|end) \S*/(\S+)(?: rc=(\d+))?")
-TEST = re.compile(r"SMBD-TEST: (ok|not ok|skip) (\S+)")
+TEST = re.compile(r"SMBD-TEST: (ok|not ok|skip) (.*?)(?: - |\r?$)")
 BENCH = re.compile(r"SMBD-BENCH: provider=(\S+) group=(\S+) test=(\S+) rep=(\S+)")
 DEMO = re.compile(r"^(==|--) ")
 KTAP = re.compile(r"^\[\s*[\d.]+\] ( *)(ok|not ok) \d+\b")

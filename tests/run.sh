@@ -252,10 +252,35 @@ else
 fi
 
 # Debian's own kernel (linux-image package, scripts/stock-kernel.sh), with
-# its rdma_rxe: smbd.ko, cifs.ko and ksmbd.ko built against Debian's
-# headers load, and cifs on smbd mounts ksmbd on smbd over rxe.
+# its rdma_rxe: smbd.ko, cifs.ko and ksmbd.ko built by DKMS against
+# Debian's headers (scripts/dkms-check.sh) are installed in updates/,
+# modprobe loads them, and cifs on smbd mounts ksmbd on smbd over rxe.
+# Without a DKMS build, the VM still runs with the direct build's modules.
 if [ -f "$stock_mods/cifs.ko" ] && [ -f "$stock_mods/ksmbd.ko" ]; then
 	if skdir=$(bash scripts/stock-kernel.sh 2>"$out/stock-kernel.log"); then
+		dkms_mods=$stock_mods/dkms
+		check "DKMS builds and installs smbd, cifs and ksmbd for ${debian##*/}; modprobe prefers them to the kernel's" \
+			bash scripts/dkms-check.sh "$debian" "$dkms_mods" \
+			"$skdir/modroot/lib/modules/${debian##*/linux-headers-}"
+		# The DKMS modules as installed (.ko.xz on Debian 12), and
+		# plain copies for the plan's own module checks.
+		updates=""
+		for m in smbd cifs ksmbd; do
+			f=$(ls "$dkms_mods/$m".ko* 2>/dev/null | head -n 1)
+			[ -n "$f" ] && updates+=" $f"
+		done
+		if [ "$(echo $updates | wc -w)" = 3 ]; then
+			for f in $updates; do
+				m=${f##*/}
+				case $f in
+				*.xz) xz -dc "$f" > "$stock_mods/${m%.xz}" ;;
+				*) cp "$f" "$stock_mods/$m" ;;
+				esac
+			done
+		else
+			updates=""
+		fi
+		SMBD_VM_UPDATES=$updates \
 		SMBD_VM_KERNEL=$skdir SMBD_VM_TIMEOUT=1500 \
 		SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.stock=1 smbdtest.plan_timeout=1200" \
 		SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh SMBD_VM_LABEL=stock-vm \

@@ -6,12 +6,32 @@
 # ksmbd and without siw. smbd.ko, cifs.ko and ksmbd.ko built against
 # Debian's linux-headers load, and cifs on smbd mounts a share of ksmbd on
 # smbd over the kernel's own rdma_rxe, with the checks of
-# tests/guest/lib-smbpair.sh.
+# tests/guest/lib-smbpair.sh. When DKMS installed them (tests/run.sh:
+# scripts/dkms-check.sh, then updates/dkms/ in the image), modprobe loads
+# them, in place of the kernel's own cifs and ksmbd, before the pairing.
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
 
 echo "    stock: kernel $(uname -r)"
+upd=/lib/modules/$(uname -r)/updates/dkms
+if [ -d "$upd" ]; then
+	for m in cifs ksmbd; do
+		dep=$($SMB_MODPROBE --show-depends "$m" 2>&1)
+		echo "$dep" | sed "s/^/    stock: modprobe -n $m: /"
+		if echo "$dep" | grep -q "updates/dkms/$m\.ko" &&
+		   echo "$dep" | grep -q "updates/dkms/smbd\.ko"; then
+			ok "stock-kernel/dkms/modprobe-$m-takes-updates"
+		else
+			nok "stock-kernel/dkms/modprobe-$m-takes-updates" "$(echo "$dep" | tr '\n' ';')"
+		fi
+		if $SMB_MODPROBE "$m" && [ -e "/sys/module/smbd/holders/$m" ]; then
+			ok "stock-kernel/dkms/modprobe-$m-on-smbd"
+		else
+			nok "stock-kernel/dkms/modprobe-$m-on-smbd" "$(ls /sys/module/smbd/holders 2>&1 | tr '\n' ' ')"
+		fi
+	done
+fi
 PAIR_PROVIDERS=rxe
 PAIR_PREFIX=stock-kernel
 PAIR_MISSING=nok	# both modules are required here
