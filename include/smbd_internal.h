@@ -159,6 +159,8 @@ enum smbd_queued {
  * @rx_last: last fragment of its upper-layer message
  * @rx_invalidated: the peer invalidated @rx_token with this message
  * @rx_token: the invalidated token
+ * @rx_seq: the connection's count of receives posted when this one was
+ *	(tracepoints)
  */
 struct smbd_recv_ctx {
 	struct ib_cqe rx_cqe;
@@ -230,6 +232,8 @@ struct smbd_send_wait {
  * @tx_buf: max_send_size bytes, DMA-mapped once: header, zero padding,
  *	copied payload
  * @tx_dma: its DMA address
+ * @tx_seq: the connection's count of sends when this one was taken
+ *	(tracepoints)
  */
 struct smbd_send_ctx {
 	struct ib_cqe tx_cqe;
@@ -300,8 +304,10 @@ struct smbd_reg {
 	struct ib_cqe reg_cqe;
 };
 
-/**
+/*
  * struct smbd_sock - one SMB Direct connection or listener
+ *
+ * Private: each member is described where it is declared.
  *
  * Immutable after creation: @ss_net, @ss_responder; @ss_params once
  * connecting or listening.

@@ -83,6 +83,13 @@ enum smbd_neg_err {
 
 /**
  * struct smbd_neg_req - host-order Negotiate Request ([MS-SMBD] 2.2.1)
+ * @min_version: MinVersion, lowest protocol version offered
+ * @max_version: MaxVersion, highest protocol version offered
+ * @credits_requested: CreditsRequested, the sender's Send Credit target
+ * @preferred_send_size: PreferredSendSize, largest message it would send
+ * @max_receive_size: MaxReceiveSize, largest message it accepts
+ * @max_fragmented_size: MaxFragmentedSize, largest upper-layer message
+ *	it reassembles
  */
 struct smbd_neg_req {
 	u16 min_version;
@@ -95,6 +102,17 @@ struct smbd_neg_req {
 
 /**
  * struct smbd_neg_resp - host-order Negotiate Response ([MS-SMBD] 2.2.2)
+ * @min_version: MinVersion the responder supports
+ * @max_version: MaxVersion the responder supports
+ * @negotiated_version: NegotiatedVersion, the version chosen
+ * @credits_requested: CreditsRequested, the responder's Send Credit target
+ * @credits_granted: CreditsGranted, the initiator's first Send Credits
+ * @status: Status, an NTSTATUS; not STATUS_SUCCESS refuses the connection
+ * @max_read_write_size: MaxReadWriteSize, largest RDMA Read or Write
+ * @preferred_send_size: PreferredSendSize, largest message it would send
+ * @max_receive_size: MaxReceiveSize, largest message it accepts
+ * @max_fragmented_size: MaxFragmentedSize, largest upper-layer message
+ *	it reassembles
  */
 struct smbd_neg_resp {
 	u16 min_version;
@@ -141,6 +159,14 @@ int smbd_irdord_accept(u32 own_ird, u32 own_ord, const void *priv, u32 len,
 
 /**
  * struct smbd_data_hdr - host-order Data Transfer header ([MS-SMBD] 2.2.3)
+ * @credits_requested: CreditsRequested, the sender's Send Credit target
+ * @credits_granted: CreditsGranted, Send Credits given to the receiver
+ * @flags: Flags (SMB_DIRECT_RESPONSE_REQUESTED)
+ * @remaining_data_length: RemainingDataLength, bytes of the upper-layer
+ *	message after this one's
+ * @data_offset: DataOffset, where the payload starts, from the header's
+ *	start
+ * @data_length: DataLength, the payload bytes in this message
  */
 struct smbd_data_hdr {
 	u16 credits_requested;

@@ -180,6 +180,15 @@ check "smbd's files call each other one way only (no cycle)" \
 check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
 	bash adapters/build.sh "$kcache/build" out/adapters $adapter_parts
 check "checkpatch --strict clean" scripts/checkpatch.sh
+# kernel-doc (the test kernel's scripts/kernel-doc): every kernel-doc
+# block of smbd's sources, headers and KUnit suites complete.
+check_kerneldoc() {
+	local o
+	o=$(perl "$kcache/src/scripts/kernel-doc" -none smbd_*.c include/*.h \
+		kunit/*.c 2>&1)
+	[ -z "$o" ] || { printf '%s\n' "$o"; return 1; }
+}
+check "kernel-doc -none: no warnings" check_kerneldoc
 # modinfo: version (smbd.h's SMBD_VERSION), author, description, and a
 # description of every parameter (the guest's plan-21 checks their
 # ranges).
