@@ -175,16 +175,11 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	struct smbd_sock *sk = m->private;
 	struct smbd_sock_stats st;
 	struct smbd_counters c;
-	u32 i, refused = 0;
 
 	spin_lock_bh(&sk->ss_lock);
 	st = sk->ss_stats;
 	c = sk->ss_cnt;
 	spin_unlock_bh(&sk->ss_lock);
-	for (i = 0; i < SMBD_NEG_ERR_NR; i++)
-		refused += c.neg_refused[i];
-	for (i = 0; i < SMBD_RX_ERR_NR; i++)
-		refused += c.rx_refused[i];
 	seq_printf(m, "msgs_sent %llu\nmsgs_recv %llu\nsegs_sent %llu\nsegs_recv %llu\nbytes_sent %llu\nbytes_zero_copy %llu\nbytes_recv %llu\n",
 		   st.msgs_sent, st.msgs_recv, st.segs_sent, st.segs_recv,
 		   st.bytes_sent, st.bytes_zcopy, st.bytes_recv);
@@ -199,8 +194,8 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\n",
 		   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
 		   st.rdma_write_bytes);
-	seq_printf(m, "conns_refused %llu\npeer_refusals %llu\nrefusals_by_reason %u\ncompletion_errors %llu\n",
-		   st.conns_refused, st.peer_refusals, refused, c.wr_errors);
+	seq_printf(m, "conns_refused %llu\npeer_refusals %llu\ncompletion_errors %llu\n",
+		   st.conns_refused, st.peer_refusals, c.wr_errors);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_counters);

@@ -57,6 +57,20 @@ static void smbd_proto_setup(struct smbd_sock *sk)
 		     sk->ss_params.keepalive_timeout_ms);
 }
 
+/*
+ * Peer input refused under [MS-SMBD] @section for @reason: count it in
+ * total and in @count (its reason's slot of ss_cnt), and trace it. The
+ * caller ends the connection.
+ */
+static void smbd_refuse(struct smbd_sock *sk, u32 *count, const char *section,
+			const char *reason)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	sk->ss_stats.peer_refusals++;
+	(*count)++;
+	trace_smbd_refused(sk, section, reason);
+}
+
 /* [MS-SMBD] 3.1.5.6 and 3.1.5.3: the responder answers the request. */
 static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 			     u32 len, unsigned int *act)
@@ -70,9 +84,8 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	err = smbd_neg_req_process(&sk->ss_params, rx->rx_buf, len, &sk->ss_neg);
 	list_add(&rx->rx_node, &sk->ss_rx_free);
 	if (err) {
-		sk->ss_stats.peer_refusals++;
-		sk->ss_cnt.neg_refused[err]++;
-		trace_smbd_refused(sk, "3.1.5.6", smbd_neg_err_str(err));
+		smbd_refuse(sk, &sk->ss_cnt.neg_refused[err], "3.1.5.6",
+			    smbd_neg_err_str(err));
 		status = smbd_neg_err_reply_status(err);
 		if (!status)
 			return -EPROTO;
@@ -105,9 +118,8 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 				    &sk->ss_neg);
 	list_add(&rx->rx_node, &sk->ss_rx_free);
 	if (err) {
-		sk->ss_stats.peer_refusals++;
-		sk->ss_cnt.neg_refused[err]++;
-		trace_smbd_refused(sk, "3.1.5.7", smbd_neg_err_str(err));
+		smbd_refuse(sk, &sk->ss_cnt.neg_refused[err], "3.1.5.7",
+			    smbd_neg_err_str(err));
 		return -EPROTO;
 	}
 	smbd_proto_setup(sk);
@@ -200,9 +212,8 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	return 0;
 
 violation:
-	sk->ss_stats.peer_refusals++;
-	sk->ss_cnt.rx_refused[err]++;
-	trace_smbd_refused(sk, "3.1.5.8", smbd_rx_err_str(err));
+	smbd_refuse(sk, &sk->ss_cnt.rx_refused[err], "3.1.5.8",
+		    smbd_rx_err_str(err));
 	return -EPROTO;
 }
 
@@ -229,14 +240,9 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		smbd_cred_recv_lost(&sk->ss_cred);
 		spin_unlock(&sk->ss_lock);
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			spin_lock(&sk->ss_lock);
-			sk->ss_cnt.wr_errors++;
-			spin_unlock(&sk->ss_lock);
-			pr_info_ratelimited("smbd: receive failed: %s\n",
-					    ib_wc_status_msg(wc->status));
-			smbd_sock_error(sk, -ECONNABORTED);
-		}
+		/* Flushed: the queue pair is going, and its ender reports. */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			smbd_wr_failed(sk, wc->status, "receive");
 		return;
 	}
 

@@ -21,20 +21,8 @@ fi
 cd "$top"
 mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | sort)
 [ ${#files[@]} -gt 0 ] || exit 0
-run_checkpatch() {
-	perl "$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
-		--ignore "FILE_PATH_CHANGES$1" -f "${@:2}" 2>&1 |
-		grep -E ': (ERROR|WARNING|CHECK):' || true
-}
-# TRACE_EVENT()'s own layout (as in the kernel's trace headers) opens
-# every part on a line of its own: those two layout checks do not apply
-# to trace headers, every other one does.
-mapfile -t traces < <(printf '%s\n' "${files[@]}" | grep '_trace\.h$' || true)
-mapfile -t others < <(printf '%s\n' "${files[@]}" | grep -v '_trace\.h$' || true)
-out=$(
-	[ ${#others[@]} -eq 0 ] || run_checkpatch "" "${others[@]}"
-	[ ${#traces[@]} -eq 0 ] || run_checkpatch ",OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT" "${traces[@]}"
-)
+out=$(perl "$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
+	--ignore FILE_PATH_CHANGES -f "${files[@]}" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):' || true)
 if [ -n "$out" ]; then
 	printf '%s\n' "$out"
 	echo "checkpatch: $(printf '%s\n' "$out" | wc -l) findings in ${#files[@]} files"
