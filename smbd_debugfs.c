@@ -18,6 +18,9 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <rdma/rdma_cm.h>
@@ -71,7 +74,7 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 		spin_unlock_bh(&sk->ss_lock);
 		seq_printf(m, "%s %s conn=%u %s", smbd_dbg_role(sk),
 			   smbd_state_name(READ_ONCE(sk->ss_state)), sk->ss_id,
-			   sk->ss_ibdev ? dev_name(&sk->ss_ibdev->dev) : "-");
+			   sk->ss_devname[0] ? sk->ss_devname : "-");
 		if (addr && sk->ss_is_listener)
 			seq_printf(m, " %pISpc", &src);
 		else if (addr)
@@ -124,7 +127,7 @@ static int smbd_conn_state_show(struct seq_file *m, void *v)
 	spin_unlock_bh(&sk->ss_lock);
 	seq_printf(m, "state %s\nrole %s\nerror %d\ndevice %s\n",
 		   smbd_state_name(state), smbd_dbg_role(sk), err,
-		   sk->ss_ibdev ? dev_name(&sk->ss_ibdev->dev) : "-");
+		   sk->ss_devname[0] ? sk->ss_devname : "-");
 	if (addr)
 		seq_printf(m, "local %pISpc\npeer %pISpc\n", &src, &dst);
 	return 0;
@@ -221,6 +224,74 @@ static int smbd_conn_refusals_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_refusals);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * conn/<id>/qp_event (write-only, with the kernel's fault injection): the
+ * queue pair's event handler is called from a hard-IRQ timer with
+ * IB_EVENT_QP_ACCESS_ERR, as a provider that delivers events from its
+ * interrupt handler does (mlx4). The write returns once it ran.
+ */
+static enum hrtimer_restart smbd_inject_qp_event(struct hrtimer *t)
+{
+	struct smbd_sock *sk = container_of(t, struct smbd_sock,
+					    ss_inject_timer);
+	struct ib_qp *qp = sk->ss_qp;
+	struct ib_event ev = {
+		.device = qp->device,
+		.element.qp = qp,
+		.event = IB_EVENT_QP_ACCESS_ERR,
+	};
+
+	qp->event_handler(&ev, qp->qp_context);
+	complete(&sk->ss_inject_done);
+	return HRTIMER_NORESTART;
+}
+
+static ssize_t smbd_conn_qp_event_write(struct file *file,
+					const char __user *buf, size_t len,
+					loff_t *pos)
+{
+	struct smbd_sock *sk = file->private_data;
+	ssize_t ret = len;
+
+	/* The queue pair stays while the teardown cannot run. */
+	mutex_lock(&sk->ss_teardown_mutex);
+	if (!sk->ss_qp || !sk->ss_qp->event_handler) {
+		ret = -ENOTCONN;
+	} else {
+		reinit_completion(&sk->ss_inject_done);
+		hrtimer_start(&sk->ss_inject_timer, ns_to_ktime(NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_HARD);
+		wait_for_completion(&sk->ss_inject_done);
+		/* Until the callback has returned. */
+		hrtimer_cancel(&sk->ss_inject_timer);
+	}
+	mutex_unlock(&sk->ss_teardown_mutex);
+	return ret;
+}
+
+static const struct file_operations smbd_conn_qp_event_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = smbd_conn_qp_event_write,
+	.llseek = noop_llseek,
+};
+
+static void smbd_debugfs_inject_add(struct smbd_sock *sk)
+{
+	hrtimer_init(&sk->ss_inject_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_HARD);
+	sk->ss_inject_timer.function = smbd_inject_qp_event;
+	init_completion(&sk->ss_inject_done);
+	debugfs_create_file("qp_event", 0200, sk->ss_debugfs, sk,
+			    &smbd_conn_qp_event_fops);
+}
+#else
+static void smbd_debugfs_inject_add(struct smbd_sock *sk)
+{
+}
+#endif
+
 /**
  * smbd_debugfs_sock_add() - the debugfs directory of a new socket
  * @sk: the socket, with its id
@@ -243,6 +314,7 @@ void smbd_debugfs_sock_add(struct smbd_sock *sk)
 			    &smbd_conn_counters_fops);
 	debugfs_create_file("refusals", 0444, sk->ss_debugfs, sk,
 			    &smbd_conn_refusals_fops);
+	smbd_debugfs_inject_add(sk);
 }
 
 /**

@@ -110,13 +110,30 @@ DEFINE_SHOW_ATTRIBUTE(smbd_devices);
 /**
  * smbd_dev_get() - what smbd recorded of a device
  * @ibdev: the device
+ * @sd: filled with a copy of the record
  *
- * Context: any; valid while a connection manager id holds the device.
- * Return: the record, or NULL for a device smbd does not use.
+ * A copy, taken under smbd_devices_lock from the list (not from the ib
+ * client data, which still names the record after smbd_ib_remove() freed
+ * it): the device may be removed the moment this returns.
+ *
+ * Context: process; takes smbd_devices_lock.
+ * Return: true, or false for a device smbd does not (or no longer) use.
  */
-struct smbd_device *smbd_dev_get(struct ib_device *ibdev)
+bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd)
 {
-	return ib_get_client_data(ibdev, &smbd_ib_client);
+	struct smbd_device *pos;
+	bool found = false;
+
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(pos, &smbd_devices, sd_list) {
+		if (pos->sd_ibdev == ibdev) {
+			*sd = *pos;
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&smbd_devices_lock);
+	return found;
 }
 
 /* Is @netdev one of @ibdev's ports? Caller holds smbd_devices_lock. */

@@ -15,6 +15,8 @@
 
 #include "smbd_internal.h"
 
+static void smbd_qp_event_work(struct work_struct *work);
+
 /* A new socket, on the debugfs list; the caller sets it up. */
 struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,
@@ -53,6 +55,8 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
 	INIT_DELAYED_WORK(&sk->ss_probe_work, smbd_neg_probe_work);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
+	INIT_WORK(&sk->ss_qp_event_work, smbd_qp_event_work);
+	init_completion(&sk->ss_fence_done);
 	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
 	list_add_tail(&sk->ss_all_node, &smbd_socks);
@@ -83,6 +87,8 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 		rdma_destroy_qp(id);
 		sk->ss_qp = NULL;
 	}
+	/* No event comes after the queue pair is gone. */
+	cancel_work_sync(&sk->ss_qp_event_work);
 	if (sk->ss_send_cq)
 		ib_free_cq(sk->ss_send_cq);
 	if (sk->ss_recv_cq)
@@ -94,8 +100,16 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (sk->ss_pd)
 		ib_dealloc_pd(sk->ss_pd);
 	sk->ss_pd = NULL;
+	/* The device may go now; debugfs keeps its name (ss_devname). */
+	sk->ss_ibdev = NULL;
 }
 
+/*
+ * The queue pair's asynchronous events. A provider may call this in any
+ * context, hard IRQ included (mlx4 does, from its event queue's
+ * interrupt): it takes no lock and does not sleep. A fatal event is
+ * recorded and the work ends the connection.
+ */
 static void smbd_qp_event(struct ib_event *event, void *ctx)
 {
 	struct smbd_sock *sk = ctx;
@@ -105,15 +119,26 @@ static void smbd_qp_event(struct ib_event *event, void *ctx)
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
-		/* On iWARP a peer's teardown often ends this way: no alarm. */
-		if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-			pr_warn_ratelimited("smbd: QP error event %s\n",
-					    ib_event_msg(event->event));
-		smbd_sock_error(sk, -ECONNABORTED);
+		atomic_cmpxchg(&sk->ss_qp_event, 0, event->event + 1);
+		queue_work(smbd_wq, &sk->ss_qp_event_work);
 		break;
 	default:
 		break;
 	}
+}
+
+/* A fatal queue pair event, from process context (smbd_qp_event()). */
+static void smbd_qp_event_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(work, struct smbd_sock,
+					    ss_qp_event_work);
+	int ev = atomic_read(&sk->ss_qp_event) - 1;
+
+	/* On iWARP a peer's teardown often ends this way: no alarm. */
+	if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
+		pr_warn_ratelimited("smbd: QP error event %s\n",
+				    ib_event_msg(ev));
+	smbd_sock_error(sk, -ECONNABORTED);
 }
 
 /*
@@ -124,21 +149,22 @@ static void smbd_qp_event(struct ib_event *event, void *ctx)
 static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	struct ib_device *ibdev = id->device;
-	struct smbd_device *sd = smbd_dev_get(ibdev);
 	struct ib_qp_init_attr attr = {};
 	u32 room, qp_sge, rw_wrs, extra;
+	struct smbd_device sd;
 	int ret;
 
 	lockdep_assert_held(&sk->ss_cm_mutex);
-	if (!sd)
+	if (!smbd_dev_get(ibdev, &sd))
 		return -ENODEV;
 	sk->ss_ibdev = ibdev;
-	sk->ss_iwarp = sd->sd_iwarp;
+	strscpy(sk->ss_devname, dev_name(&ibdev->dev), sizeof(sk->ss_devname));
+	sk->ss_iwarp = sd.sd_iwarp;
 
-	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
-	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+	sk->ss_responder_resources = min_t(u32, sd.sd_max_rd_atom, 32);
+	sk->ss_initiator_depth = min_t(u32, sd.sd_max_init_rd_atom, 8);
 	sk->ss_port_num = id->port_num;
-	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
+	qp_sge = min_t(u32, sd.sd_max_send_sge, SMBD_QP_SGE_MAX);
 
 	/*
 	 * The send queue holds the sends, a registration and an
@@ -146,9 +172,10 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * (a chunk's pages over the gather limit, plus the registration
 	 * and invalidation rdma_rw adds on iWARP reads, which it counts
 	 * itself in max_send_wr but not in our completion queue). One slot
-	 * of each queue stays free for ib_drain_qp(), and one of the send
-	 * queue for a negotiation probe that may still be out once
-	 * connected (smbd_neg_probe_work()).
+	 * of each queue stays free for ib_drain_qp(), and two of the send
+	 * queue: for a negotiation probe that may still be out once
+	 * connected (smbd_neg_probe_work()), and for the fence
+	 * (smbd_qp_fence()).
 	 */
 	/*
 	 * Registrations are the initiator's (an SMB2 client's buffers,
@@ -165,14 +192,14 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
 	extra = 2 * sk->ss_nr_reg + rw_wrs;
-	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe) - 2;
+	room = min_t(u32, sd.sd_max_qp_wr, sd.sd_max_cqe) - 3;
 	if (room < extra + 16)
 		return -ENOMEM;
 	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
 			     room - extra);
 	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
 	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
-	sk->ss_sq_depth = sk->ss_nr_tx + extra + 2;
+	sk->ss_sq_depth = sk->ss_nr_tx + extra + 3;
 	sk->ss_rq_depth = sk->ss_nr_rx + 1;
 
 	sk->ss_pd = ib_alloc_pd(ibdev, 0);
@@ -260,12 +287,16 @@ fail:
  * @id: its connection manager id, detached from @sk by the caller
  * @disconnect: tell the peer first (rdma_disconnect)
  *
- * Steps: no new work (the state is past CONNECTED); the event work is
- * finished; every sender and reader has left (their mutexes); the peer
- * is told; the queue pair is drained so every completion has run; timers
- * and work are stopped; queue pair, CQs, buffers and PD are freed.
+ * Steps: no new work (the state is past CONNECTED); every sender and
+ * reader has left (their mutexes); the peer is told; the gate closes and
+ * the threads inside it leave; the queue pair is drained so every
+ * completion has run; the waits nothing completed are ended and their
+ * threads leave; timers and work are stopped; queue pair, CQs, buffers
+ * and PD are freed.
  *
- * Context: process; sleeps. Caller holds @sk->ss_teardown_mutex.
+ * Context: process; sleeps. Caller holds @sk->ss_teardown_mutex and has
+ * finished the event work (it runs the consumer's upcalls, which may
+ * take that mutex).
  */
 void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 			 bool disconnect)
@@ -274,15 +305,19 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	/* The negotiation probe relies on it (smbd_neg_probe_work()). */
 	WARN_ON_ONCE(READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING);
 
-	cancel_work_sync(&sk->ss_disconnect_work);
 	mutex_lock(&sk->ss_send_mutex);
 	mutex_lock(&sk->ss_recv_mutex);
 	if (id && disconnect)
 		rdma_disconnect(id);
-	if (sk->ss_qp) {
+	/*
+	 * "Posted work" in Documentation/smbd.rst: no thread posts after
+	 * the gate closes, the drain then sees every request posted, and
+	 * only after it are the waits that nothing completed ended.
+	 */
+	smbd_qp_close(sk);
+	if (sk->ss_qp)
 		ib_drain_qp(sk->ss_qp);
-		smbd_ops_abort(sk);
-	}
+	smbd_ops_abort(sk);
 	cancel_delayed_work_sync(&sk->ss_neg_work);
 	cancel_delayed_work_sync(&sk->ss_probe_work);
 	cancel_delayed_work_sync(&sk->ss_ka_work);
@@ -321,6 +356,11 @@ struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	smbd_sock_error(sk, -ENODEV);
+	/*
+	 * The event work may be using the id: it must be done before the id
+	 * goes. Not under ss_teardown_mutex: it runs the consumer's upcalls.
+	 */
+	cancel_work_sync(&sk->ss_disconnect_work);
 	mutex_lock(&sk->ss_teardown_mutex);
 	if (!smbd_cm_detach(sk, id)) {
 		/* smbd_sock_release() owns the id and destroys it. */
@@ -328,11 +368,18 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 		return 0;
 	}
 	smbd_verbs_teardown(sk, id, false);
-	if (sk->ss_is_listener) {
-		spin_lock_bh(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_is_listener)
 		smbd_set_state(sk, SMBD_CLOSED);
-		spin_unlock_bh(&sk->ss_lock);
-	}
+	/*
+	 * [MS-SMBD] 3.1.7.1: the upper layer is told, an async connect's
+	 * done() is called, a listener's dead child is reaped: the event
+	 * work cancelled above runs again, with the id detached. Unless the
+	 * consumer released the socket meanwhile (it cancels the work).
+	 */
+	if (!sk->ss_released)
+		queue_work(smbd_wq, &sk->ss_disconnect_work);
+	spin_unlock_bh(&sk->ss_lock);
 	mutex_unlock(&sk->ss_teardown_mutex);
 	return 1;
 }

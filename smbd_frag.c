@@ -149,6 +149,7 @@ const char *smbd_rx_err_str(enum smbd_rx_err err)
 		[SMBD_RX_ERR_TOO_LARGE] = "message above max fragmented size",
 		[SMBD_RX_ERR_FRAGMENT] = "inconsistent fragment",
 		[SMBD_RX_ERR_CREDIT_OVERRUN] = "sent without a credit",
+		[SMBD_RX_ERR_OPCODE] = "not a send",
 	};
 
 	if ((unsigned int)err >= ARRAY_SIZE(names))

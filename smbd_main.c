@@ -24,6 +24,7 @@ static int __init smbd_init(void)
 		return -ENOMEM;
 	smbd_debugfs_root = debugfs_create_dir("smbd", NULL);
 	smbd_debugfs_init(smbd_debugfs_root);
+	smbd_inject_init(smbd_debugfs_root);
 
 	ret = smbd_dev_init(smbd_debugfs_root);
 	if (ret) {

@@ -35,7 +35,7 @@ static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	if (wc->status != IB_WC_SUCCESS)
+	if (smbd_wc_status(wc) != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, wc->status, "memory registration");
 }
 
@@ -154,18 +154,43 @@ void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey)
 	trace_smbd_mr_inv(sk, rkey, SMBD_TRACE_INV_UNKNOWN);
 }
 
-static bool smbd_reg_available(struct smbd_sock *sk)
+/* MRs free in the pool; caller holds ss_lock. */
+static u32 smbd_reg_free_count(struct smbd_sock *sk)
 {
-	return !list_empty_careful(&sk->ss_reg_free) ||
-	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
+	struct smbd_reg *reg;
+	u32 n = 0;
+
+	lockdep_assert_held(&sk->ss_lock);
+	list_for_each_entry(reg, &sk->ss_reg_free, reg_node)
+		n++;
+	return n;
 }
 
-/* Take an MR from the pool, waiting for one; NULL once disconnected. */
-static struct smbd_reg *smbd_reg_get(struct smbd_sock *sk)
+static bool smbd_reg_available(struct smbd_sock *sk, u32 want)
+{
+	bool ok;
+
+	spin_lock_bh(&sk->ss_lock);
+	ok = sk->ss_state != SMBD_CONNECTED ||
+	     smbd_reg_free_count(sk) >= want;
+	spin_unlock_bh(&sk->ss_lock);
+	return ok;
+}
+
+/*
+ * Take an MR from the pool; NULL once disconnected, or when the pool is
+ * empty and @want is 0. With @want, first wait until @want are free: a
+ * thread waits holding none, so that threads needing several MRs each
+ * cannot hold the pool between them.
+ */
+static struct smbd_reg *smbd_reg_get(struct smbd_sock *sk, u32 want)
 {
 	struct smbd_reg *reg = NULL;
 
 	for (;;) {
+		if (want && wait_event_killable(sk->ss_res_wq,
+						smbd_reg_available(sk, want)))
+			return NULL;
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_state == SMBD_CONNECTED) {
 			reg = list_first_entry_or_null(&sk->ss_reg_free,
@@ -175,10 +200,9 @@ static struct smbd_reg *smbd_reg_get(struct smbd_sock *sk)
 				list_del_init(&reg->reg_node);
 		}
 		spin_unlock_bh(&sk->ss_lock);
-		if (reg || READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
+		/* Another thread may have taken it since the wait. */
+		if (reg || !want || READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
 			return reg;
-		if (wait_event_killable(sk->ss_res_wq, smbd_reg_available(sk)))
-			return NULL;
 	}
 }
 
@@ -271,22 +295,25 @@ done:
  * stay until smbd_deregister() returns.
  *
  * Context: process; sleeps while the MR pool is empty (woken by
- * smbd_deregister() and by the connection's end).
+ * smbd_deregister() and by the connection's end), holding no MR while
+ * it waits.
  * Return: the number of descriptors; -EINVAL (bad flags, empty buffer),
  * -EOPNOTSUPP (a responder created without an MR pool, params.mr_count 0),
  * -EMSGSIZE (above MaxReadWriteSize), -E2BIG (more descriptors needed
- * than @max_descs), -ENOTCONN, -EFAULT, -ENOMEM, or the connection's
- * error. On error nothing stays registered.
+ * than @max_descs), -ENOBUFS (more MRs needed than the pool holds),
+ * -ENOTCONN, -EFAULT, -ENOMEM, -EIO, or the connection's error. On error
+ * nothing stays registered, and nothing the device may still touch.
  */
 int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		  unsigned int flags, struct smbd_buf_desc *descs,
 		  u32 max_descs, struct smbd_reg **regp)
 {
 	struct smbd_reg *first = NULL, **tail = &first, *reg, *last = NULL;
-	size_t len = iov_iter_count(iter);
+	size_t len = iov_iter_count(iter), taken = 0;
 	enum dma_data_direction dir;
 	struct smbd_op busy;
 	int access, n = 0, ret = 0;
+	u32 want = 1;
 
 	might_sleep();
 	*regp = NULL;
@@ -305,7 +332,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		return -EMSGSIZE;
 	if (user_backed_iter(iter))
 		return -EFAULT;
-	if (!smbd_op_start(sk, &busy))
+	if (!smbd_op_start(sk, &busy, true))
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	/* Fixed once connected: a responder that asked for no pool. */
 	if (!sk->ss_nr_reg)
@@ -313,25 +340,53 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 
 	while (!ret && iov_iter_count(iter)) {
 		struct ib_mr *mr;
+		size_t got;
 		int nents;
 
 		if (n == max_descs) {
 			ret = -E2BIG;
 			break;
 		}
-		reg = smbd_reg_get(sk);
+		/* After a restart, wait for as many as it took before. */
+		reg = smbd_reg_get(sk, want > 1 ? want : 0);
+		want = 1;
+		if (!reg && n && READ_ONCE(sk->ss_state) == SMBD_CONNECTED) {
+			/*
+			 * The pool ran dry halfway: give back what this
+			 * registration holds and start again once it could
+			 * have one more.
+			 */
+			if (n >= sk->ss_nr_reg) {
+				ret = -ENOBUFS;
+				break;
+			}
+			smbd_reg_put_all(sk, first);
+			iov_iter_revert(iter, taken);
+			first = NULL;
+			tail = &first;
+			last = NULL;
+			taken = 0;
+			want = n + 1;
+			n = 0;
+			continue;
+		}
+		if (!reg && !n)
+			reg = smbd_reg_get(sk, 1);
 		if (!reg) {
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 			break;
 		}
 		*tail = reg;
 		tail = &reg->reg_next;
-		if (!smbd_reg_fill(reg, iter)) {
+		got = smbd_reg_fill(reg, iter);
+		if (!got) {
 			ret = -EFAULT;
 			break;
 		}
+		taken += got;
 		reg->reg_dir = dir;
-		nents = ib_dma_map_sg(sk->ss_ibdev, reg->reg_sgl,
+		nents = smbd_should_fail(SMBD_FAIL_DMA) ? 0 :
+			ib_dma_map_sg(sk->ss_ibdev, reg->reg_sgl,
 				      reg->reg_nents, dir);
 		if (!nents) {
 			ret = -ENOMEM;
@@ -339,7 +394,8 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		}
 		reg->reg_mapped = true;
 		mr = reg->reg_mr;
-		if (ib_map_mr_sg(mr, reg->reg_sgl, nents, NULL,
+		if (smbd_should_fail(SMBD_FAIL_MR) ||
+		    ib_map_mr_sg(mr, reg->reg_sgl, nents, NULL,
 				 PAGE_SIZE) != nents) {
 			ret = -EIO;
 			break;
@@ -372,10 +428,17 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 			reg->reg_live = true;
 		sk->ss_stats.mrs_registered += n;
 		spin_unlock_bh(&sk->ss_lock);
-		ret = ib_post_send(sk->ss_qp, &first->reg_wr.wr, &bad);
+		ret = smbd_post_gated(sk, &first->reg_wr.wr, &bad);
 		if (ret) {
-			/* Nothing reaches the peer through a dead QP. */
 			smbd_sock_error(sk, ret);
+			/*
+			 * [MS-SMBD] 3.1.4.3: a registration that failed
+			 * leaves nothing open to the peer. Part of the chain
+			 * may be on the queue: once fenced, none of it runs
+			 * and the queue pair reaches nothing.
+			 */
+			if (bad != &first->reg_wr.wr)
+				smbd_qp_fence(sk);
 		}
 	}
 	if (ret) {
@@ -407,7 +470,6 @@ EXPORT_SYMBOL_NS_GPL(smbd_register, SMBD);
 int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 {
 	struct ib_send_wr *head = NULL, **tail = &head, *last = NULL;
-	const struct ib_send_wr *bad = NULL;
 	u32 local = 0, remote = 0;
 	struct smbd_reg *r;
 	struct smbd_op op;
@@ -416,17 +478,12 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	might_sleep();
 	if (!reg)
 		return 0;
-	if (!smbd_op_start(sk, &op)) {
+	if (!smbd_op_start(sk, &op, false)) {
 		/*
-		 * The connection is gone. Teardown may be running: do as it
-		 * does, under its mutex; a queue pair still there is put in
-		 * the error state, where the peer reaches nothing.
+		 * The teardown closed the gate: once it is done (its mutex)
+		 * the queue pair is drained and gone, and the MRs with it.
 		 */
-		struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
 		mutex_lock(&sk->ss_teardown_mutex);
-		if (sk->ss_qp)
-			ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
 		smbd_reg_put_all(sk, reg);
 		mutex_unlock(&sk->ss_teardown_mutex);
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
@@ -457,17 +514,13 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	if (last) {
 		last->wr_cqe = &op.op_cqe;
 		last->send_flags = IB_SEND_SIGNALED;
-		ret = ib_post_send(sk->ss_qp, head, &bad);
-		if (ret) {
-			/* The signalled invalidation is the last: unposted. */
-			smbd_op_unposted(sk, &op, 1, ret);
-			smbd_sock_error(sk, ret);
-		}
 		/*
-		 * A failed invalidation or a flushed one leaves the queue
-		 * pair in the error state: unreachable either way.
+		 * Refused (the connection is failing), taken in part, or
+		 * completed in error: smbd_op_wait() fences, and a fenced
+		 * queue pair reaches no MR ([MS-SMBD] 3.1.4.4).
 		 */
-		ret = smbd_op_wait(&op);
+		smbd_op_post(sk, &op, head);
+		ret = smbd_op_wait(sk, &op);
 	}
 	/* Still on ss_op_list: teardown waits before it frees the MRs. */
 	smbd_reg_put_all(sk, reg);

@@ -1,15 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd: threads that post and wait (registrations, invalidations, RDMA
- * read and write).
+ * smbd: posted work (Documentation/smbd.rst, "Posted work"), and the
+ * threads that post and wait (registrations, invalidations, RDMA read
+ * and write).
  *
- * A thread that posts work requests and waits for them holds a struct
- * smbd_op on ss_op_list for as long as it uses the queue pair. Teardown
- * drains the queue pair, completes every op still waiting (a provider
- * may lose completions of a dying queue pair), waits for the threads to
- * leave, and only then frees the MRs and the queue pair.
+ * The rule: a work request that reached the provider is accounted for
+ * until its completion, or a completion ordered after it, has been seen,
+ * whatever failed; the memory it names goes back to its owner only after
+ * that. Three mechanisms keep it:
+ *  - the gate: a thread posts only while ss_qp_closed is clear, checked
+ *    under ss_lock, and counts itself in ss_posting until its post
+ *    returned; the teardown closes the gate and waits for those threads
+ *    before it drains the queue pair, so nothing is posted after the
+ *    drain;
+ *  - the fence: after a failure that may leave requests on the queue
+ *    with no completion of their own to wait for (a chain the provider
+ *    took only in part, an unsignalled request whose signalled owner was
+ *    refused, a registration or invalidation that failed), the thread
+ *    moves the queue pair to the error state and waits for one marker
+ *    posted after everything else: the send queue completes in order,
+ *    so once the marker is seen the device is done with all of it;
+ *  - the ops: a thread waiting for its own signalled requests holds a
+ *    struct smbd_op on ss_op_list, live from smbd_op_start() to
+ *    smbd_op_end(); its count of pending requests covers every signalled
+ *    request that was posted, so only their completions (or the
+ *    teardown, once the queue pair is drained) wake it.
  */
 
+#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -17,134 +35,310 @@
 
 #include "smbd_internal.h"
 
+/* How long a fence marker is retried on a queue pair still full. */
+#define SMBD_FENCE_TRIES	500
+#define SMBD_FENCE_RETRY_MS	10
+
+/* Leave the gate; the teardown waits for the last one out. */
+static void smbd_post_leave(struct smbd_sock *sk)
+{
+	bool wake;
+
+	spin_lock_bh(&sk->ss_lock);
+	wake = !--sk->ss_posting && sk->ss_qp_closed;
+	spin_unlock_bh(&sk->ss_lock);
+	if (wake)
+		wake_up_all(&sk->ss_res_wq);
+}
+
+/**
+ * smbd_post_gated() - post a chain of send work requests through the gate
+ * @sk: the socket
+ * @first: the chain
+ * @bad: set to the first request not posted, on error (@first when the
+ *	gate was closed)
+ *
+ * For threads the teardown does not otherwise exclude (it holds
+ * ss_send_mutex against senders): nothing is posted once the teardown
+ * closed the gate.
+ *
+ * Context: process or softirq.
+ * Return: 0, -ENOTCONN (or the connection's error) when closed, or the
+ * post's error; on a post error part of the chain may be on the queue:
+ * the caller fences (smbd_qp_fence()) before it frees what it names.
+ */
+int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
+		    const struct ib_send_wr **bad)
+{
+	int ret;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_qp_closed) {
+		ret = sk->ss_err ?: -ENOTCONN;
+		spin_unlock_bh(&sk->ss_lock);
+		*bad = first;
+		return ret;
+	}
+	sk->ss_posting++;
+	spin_unlock_bh(&sk->ss_lock);
+	ret = smbd_post_send(sk, first, bad);
+	smbd_post_leave(sk);
+	return ret;
+}
+
+static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = cq->cq_context;
+
+	complete_all(&sk->ss_fence_done);
+}
+
+/**
+ * smbd_qp_fence() - make the device finish with everything posted so far
+ * @sk: a socket whose connection failed (or is failing); the caller keeps
+ *	its queue pair alive (holds ss_send_mutex, or an op on ss_op_list)
+ *
+ * Moves the queue pair to the error state, where the peer reaches none
+ * of its MRs, and waits for a marker posted after every request already
+ * on the send queue: then none of them is running. Once per connection;
+ * later callers wait for the same marker. After the teardown closed the
+ * gate, its drain does the same and completes the wait.
+ *
+ * Context: process; sleeps.
+ */
+void smbd_qp_fence(struct smbd_sock *sk)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_rdma_wr wr = {
+		.wr.wr_cqe = &sk->ss_fence_cqe,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+	};
+	int tries = SMBD_FENCE_TRIES, ret;
+	bool post;
+
+	might_sleep();
+	spin_lock_bh(&sk->ss_lock);
+	post = !sk->ss_qp_closed && !sk->ss_fence_posted;
+	if (post) {
+		sk->ss_fence_posted = true;
+		sk->ss_posting++;
+	}
+	spin_unlock_bh(&sk->ss_lock);
+
+	if (post) {
+		sk->ss_fence_cqe.done = smbd_fence_done;
+		ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
+		/*
+		 * A queue pair in the error state flushes what it holds, so
+		 * a queue that was full takes the marker soon after.
+		 */
+		while ((ret = ib_post_send(sk->ss_qp, &wr.wr, NULL)) &&
+		       --tries)
+			msleep(SMBD_FENCE_RETRY_MS);
+		/* Not posted: the teardown's drain stands in for it. */
+		WARN_ONCE(ret, "smbd: fence not posted (%d)\n", ret);
+		smbd_post_leave(sk);
+	}
+	wait_for_completion(&sk->ss_fence_done);
+}
+
+/**
+ * smbd_qp_close() - close the gate and wait for the threads inside it
+ * @sk: the socket; the caller drains the queue pair next
+ *
+ * Context: process; sleeps. Caller holds ss_teardown_mutex.
+ */
+void smbd_qp_close(struct smbd_sock *sk)
+{
+	lockdep_assert_held(&sk->ss_teardown_mutex);
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_qp_closed = true;
+	spin_unlock_bh(&sk->ss_lock);
+	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
+}
+
 static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op, op_cqe);
 	struct smbd_sock *sk = cq->cq_context;
+	enum ib_wc_status status = smbd_wc_status(wc);
 
 	spin_lock(&sk->ss_lock);
-	if (wc->status != IB_WC_SUCCESS && !op->op_status)
-		op->op_status = wc->status == IB_WC_WR_FLUSH_ERR ?
+	/* Every posted request is counted: none completes a finished op. */
+	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE || !op->op_pending,
+		      "smbd: completion for an op not waiting (magic %#x, pending %u)\n",
+		      op->op_magic, op->op_pending)) {
+		spin_unlock(&sk->ss_lock);
+		return;
+	}
+	if (status != IB_WC_SUCCESS && !op->op_status)
+		op->op_status = status == IB_WC_WR_FLUSH_ERR ?
 				-ECONNABORTED : -EIO;
 	/* Every request's memory stays the waiter's until the last is done. */
-	if (!op->op_finished && !--op->op_pending) {
+	if (!--op->op_pending && !op->op_finished) {
 		op->op_finished = true;
 		complete(&op->op_done);
 	}
 	spin_unlock(&sk->ss_lock);
-	if (wc->status != IB_WC_SUCCESS)
-		smbd_wr_failed(sk, wc->status, "memory or RDMA work");
+	if (status != IB_WC_SUCCESS)
+		smbd_wr_failed(sk, status, "memory or RDMA work");
 }
 
 /**
- * smbd_op_start() - join ss_op_list if the connection is up
+ * smbd_op_start() - join ss_op_list while the queue pair is there
  * @sk: the socket
  * @op: the caller's op, on its stack
+ * @connected: only on a connected socket (else: any socket whose
+ *	teardown has not closed the gate, to invalidate and fence)
  *
  * Context: process.
- * Return: true when the thread may post; it must call smbd_op_end().
+ * Return: true when the thread joined; it must call smbd_op_end().
  */
-bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op)
+bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected)
 {
 	bool ok;
 
 	op->op_cqe.done = smbd_op_done;
 	init_completion(&op->op_done);
 	op->op_status = 0;
-	op->op_pending = 1;
-	op->op_finished = false;
+	op->op_pending = 0;
+	op->op_finished = true;
+	op->op_magic = SMBD_OP_LIVE;
 	spin_lock_bh(&sk->ss_lock);
-	ok = sk->ss_state == SMBD_CONNECTED;
+	ok = !sk->ss_qp_closed && sk->ss_qp &&
+	     (!connected || sk->ss_state == SMBD_CONNECTED);
 	if (ok)
 		list_add_tail(&op->op_node, &sk->ss_op_list);
 	spin_unlock_bh(&sk->ss_lock);
+	if (!ok)
+		op->op_magic = SMBD_OP_DEAD;
 	return ok;
 }
 
+/* The signalled requests of @op in the chain from @first up to @bad. */
+static u32 smbd_op_signalled(const struct smbd_op *op,
+			     const struct ib_send_wr *first,
+			     const struct ib_send_wr *bad)
+{
+	const struct ib_send_wr *wr;
+	u32 n = 0;
+
+	for (wr = first; wr && wr != bad; wr = wr->next)
+		if (wr->wr_cqe == &op->op_cqe &&
+		    wr->send_flags & IB_SEND_SIGNALED)
+			n++;
+	return n;
+}
+
 /**
- * smbd_op_rearm() - ready @op for @n more signalled requests
+ * smbd_op_post() - post a chain whose signalled requests complete @op
  * @sk: the socket
  * @op: a started op whose earlier requests are all done
- * @n: how many signalled requests will complete it
+ * @first: the chain; the requests @op waits for carry &op->op_cqe and
+ *	IB_SEND_SIGNALED
+ *
+ * Through the gate, and only while connected. @op then counts exactly
+ * the signalled requests that were posted. A chain refused, whole or in
+ * part, ends the connection and records the error in @op; the caller's
+ * smbd_op_wait() fences before it returns.
  *
  * Context: process.
  */
-void smbd_op_rearm(struct smbd_sock *sk, struct smbd_op *op, u32 n)
+void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
+		  struct ib_send_wr *first)
 {
+	u32 nsig = smbd_op_signalled(op, first, NULL);
+	const struct ib_send_wr *bad = NULL;
+	int ret = 0;
+
 	spin_lock_bh(&sk->ss_lock);
 	reinit_completion(&op->op_done);
-	op->op_pending = n;
-	op->op_finished = false;
-	spin_unlock_bh(&sk->ss_lock);
-}
-
-/**
- * smbd_op_unposted() - some of @op's signalled requests were not posted
- * @sk: the socket
- * @op: the op
- * @n: how many will never complete
- * @err: what @op finishes with
- *
- * @op finishes once the posted ones have completed (flushed at worst:
- * the caller ends the connection).
- *
- * Context: process.
- */
-void smbd_op_unposted(struct smbd_sock *sk, struct smbd_op *op, u32 n,
-		      int err)
-{
-	spin_lock_bh(&sk->ss_lock);
-	if (!op->op_status)
-		op->op_status = err;
-	op->op_pending -= min(n, op->op_pending);
-	if (!op->op_finished && !op->op_pending) {
-		op->op_finished = true;
-		complete(&op->op_done);
+	if (sk->ss_qp_closed || sk->ss_state != SMBD_CONNECTED) {
+		/* Nothing posted: the wait returns at once, and fences. */
+		if (!op->op_status)
+			op->op_status = sk->ss_err ?: -ENOTCONN;
+		nsig = 0;
 	}
+	op->op_pending = nsig;
+	op->op_finished = !nsig;
+	if (!nsig) {
+		complete(&op->op_done);
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	sk->ss_posting++;
 	spin_unlock_bh(&sk->ss_lock);
+
+	ret = smbd_post_send(sk, first, &bad);
+	if (ret) {
+		u32 went = smbd_op_signalled(op, first, bad);
+
+		spin_lock_bh(&sk->ss_lock);
+		if (!op->op_status)
+			op->op_status = ret;
+		op->op_pending -= nsig - went;
+		if (!op->op_pending && !op->op_finished) {
+			op->op_finished = true;
+			complete(&op->op_done);
+		}
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	smbd_post_leave(sk);
+	if (ret)
+		smbd_sock_error(sk, ret);
 }
 
 /**
- * smbd_op_wait() - wait until every request of @op is done
- * @op: a started op with requests posted
+ * smbd_op_wait() - wait until every posted request of @op is done
+ * @sk: the socket
+ * @op: a started op
  *
  * Uninterruptible: the requests' memory stays the caller's until then.
- * Teardown completes a wait whose completions never came.
+ * On any failure the queue pair is fenced (smbd_qp_fence()) first, so
+ * that no request of the caller's, signalled or not, is still running
+ * and no MR of its is reachable when this returns. The teardown
+ * completes a wait whose completions never came, after its drain.
  *
  * Context: process; sleeps.
- * Return: 0, or the first error of its requests.
+ * Return: 0, or the first error of its requests or of their posting.
  */
-int smbd_op_wait(struct smbd_op *op)
+int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op)
 {
-	/* The request is on the queue pair: its memory stays ours. */
 	wait_for_completion(&op->op_done);
+	if (READ_ONCE(op->op_status))
+		smbd_qp_fence(sk);
 	return op->op_status;
 }
 
 /**
  * smbd_op_end() - leave ss_op_list: the thread no longer uses the queue pair
  * @sk: the socket
- * @op: a started op
+ * @op: a started op, with no request pending
  *
  * Context: process.
  */
 void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 {
 	spin_lock_bh(&sk->ss_lock);
+	WARN_ON_ONCE(op->op_pending);
 	list_del(&op->op_node);
+	op->op_magic = SMBD_OP_DEAD;
+	op->op_cqe.done = NULL;
 	spin_unlock_bh(&sk->ss_lock);
 	wake_up_all(&sk->ss_res_wq);
 }
 
 /**
  * smbd_ops_abort() - end every wait on a drained queue pair
- * @sk: a socket whose queue pair was drained and is not yet destroyed
+ * @sk: a socket whose gate is closed and whose queue pair was drained
+ *	(or never made); not yet destroyed
  *
- * Completes the ops whose completion never came, then waits until every
- * thread has left ss_op_list (releasing its rdma_rw context needs the queue
- * pair).
+ * Nothing can complete any more: completes the ops whose completion
+ * never came and the fence, then waits until every thread has left
+ * ss_op_list (releasing its rdma_rw context needs the queue pair).
  *
- * Context: process; caller holds ss_teardown_mutex.
+ * Context: process; sleeps. Caller holds ss_teardown_mutex.
  */
 void smbd_ops_abort(struct smbd_sock *sk)
 {
@@ -152,7 +346,9 @@ void smbd_ops_abort(struct smbd_sock *sk)
 
 	lockdep_assert_held(&sk->ss_teardown_mutex);
 	spin_lock_bh(&sk->ss_lock);
+	WARN_ON_ONCE(!sk->ss_qp_closed || sk->ss_posting);
 	list_for_each_entry(op, &sk->ss_op_list, op_node) {
+		op->op_pending = 0;
 		if (op->op_finished)
 			continue;
 		op->op_finished = true;
@@ -160,6 +356,7 @@ void smbd_ops_abort(struct smbd_sock *sk)
 		complete(&op->op_done);
 	}
 	spin_unlock_bh(&sk->ss_lock);
+	complete_all(&sk->ss_fence_done);
 	wake_up_all(&sk->ss_res_wq);
 	wait_event(sk->ss_res_wq, list_empty_careful(&sk->ss_op_list));
 }

@@ -143,6 +143,15 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	int ret;
 
 	list_add(&rx->rx_node, &sk->ss_rx_free);
+	/*
+	 * Only a Send places a message: an RDMA Write with Immediate from a
+	 * peer holding one of our rkeys consumes a receive too, and the
+	 * buffer then holds an older message, or nothing ever written.
+	 */
+	if (wc->opcode != IB_WC_RECV) {
+		err = SMBD_RX_ERR_OPCODE;
+		goto violation;
+	}
 	err = smbd_rx_parse(rx->rx_buf, wc->byte_len, sk->ss_neg.max_recv_size,
 			    sk->ss_neg.max_fragmented_recv_size, &h);
 	if (!err)
@@ -201,12 +210,16 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 			*act |= SMBD_ACT_DATA;
 		}
 	}
-	if (h.credits_granted && smbd_space_locked(sk))
-		*act |= SMBD_ACT_SPACE;
-
 	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
 	if (ret < 0)
 		return ret;
+	/*
+	 * Credits granted, or a receive posted just now: either can let a
+	 * sender go, the second by making its last Send Credit usable
+	 * ([MS-SMBD] 3.1.5.9) even when the message granted none.
+	 */
+	if ((h.credits_granted || ret > 0) && smbd_space_locked(sk))
+		*act |= SMBD_ACT_SPACE;
 	if (smbd_cred_empty_due(&sk->ss_cred, reply))
 		*act |= SMBD_ACT_GRANT;
 	return 0;
@@ -235,7 +248,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret = 0;
 
 	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
-	if (wc->status != IB_WC_SUCCESS) {
+	if (smbd_wc_status(wc) != IB_WC_SUCCESS) {
 		spin_lock(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		smbd_cred_recv_lost(&sk->ss_cred);

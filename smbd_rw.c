@@ -92,21 +92,6 @@ static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 	wake_up_all(&sk->ss_res_wq);
 }
 
-/* The signalled requests of @op in the chain from @first up to @bad. */
-static u32 smbd_op_signalled(const struct smbd_op *op,
-			     const struct ib_send_wr *first,
-			     const struct ib_send_wr *bad)
-{
-	const struct ib_send_wr *wr;
-	u32 n = 0;
-
-	for (wr = first; wr && wr != bad; wr = wr->next)
-		if (wr->wr_cqe == &op->op_cqe &&
-		    wr->send_flags & IB_SEND_SIGNALED)
-			n++;
-	return n;
-}
-
 /*
  * siw sends an unsignalled RDMA Write of a page or more from the pages
  * themselves and counts it done while TCP still holds them (see
@@ -135,18 +120,17 @@ struct smbd_rw_slot {
 /*
  * Move @n pieces as one chain of work requests and wait once: a 1 MiB
  * read or write is one round trip, not four. The last request of each
- * piece is signalled (and on siw each large RDMA Write), so that a post
- * that fails partway still has a completion for every piece that went:
- * the pages of a posted piece stay mapped until the device is done with
- * them (flushed, once the failure ended the connection). @n contexts of
- * the budget are held.
+ * piece is signalled (and on siw each large RDMA Write). A post that
+ * fails partway is fenced by smbd_op_wait(): the pages of every piece
+ * stay mapped until the device is done with all of the chain's requests,
+ * unsignalled ones included ("Posted work" in Documentation/smbd.rst).
+ * @n contexts of the budget are held.
  */
 static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 			 struct smbd_rw_slot *sl, struct iov_iter *it,
 			 const struct smbd_buf_desc *pc, u32 n,
 			 enum dma_data_direction dir)
 {
-	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *first = NULL;
 	u32 i, ready = 0;
 	int ret = 0;
@@ -157,6 +141,10 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 		if (ret < 0)
 			break;
 		sl[i].nents = ret;
+		if (smbd_should_fail(SMBD_FAIL_DMA)) {
+			ret = -ENOMEM;
+			break;
+		}
 		ret = rdma_rw_ctx_init(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
 				       sl[i].sgl, sl[i].nents, 0, pc[i].offset,
 				       pc[i].token, dir);
@@ -167,7 +155,6 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 	}
 	if (!ret) {
 		struct ib_send_wr *wr, *last = NULL;
-		u32 nsig;
 
 		/*
 		 * rdma_rw_ctx_wrs() signals a context's last request only
@@ -187,16 +174,13 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 			}
 			last = wr;
 		}
-		nsig = smbd_op_signalled(op, first, NULL);
-		smbd_op_rearm(sk, op, nsig);
-		ret = ib_post_send(sk->ss_qp, first, &bad);
-		if (ret) {
-			u32 went = smbd_op_signalled(op, first, bad ?: first);
-
-			smbd_op_unposted(sk, op, nsig - went, ret);
-			smbd_sock_error(sk, ret);
-		}
-		ret = smbd_op_wait(op);
+		/*
+		 * Every signalled request posted is waited for, and a chain
+		 * taken in part is fenced: the pages stay mapped until the
+		 * device is done with all of them.
+		 */
+		smbd_op_post(sk, op, first);
+		ret = smbd_op_wait(sk, op);
 	}
 	for (i = 0; i < ready; i++)
 		rdma_rw_ctx_destroy(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
@@ -243,7 +227,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!smbd_op_start(sk, &op)) {
+	if (!smbd_op_start(sk, &op, true)) {
 		ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 		goto out;
 	}

@@ -86,6 +86,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 n = 1, waiters;
 	bool closing, space;
 
+	smbd_wc_status(wc);
 	/*
 	 * An unsignalled request completes only when flushed or failed; the
 	 * signalled tail of its batch completes after it and returns it.
@@ -170,15 +171,19 @@ static bool smbd_tx_must_signal(const struct smbd_sock *sk,
 /*
  * ib_post_send() refused the chain from @head at @bad. The requests
  * before it were posted: a signalled one completes as usual, with the
- * unsignalled ones it owns; unsignalled ones whose owner was not posted
- * are left to the teardown's drain, and smbd_xfer_free() unmaps them.
- * The rest come back now, and their owners' sender hears @err.
+ * unsignalled ones it owns. Unsignalled ones whose owner was not posted
+ * (the orphans) would complete unseen: the queue pair is fenced, and
+ * then they come back, with their pages ("Posted work" in
+ * Documentation/smbd.rst). The rest come back at once, and their owners'
+ * sender hears @err. Called by the sender itself, which waits for its
+ * batches after this returns. Context: process; sleeps.
  */
 static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 			     const struct ib_send_wr *bad, int err)
 {
 	struct ib_send_wr *wr, *orphans = NULL;
-	struct smbd_send_ctx *tx;
+	struct smbd_send_ctx *tx, *next;
+	LIST_HEAD(orphaned);
 	LIST_HEAD(back);
 	u32 n = 0;
 
@@ -190,7 +195,7 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 	}
 	for (wr = orphans; wr && wr != bad; wr = wr->next) {
 		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
-		list_del_init(&tx->tx_node);
+		list_move_tail(&tx->tx_node, &orphaned);
 	}
 	for (wr = (struct ib_send_wr *)bad; wr; wr = wr->next) {
 		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
@@ -201,11 +206,19 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 		list_add_tail(&tx->tx_node, &back);
 		n++;
 	}
+	smbd_sock_error(sk, err);
+	if (!list_empty(&orphaned)) {
+		smbd_qp_fence(sk);
+		list_for_each_entry_safe(tx, next, &orphaned, tx_node) {
+			smbd_tx_unmap(sk, tx);
+			list_move_tail(&tx->tx_node, &back);
+			n++;
+		}
+	}
 	spin_lock_bh(&sk->ss_lock);
 	list_splice(&back, &sk->ss_tx_free);
 	sk->ss_tx_free_count += n;
 	spin_unlock_bh(&sk->ss_lock);
-	smbd_sock_error(sk, err);
 }
 
 /* The smbd_send event of each request of a chain about to be posted. */
@@ -264,7 +277,7 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 
 	if (trace_smbd_send_enabled())
 		smbd_trace_chain(sk, head);
-	ret = ib_post_send(sk->ss_qp, &head->tx_wr, &bad_wr);
+	ret = smbd_post_send(sk, &head->tx_wr, &bad_wr);
 	if (ret)
 		smbd_post_failed(sk, head, bad_wr ?: &head->tx_wr, ret);
 	return ret;

@@ -458,6 +458,11 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	struct rdma_cm_id *id;
 	LIST_HEAD(children);
 
+	/* A device removal may have queued the event work (its upcall). */
+	spin_lock_bh(&lsk->ss_lock);
+	lsk->ss_released = true;
+	spin_unlock_bh(&lsk->ss_lock);
+	cancel_work_sync(&lsk->ss_disconnect_work);
 	mutex_lock(&lsk->ss_teardown_mutex);
 	id = smbd_cm_detach(lsk, NULL);
 	mutex_unlock(&lsk->ss_teardown_mutex);
@@ -522,13 +527,17 @@ void smbd_sock_release(struct smbd_sock *sk)
 		 sk->ss_state == SMBD_REFUSING;
 	smbd_set_state(sk, SMBD_DISCONNECTING);
 	sk->ss_connect_done = NULL;
+	sk->ss_released = true;
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_sock_wake(sk);
 
 	/*
-	 * DISCONNECTING is set: nothing queues the event work any more, and
-	 * completions queue no timer or grant work.
+	 * DISCONNECTING and ss_released are set: nothing queues the event
+	 * work any more, and completions queue no timer or grant work. The
+	 * work runs upcalls, which may take ss_teardown_mutex: finish it
+	 * before taking that mutex.
 	 */
+	cancel_work_sync(&sk->ss_disconnect_work);
 	mutex_lock(&sk->ss_teardown_mutex);
 	id = smbd_cm_detach(sk, NULL);
 	smbd_verbs_teardown(sk, id, was_up);

@@ -220,7 +220,7 @@ static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
 	}
 	if (!i)
 		return 0;
-	ret = ib_post_recv(sk->ss_qp, &first->rx_wr, &bad);
+	ret = smbd_post_recv(sk, &first->rx_wr, &bad);
 	if (!ret)
 		return i;
 
@@ -297,6 +297,7 @@ int smbd_post_recvs(struct smbd_sock *sk, bool send_queued)
 int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 			       u32 len)
 {
+	const struct ib_send_wr *bad;
 	struct smbd_send_ctx *tx;
 	int ret;
 
@@ -317,7 +318,7 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
 	ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma, len,
 				      DMA_TO_DEVICE);
-	ret = ib_post_send(sk->ss_qp, &tx->tx_wr, NULL);
+	ret = smbd_post_send(sk, &tx->tx_wr, &bad);
 	if (ret) {
 		list_add(&tx->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count++;
@@ -433,6 +434,8 @@ static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 			k++;
 			n += min_t(size_t, got - done - n, PAGE_SIZE);
 		}
+		if (smbd_should_fail(SMBD_FAIL_DMA))
+			break;
 		dma = ib_dma_map_page(sk->ss_ibdev, first, off, n,
 				      DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(sk->ss_ibdev, dma))

@@ -78,8 +78,11 @@ struct smbd_params {
  *	context, smbd's work queue): must not sleep, nor accept from here.
  * @write_space: a send that returned -EAGAIN (or a partial count) may go
  *	on. Softirq or process context: must not sleep.
- * @state_change: the connection was established or lost. Process
- *	context; may sleep but must not call smbd_sock_release().
+ * @state_change: the connection was established or lost, by its peer,
+ *	an error, shutdown or the removal of its device ([MS-SMBD] 3.1.7.1).
+ *	Process context (smbd's work queue), with no lock of smbd's held:
+ *	may sleep and call smbd_deregister() or smbd_sock_shutdown(), but
+ *	not smbd_sock_release() (which waits for it).
  */
 struct smbd_sock_ops {
 	void (*data_ready)(struct smbd_sock *sk);

@@ -8,7 +8,9 @@
 #ifndef _SMBD_INTERNAL_H
 #define _SMBD_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -255,8 +257,12 @@ struct smbd_send_ctx {
  * @op_cqe: completion entry of the requests; .done is smbd_op_done()
  * @op_done: completed by the last request's completion, or by teardown
  * @op_status: 0, or why a request or the connection failed
- * @op_pending: signalled requests not yet completed (under ss_lock)
+ * @op_pending: signalled requests posted and not yet completed (under
+ *	ss_lock)
  * @op_finished: @op_done was completed (under ss_lock)
+ * @op_magic: SMBD_OP_LIVE from smbd_op_start() to smbd_op_end(), then
+ *	SMBD_OP_DEAD: a completion that finds anything else names an op
+ *	whose thread is gone (Documentation/smbd.rst, "Posted work")
  *
  * Teardown completes every op still waiting once the queue pair is
  * drained, and waits for their threads to leave before destroying it.
@@ -268,7 +274,11 @@ struct smbd_op {
 	int op_status;
 	u32 op_pending;
 	bool op_finished;
+	u32 op_magic;
 };
+
+#define SMBD_OP_LIVE	0x6f706c76	/* "oplv" */
+#define SMBD_OP_DEAD	0x6f706464	/* "opdd" */
 
 /**
  * struct smbd_reg - one fast-registration MR of the pool
@@ -372,7 +382,39 @@ struct smbd_sock {
 	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
 	struct rdma_cm_id *ss_cm_id;
 	struct ib_qp *ss_qp;
+	/* The device, while the queue pair is there (NULL after). */
 	struct ib_device *ss_ibdev;
+	/* Its name, kept for debugfs after the device is gone. */
+	char ss_devname[IB_DEVICE_NAME_MAX];
+	/*
+	 * Posted work (Documentation/smbd.rst, "Posted work"), under
+	 * ss_lock: no thread posts once @ss_qp_closed is set (the teardown,
+	 * before it drains); @ss_posting counts the threads between that
+	 * check and the end of their post, which the teardown waits for.
+	 * The fence (smbd_qp_fence()) moves the queue pair to the error
+	 * state and posts one marker after everything posted before it:
+	 * @ss_fence_done completes with the marker's completion, or after
+	 * the teardown's drain; @ss_fence_posted: the marker is out.
+	 */
+	bool ss_qp_closed;
+	bool ss_fence_posted;
+	u32 ss_posting;
+	struct ib_cqe ss_fence_cqe;
+	struct completion ss_fence_done;
+	/*
+	 * The queue pair's fatal events: the provider may report them from
+	 * hard IRQ, where no lock of ours may be taken. The handler sets
+	 * the event and queues the work, which ends the connection.
+	 */
+	atomic_t ss_qp_event;		/* enum ib_event_type + 1, or 0 */
+	struct work_struct ss_qp_event_work;
+	/* Released: nothing may queue the event work any more (ss_lock). */
+	bool ss_released;
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	/* debugfs conn/<id>/qp_event: the handler called from hard IRQ. */
+	struct hrtimer ss_inject_timer;
+	struct completion ss_inject_done;
+#endif
 	bool ss_iwarp;
 	struct ib_pd *ss_pd;
 	struct ib_cq *ss_send_cq;
@@ -473,7 +515,7 @@ void smbd_debugfs_sock_del(struct smbd_sock *sk);
 
 /* smbd_dev.c */
 struct dentry;
-struct smbd_device *smbd_dev_get(struct ib_device *ibdev);
+bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd);
 int smbd_dev_init(struct dentry *root);
 void smbd_dev_exit(void);
 
@@ -489,14 +531,41 @@ struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 
-/* smbd_op.c: threads that post and wait */
-bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op);
-void smbd_op_rearm(struct smbd_sock *sk, struct smbd_op *op, u32 n);
-void smbd_op_unposted(struct smbd_sock *sk, struct smbd_op *op, u32 n,
-		      int err);
-int smbd_op_wait(struct smbd_op *op);
+/* smbd_op.c: posted work, and threads that post and wait */
+int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
+		    const struct ib_send_wr **bad);
+void smbd_qp_fence(struct smbd_sock *sk);
+void smbd_qp_close(struct smbd_sock *sk);
+bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected);
+void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
+		  struct ib_send_wr *first);
+int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_ops_abort(struct smbd_sock *sk);
+
+/* smbd_inject.c: fault injection (compiled out without the kernel's) */
+enum smbd_fail_point_id {
+	SMBD_FAIL_POST,
+	SMBD_FAIL_DMA,
+	SMBD_FAIL_MR,
+	SMBD_FAIL_WC,
+	SMBD_FAIL_NR,
+};
+
+#ifdef CONFIG_FAULT_INJECTION
+bool smbd_should_fail(enum smbd_fail_point_id point);
+#else
+static inline bool smbd_should_fail(enum smbd_fail_point_id point)
+{
+	return false;
+}
+#endif
+void smbd_inject_init(struct dentry *root);
+int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
+		   const struct ib_send_wr **bad);
+int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
+		   const struct ib_recv_wr **bad);
+enum ib_wc_status smbd_wc_status(struct ib_wc *wc);
 
 /* smbd_mr.c: memory registration */
 int smbd_mr_alloc(struct smbd_sock *sk);

@@ -192,6 +192,8 @@ struct smbd_data_hdr {
  * @SMBD_RX_ERR_FRAGMENT: a segment that does not continue the message
  *	being reassembled
  * @SMBD_RX_ERR_CREDIT_OVERRUN: the peer sent without holding a credit
+ * @SMBD_RX_ERR_OPCODE: a receive consumed by something other than a Send
+ *	(an RDMA Write with Immediate): no message was placed in the buffer
  * @SMBD_RX_ERR_NR: how many values there are
  */
 enum smbd_rx_err {
@@ -205,6 +207,7 @@ enum smbd_rx_err {
 	SMBD_RX_ERR_TOO_LARGE,
 	SMBD_RX_ERR_FRAGMENT,
 	SMBD_RX_ERR_CREDIT_OVERRUN,
+	SMBD_RX_ERR_OPCODE,
 	SMBD_RX_ERR_NR
 };
 

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: fault injection, the kernel's way (Documentation/fault-injection/).
+ *
+ * With CONFIG_FAULT_INJECTION_DEBUG_FS each point has a directory under
+ * /sys/kernel/debug/smbd/ with the usual knobs (probability, interval,
+ * times, space, verbose, task-filter, stacktrace filters) and one file of
+ * ours, "fired", that counts the faults it injected:
+ *   fail_post   a post accepts only the first k work requests of its
+ *               chain and fails the rest with -ENOMEM (a provider whose
+ *               queue is full); k is random, 0 included
+ *   fail_dma    a DMA mapping fails (a send's pages, a registration, an
+ *               rdma_rw context)
+ *   fail_mr     a memory registration fails (ib_map_mr_sg() maps less)
+ *   fail_wc     a successful completion is reported as a failed one
+ *               (IB_WC_GENERAL_ERR), as a provider does on a local error
+ * Without CONFIG_FAULT_INJECTION every point is compiled out. failslab
+ * and fail_page_alloc reach smbd's allocations through their own stack
+ * filters (require-start/require-end).
+ */
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+#include <linux/prandom.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+#ifdef CONFIG_FAULT_INJECTION
+
+struct smbd_fail_point {
+	const char *name;
+	struct fault_attr attr;
+	atomic_t fired;
+};
+
+static struct smbd_fail_point smbd_fail_points[SMBD_FAIL_NR] = {
+	[SMBD_FAIL_POST] = { .name = "fail_post",
+			     .attr = FAULT_ATTR_INITIALIZER },
+	[SMBD_FAIL_DMA] = { .name = "fail_dma",
+			    .attr = FAULT_ATTR_INITIALIZER },
+	[SMBD_FAIL_MR] = { .name = "fail_mr",
+			   .attr = FAULT_ATTR_INITIALIZER },
+	[SMBD_FAIL_WC] = { .name = "fail_wc",
+			   .attr = FAULT_ATTR_INITIALIZER },
+};
+
+/**
+ * smbd_should_fail() - should this call fail on purpose
+ * @point: the fault point
+ *
+ * Context: any.
+ * Return: true when the point's fault attribute says so; counted.
+ */
+bool smbd_should_fail(enum smbd_fail_point_id point)
+{
+	struct smbd_fail_point *p = &smbd_fail_points[point];
+
+	if (!should_fail(&p->attr, 1))
+		return false;
+	atomic_inc(&p->fired);
+	return true;
+}
+
+/**
+ * smbd_inject_init() - the fault points' debugfs directories
+ * @root: smbd's debugfs directory
+ *
+ * Context: process (module init).
+ */
+void smbd_inject_init(struct dentry *root)
+{
+	struct dentry *dir;
+	int i;
+
+	for (i = 0; i < SMBD_FAIL_NR; i++) {
+		struct smbd_fail_point *p = &smbd_fail_points[i];
+
+		/* A forced failure is expected here: no stack dump each. */
+		p->attr.verbose = 0;
+		dir = fault_create_debugfs_attr(p->name, root, &p->attr);
+		if (IS_ERR(dir))
+			continue;
+		debugfs_create_atomic_t("fired", 0444, dir, &p->fired);
+	}
+}
+
+#else
+
+void smbd_inject_init(struct dentry *root)
+{
+}
+
+#endif /* CONFIG_FAULT_INJECTION */
+
+/* Cut @first after @k requests; returns the rest (NULL if none). */
+static struct ib_send_wr *smbd_send_cut(struct ib_send_wr *first, u32 k,
+					struct ib_send_wr **prev)
+{
+	struct ib_send_wr *wr = first;
+
+	*prev = NULL;
+	while (wr && k--) {
+		*prev = wr;
+		wr = wr->next;
+	}
+	return wr;
+}
+
+/**
+ * smbd_post_send() - ib_post_send(), with the fail_post fault point
+ * @sk: the socket; its queue pair is live
+ * @first: the chain
+ * @bad: set to the first request not posted, on error
+ *
+ * An injected fault posts the first k requests of the chain (k random,
+ * from 0 to all but one) and refuses the rest with -ENOMEM, as a
+ * provider whose send queue filled up does.
+ *
+ * Context: any.
+ * Return: 0, or a negative errno with *@bad set.
+ */
+int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
+		   const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *rest, *prev, *wr;
+	u32 n = 0;
+	int ret;
+
+	if (!smbd_should_fail(SMBD_FAIL_POST))
+		return ib_post_send(sk->ss_qp, first, bad);
+	for (wr = first; wr; wr = wr->next)
+		n++;
+	rest = smbd_send_cut(first, get_random_u32_below(n), &prev);
+	if (prev) {
+		prev->next = NULL;
+		ret = ib_post_send(sk->ss_qp, first, bad);
+		prev->next = rest;
+		if (ret)
+			return ret;
+	}
+	*bad = rest;
+	return -ENOMEM;
+}
+
+/**
+ * smbd_post_recv() - ib_post_recv(), with the fail_post fault point
+ * @sk: the socket; its queue pair is live
+ * @first: the chain
+ * @bad: set to the first request not posted, on error
+ *
+ * Context: any.
+ * Return: 0, or a negative errno with *@bad set.
+ */
+int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
+		   const struct ib_recv_wr **bad)
+{
+	struct ib_recv_wr *wr, *prev = NULL;
+	u32 n = 0, k;
+	int ret;
+
+	if (!smbd_should_fail(SMBD_FAIL_POST))
+		return ib_post_recv(sk->ss_qp, first, bad);
+	for (wr = first; wr; wr = wr->next)
+		n++;
+	k = get_random_u32_below(n);
+	for (wr = first; wr && k--; wr = wr->next)
+		prev = wr;
+	if (prev) {
+		prev->next = NULL;
+		ret = ib_post_recv(sk->ss_qp, first, bad);
+		prev->next = wr;
+		if (ret)
+			return ret;
+	}
+	*bad = wr;
+	return -ENOMEM;
+}
+
+/**
+ * smbd_wc_status() - a completion's status, with the fail_wc fault point
+ * @wc: the completion; its status may be changed to IB_WC_GENERAL_ERR
+ *
+ * Context: completion handler.
+ * Return: the status the handler acts on.
+ */
+enum ib_wc_status smbd_wc_status(struct ib_wc *wc)
+{
+	if (wc->status == IB_WC_SUCCESS && smbd_should_fail(SMBD_FAIL_WC))
+		wc->status = IB_WC_GENERAL_ERR;
+	return wc->status;
+}
