@@ -1183,11 +1183,25 @@ struct held_end {
 	struct smbd_sock *sk;
 	struct task_struct *tx, *rx;
 	atomic64_t sent, recvd;
+	atomic_t changes;		/* state_change upcalls */
+	int changes_held;		/* ... when "held" last looked */
 	int tx_err, rx_err;
 };
 
 static struct smbd_sock *held_lsk;
 static struct held_end held[2];
+
+/* [MS-SMBD] 3.1.7.1: the consumer is told the connection was lost. */
+static void held_state_change(struct smbd_sock *sk)
+{
+	struct held_end *e = smbd_sock_priv(sk);
+
+	atomic_inc(&e->changes);
+}
+
+static const struct smbd_sock_ops held_ops = {
+	.state_change = held_state_change,
+};
 
 static int held_tx(void *arg)
 {
@@ -1270,6 +1284,7 @@ static void test_hold(struct sockaddr *addr)
 	      smbd_sock_connect(held[0].sk, addr) ?:
 	      smbd_sock_accept(held_lsk, &held[1].sk, 0);
 	for (i = 0; !ret && i < 2; i++) {
+		smbd_sock_set_ops(held[i].sk, &held_ops, &held[i]);
 		held[i].tx = kthread_run(held_tx, &held[i], "smbd_held_tx%d", i);
 		held[i].rx = kthread_run(held_rx, &held[i], "smbd_held_rx%d", i);
 		if (IS_ERR(held[i].tx) || IS_ERR(held[i].rx)) {
@@ -1311,6 +1326,8 @@ static void test_held(bool expect_dead)
 		lost += smbd_sock_query(held[i].sk, &info) != 0;
 	}
 	if (!expect_dead) {
+		for (i = 0; i < 2; i++)
+			held[i].changes_held = atomic_read(&held[i].changes);
 		struct smbd_sock_info i0 = {}, i1 = {};
 		struct smbd_sock_stats s0, s1;
 
@@ -1329,6 +1346,19 @@ static void test_held(bool expect_dead)
 	}
 	report(lost == 2, "dead both ends report the connection lost",
 	       "%d of 2", lost);
+	/* The upcall comes from smbd's work queue: give it 2 s. */
+	for (ms = 0; ms < 2000; ms += 50) {
+		if (atomic_read(&held[0].changes) > held[0].changes_held &&
+		    atomic_read(&held[1].changes) > held[1].changes_held)
+			break;
+		msleep(50);
+	}
+	report(atomic_read(&held[0].changes) > held[0].changes_held &&
+	       atomic_read(&held[1].changes) > held[1].changes_held,
+	       "dead both consumers told (state_change)",
+	       "%d and %d upcalls since held",
+	       atomic_read(&held[0].changes) - held[0].changes_held,
+	       atomic_read(&held[1].changes) - held[1].changes_held);
 	report(after[0] == before[0] && after[1] == before[1],
 	       "dead no data moves any more", "%lld and %lld bytes",
 	       after[0] - before[0], after[1] - before[1]);
@@ -1336,6 +1366,186 @@ static void test_held(bool expect_dead)
 	       held[1].rx_err, "dead blocked senders and readers returned",
 	       "tx %d %d rx %d %d", held[0].tx_err, held[1].tx_err,
 	       held[0].rx_err, held[1].rx_err);
+}
+
+/*
+ * ---- async connects while the device goes away ----
+ *
+ * "async-start": a listener, and a thread that starts an asynchronous
+ * connect to it every 50 ms and keeps the sockets, so that when the
+ * guest deletes the device connects are at every step (resolving,
+ * connecting, negotiating, connected). "async-check": every connect
+ * started must have had its done() exactly once within 2 s of the
+ * removal, and the connected ones their state_change ([MS-SMBD] 3.1.7.1).
+ */
+#define ASYNC_MAX	64
+
+struct async_conn {
+	struct smbd_sock *sk;
+	atomic_t done;			/* done() calls */
+	int status;
+	atomic_t changes;		/* state_change calls after done() */
+};
+
+static struct async_conn async_conns[ASYNC_MAX];
+static atomic_t async_n;
+static struct smbd_sock *async_lsk;
+static struct task_struct *async_task, *async_accept_task;
+static struct sockaddr_storage async_addr;
+
+static void async_done(struct smbd_sock *sk, int status)
+{
+	struct async_conn *c = smbd_sock_priv(sk);
+
+	c->status = status;
+	atomic_inc(&c->done);
+}
+
+static void async_state_change(struct smbd_sock *sk)
+{
+	struct async_conn *c = smbd_sock_priv(sk);
+
+	if (atomic_read(&c->done))
+		atomic_inc(&c->changes);
+}
+
+static const struct smbd_sock_ops async_ops = {
+	.state_change = async_state_change,
+};
+
+static int async_thread(void *arg)
+{
+	struct async_conn *c;
+	int i;
+
+	while (!kthread_should_stop() && atomic_read(&async_n) < ASYNC_MAX) {
+		i = atomic_read(&async_n);
+		c = &async_conns[i];
+		if (smbd_sock_create(&init_net, NULL, &c->sk))
+			break;
+		smbd_sock_set_ops(c->sk, &async_ops, c);
+		if (smbd_sock_connect_async(c->sk,
+					    (struct sockaddr *)&async_addr,
+					    async_done)) {
+			/* Refused at once (no device): no done() is due. */
+			smbd_sock_release(c->sk);
+			c->sk = NULL;
+			msleep(50);
+			continue;
+		}
+		atomic_inc(&async_n);
+		msleep(50);
+	}
+	while (!kthread_should_stop())
+		msleep(20);
+	return 0;
+}
+
+/* The listener's children: accepted and kept until async-check. */
+static struct smbd_sock *async_children[ASYNC_MAX];
+
+static int async_accept_thread(void *arg)
+{
+	struct smbd_sock *nsk;
+	int n = 0;
+
+	while (!kthread_should_stop()) {
+		if (n < ASYNC_MAX && !smbd_sock_accept(async_lsk, &nsk, 0))
+			async_children[n++] = nsk;
+		else
+			msleep(20);
+	}
+	return 0;
+}
+
+static void async_release(void)
+{
+	int i;
+
+	if (async_task)
+		kthread_stop(async_task);
+	async_task = NULL;
+	if (async_lsk)
+		smbd_sock_shutdown(async_lsk);
+	if (async_accept_task)
+		kthread_stop(async_accept_task);
+	async_accept_task = NULL;
+	for (i = 0; i < ASYNC_MAX; i++) {
+		smbd_sock_release(async_conns[i].sk);
+		smbd_sock_release(async_children[i]);
+		async_children[i] = NULL;
+	}
+	memset(async_conns, 0, sizeof(async_conns));
+	atomic_set(&async_n, 0);
+	smbd_sock_release(async_lsk);
+	async_lsk = NULL;
+}
+
+static void test_async_start(struct sockaddr *addr)
+{
+	int ret;
+
+	async_release();
+	memcpy(&async_addr, addr, sizeof(async_addr));
+	ret = smbd_sock_create(&init_net, NULL, &async_lsk) ?:
+	      smbd_sock_bind(async_lsk, addr) ?:
+	      smbd_sock_listen(async_lsk, ASYNC_MAX);
+	if (!ret) {
+		async_accept_task = kthread_run(async_accept_thread, NULL,
+						"smbd_async_a");
+		if (IS_ERR(async_accept_task)) {
+			ret = PTR_ERR(async_accept_task);
+			async_accept_task = NULL;
+		}
+	}
+	if (!ret) {
+		async_task = kthread_run(async_thread, NULL, "smbd_async_c");
+		if (IS_ERR(async_task)) {
+			ret = PTR_ERR(async_task);
+			async_task = NULL;
+		}
+	}
+	report(!ret, "async-start connects under way", "%d", ret);
+	if (ret)
+		async_release();
+}
+
+static void test_async_check(void)
+{
+	int i, n, ms, missing = 0, twice = 0, up = 0, untold = 0;
+
+	if (async_task)
+		kthread_stop(async_task);
+	async_task = NULL;
+	n = atomic_read(&async_n);
+	for (ms = 0; ms <= 2000; ms += 50) {
+		missing = 0;
+		for (i = 0; i < n; i++)
+			missing += !atomic_read(&async_conns[i].done);
+		if (!missing)
+			break;
+		msleep(50);
+	}
+	for (i = 0; i < n; i++) {
+		struct async_conn *c = &async_conns[i];
+
+		twice += atomic_read(&c->done) > 1;
+		/*
+		 * The event work that calls done(0) calls state_change too:
+		 * a connection that was up and was then lost had two.
+		 */
+		if (atomic_read(&c->done) && !c->status) {
+			up++;
+			untold += atomic_read(&c->changes) < 2;
+		}
+	}
+	report(n > 0 && !missing,
+	       "async every connect told (done) after the device went",
+	       "%d connects, %d without done() 2 s after", n, missing);
+	report(!twice, "async done() called once", "%d called twice", twice);
+	report(!untold, "async connected ones told the connection was lost",
+	       "%d of %d connected had no state_change", untold, up);
+	async_release();
 }
 
 static int fault_run(char *cmd)
@@ -1360,6 +1570,10 @@ static int fault_run(char *cmd)
 		test_held(true);
 	else if (!strcmp(test, "release"))
 		held_release();
+	else if (!strcmp(test, "async-start"))
+		test_async_start((struct sockaddr *)&ss);
+	else if (!strcmp(test, "async-check"))
+		test_async_check();
 	else if (!strcmp(test, "ka-idle"))
 		test_ka_idle((struct sockaddr *)&ss);
 	else if (!strcmp(test, "ka-dead"))
@@ -1399,6 +1613,7 @@ static void __exit smbd_fault_exit(void)
 	testctl_remove(&fault_tc);
 	/* Connections still open at unload are ended and freed here. */
 	held_release();
+	async_release();
 	testctl_out_free(&fault_tc.out);
 }
 

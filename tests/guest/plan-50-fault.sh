@@ -57,19 +57,72 @@ run rxe send-fail-credits 192.0.2.1 7123
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
 
+# conn_ids ROLE: the debugfs ids of smbd's connections in ROLE
+# (initiator, responder) that are connected
+conn_ids() {
+	sed -n "s/^$1 connected conn=\([0-9]*\) .*/\1/p" /sys/kernel/debug/smbd/connections
+}
+
+# A fatal queue pair event delivered from hard IRQ (as mlx4 does): the
+# handler may take no lock of smbd's and must not sleep; the connection
+# ends, and lockdep, watching, says nothing. Needs the test kernel's
+# fault injection (conn/<id>/qp_event).
+for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+	set -- $p
+	run $1 hold $2 7203
+	run $1 held $2 0
+	id=$(conn_ids initiator | head -n 1)
+	f=/sys/kernel/debug/smbd/conn/$id/qp_event
+	if [ -n "$id" ] && [ -e "$f" ] && echo 1 > "$f"; then
+		echo "SMBD-TEST: ok fault[$1] QP event from hard IRQ delivered (conn $id)"
+	else
+		echo "SMBD-TEST: not ok fault[$1] QP event from hard IRQ delivered - conn '$id', $f"
+	fi
+	run $1 dead $2 0
+	run $1 release $2 0
+done
+
 # Teardown: the device goes away under a streaming pair (rdma link
-# delete = cable pull), over each provider.
+# delete = cable pull), over each provider. The sockets stay held across
+# the removal: their debugfs files must still read (the device's name,
+# not the freed device), and both consumers must be told. Then the
+# same with asynchronous connects at every step when the device goes:
+# each must hear done() ([MS-SMBD] 3.1.7.1).
 for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 	set -- $p
 	run $1 hold $2 7201
 	run $1 held $2 0
+	ids="$(conn_ids initiator) $(conn_ids responder)"
 	if timeout 60 $RDMA link delete $3; then
 		echo "SMBD-TEST: ok fault[$1] link delete during transfer returned"
 	else
 		echo "SMBD-TEST: not ok fault[$1] link delete during transfer returned"
 	fi
 	run $1 dead $2 0
+	bad=0
+	for id in $ids; do
+		grep -qx "device $3" /sys/kernel/debug/smbd/conn/$id/state || bad=1
+	done
+	grep -E "^(initiator|responder) .* conn=" /sys/kernel/debug/smbd/connections > /tmp/fault-conns || bad=1
+	for id in $ids; do
+		grep -qE "conn=$id $3( |\$)" /tmp/fault-conns || bad=1
+	done
+	if [ -n "$ids" ] && [ $bad = 0 ]; then
+		echo "SMBD-TEST: ok fault[$1] debugfs after the device went names it ($ids)"
+	else
+		echo "SMBD-TEST: not ok fault[$1] debugfs after the device went names it - ids '$ids'"
+		cat /tmp/fault-conns
+	fi
 	run $1 release $2 0
+	$RDMA link add $3 type $4 netdev $5
+	run $1 async-start $2 7204
+	sleep 2
+	if timeout 60 $RDMA link delete $3; then
+		echo "SMBD-TEST: ok fault[$1] link delete during async connects returned"
+	else
+		echo "SMBD-TEST: not ok fault[$1] link delete during async connects returned"
+	fi
+	run $1 async-check $2 0
 	$RDMA link add $3 type $4 netdev $5
 	$RDMA link show | grep -q "^link $3/" &&
 		echo "SMBD-TEST: ok fault[$1] device back after the test" ||
