@@ -61,4 +61,17 @@ done
 n=$(dmesg | sed -n "/$mark/,\$p" | grep -c 'initiator negotiation timed out (.*; [1-9][0-9]* probes answered')
 if [ "$n" -ge 1 ]; then ok hostile/rxe/stall-probes-answered "$n"; else nok hostile/rxe/stall-probes-answered "no timeout line with probes answered"; fi
 
+# RDMA Writes with Immediate on RoCE (write-imm-*-ends): smbd's sockets
+# whose connection they ended are kept until the unload below; each must
+# have refused the write as "not a send" (no API gives the reason), not
+# parsed its receive buffer (a zero-length write: "short message").
+kept=$(cat /tmp/hostile-rxe-server /tmp/hostile-rxe-client 2>/dev/null | grep -c "socket kept until unload")
+found=$(grep -lx '3\.1\.5\.8 data: not a send: 1' /sys/kernel/debug/smbd/conn/*/refusals 2>/dev/null | wc -l)
+if [ "$kept" -ge 1 ] && [ "$found" -ge "$kept" ]; then
+	ok hostile/rxe/write-imm-refused-not-a-send "$found of $kept kept sockets"
+else
+	why=$(grep -h ': [1-9][0-9]*$' /sys/kernel/debug/smbd/conn/*/refusals 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+	nok hostile/rxe/write-imm-refused-not-a-send "$found of $kept kept sockets refused it as 'not a send'; their refusals:${why:- none}"
+fi
+
 if $RMMOD smbd_hostile; then ok hostile/unload-smbd_hostile; else nok hostile/unload-smbd_hostile; fi

@@ -30,6 +30,11 @@
  * connections that never negotiate. A fresh connection after every
  * fatal message must negotiate and echo data both ways. Every message
  * smbd sends is checked: sizes, credits, Reserved and Padding zero.
+ * Then two findings of the reliability audit, each on a connection of its
+ * own: a sender at its last Send Credit woken by a receive reposted
+ * (last-credit-wake), and RDMA Writes with Immediate refused (on RoCE; the
+ * sockets they ended are kept until unload, for the guest plan to read
+ * the reason of the refusal in smbd's debugfs).
  * Result lines: "ok NAME", "not ok NAME - why", "info ...".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -40,10 +45,12 @@
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/unaligned.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -2379,6 +2386,413 @@ static void h_starve(struct hrun *r, struct hpair *p)
 	h_inbox_free(c);
 }
 
+/* ---- findings 7 and 8 of the reliability audit ---- */
+
+/*
+ * A connection on which we ask smbd for @creq credits. As the server we
+ * grant smbd @grant in the Negotiate Response; as the client smbd grants
+ * first, and we grant nothing yet.
+ */
+static int hp_open_creq(struct hrun *r, struct hpair *p, u16 creq, u16 grant)
+{
+	u8 *b = kmalloc(H_BUF, GFP_KERNEL);
+	bool setup;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	if (r->server) {
+		h_resp_base(b);
+		put_unaligned_le16(creq, b + NP_CREDITS_REQ);
+		put_unaligned_le16(grant, b + NP_CREDITS_GRANTED);
+		ret = hp_open_server(r, p, b, NP_LEN, 0, false, &setup);
+	} else {
+		h_req_base(b);
+		put_unaligned_le16(creq, b + NQ_CREDITS_REQ);
+		ret = hp_open_client(r, p, b, NQ_LEN, &setup);
+	}
+	kfree(b);
+	return ret;
+}
+
+/* smbd's consumer sending one message, blocking, off the test thread. */
+struct hsnd {
+	struct work_struct work;
+	struct smbd_sock *sk;
+	struct completion done;
+	ssize_t ret;
+	u32 len;
+	u8 data[];
+};
+
+static void hsnd_fn(struct work_struct *work)
+{
+	struct hsnd *snd = container_of(work, struct hsnd, work);
+	struct kvec kv = { .iov_base = snd->data, .iov_len = snd->len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, snd->len);
+	snd->ret = smbd_sock_send(snd->sk, &it, 0);
+	complete(&snd->done);
+}
+
+/* The Send Credits smbd holds when its consumer starts sending. */
+#define LC_HELD		3
+
+/*
+ * Has smbd reached the state of finding 7? Its sender waits (a credit
+ * wait counted, LC_HELD - 1 segments came, the send has not returned) at
+ * its last Send Credit, with @rmax receives posted, its ReceiveCreditMax
+ * and target both: no buffer left to post, and every receive posted
+ * granted to us (we hold as many credits). Says why not in @why.
+ */
+static bool h_lc_ready(struct hpair *p, struct hsnd *snd, u32 rmax, u64 waits0,
+		       char *why, size_t size)
+{
+	struct smbd_sock_info info = {};
+	struct smbd_sock_stats st;
+	struct hconn *c = p->c;
+	int q;
+
+	h_poll(c);
+	q = smbd_sock_query(p->s->sk, &info);
+	smbd_sock_stats(p->s->sk, &st);
+	if (!q && !completion_done(&snd->done) && st.credit_waits > waits0 &&
+	    c->got == LC_HELD - 1 && info.send_credits == 1 &&
+	    info.recv_credits == rmax && info.recv_credit_target == rmax &&
+	    c->send_credits == rmax)
+		return true;
+	scnprintf(why, size,
+		  "setup: query %d, send %s, %llu credit waits, %llu segments from smbd, smbd holds %u credits, %u receives posted (target %u, we asked %u), we hold %u",
+		  q, completion_done(&snd->done) ? "returned" : "waiting",
+		  st.credit_waits - waits0, c->got, info.send_credits,
+		  info.recv_credits, info.recv_credit_target, rmax,
+		  c->send_credits);
+	return false;
+}
+
+/*
+ * Finding 7: a sender waiting for its last Send Credit must be woken by a
+ * receive reposted, not only by a message that grants credits.
+ *
+ * We ask for smbd's ReceiveCreditMax, so that every receive it can post
+ * is granted to us, and grant it LC_HELD credits. Its consumer sends one
+ * message of LC_HELD + 3 segments, blocking: LC_HELD - 1 go out and the
+ * next waits, as the last credit may go only with a grant and smbd has no
+ * buffer left to post ([MS-SMBD] 3.1.5.1). We send one empty message that
+ * grants nothing and asks for a response: smbd reposts its receive, which
+ * its last credit may now grant, and must send within 1 s.
+ */
+static void h_last_credit(struct hrun *r)
+{
+	static const char name[] = "last-credit-wake";
+	struct smbd_sock_info info = {};
+	struct smbd_sock_stats st;
+	struct hsnd *snd = NULL;
+	struct smbd_params sp;
+	struct hpair p = {};
+	unsigned long end, t0;
+	struct hconn *c;
+	struct hmsg *m;
+	bool done = true;
+	u32 rmax, maxpay, len, ms, i;
+	char why[256];
+	struct hdt d;
+	int ret;
+
+	/* smbd's ReceiveCreditMax: the default both roles were given */
+	smbd_params_init(&sp, !r->server);
+	rmax = sp.recv_credit_max;
+	ret = hp_open_creq(r, &p, rmax, LC_HELD + 1);
+	if (ret) {
+		CHECK(r, false, name, "connect: %d", ret);
+		goto out;
+	}
+	c = p.c;
+	if (!r->server) {
+		/* smbd granted us every receive; we grant it LC_HELD */
+		h_dt_default(&d, 0, 0);
+		d.creq = rmax;
+		d.cgrant = LC_HELD;
+		d.grant_set = true;
+		ret = h_send_dt(c, NULL, &d, NULL, false);
+	}
+	/* As the initiator smbd spends one of LC_HELD + 1 on its grant. */
+	end = jiffies + 3 * HZ;
+	while (!ret && time_before(jiffies, end)) {
+		h_poll(c);
+		ret = smbd_sock_query(p.s->sk, &info);
+		if (!ret && info.send_credits == LC_HELD &&
+		    info.recv_credits == rmax && c->send_credits + 1 >= rmax)
+			break;
+		usleep_range(5000, 6000);
+	}
+	maxpay = info.max_send_size - DT_PAYLOAD;
+	len = (LC_HELD + 3) * maxpay - maxpay / 2;
+	if (ret || info.send_credits != LC_HELD || info.recv_credits != rmax ||
+	    c->send_credits + 1 < rmax || len > H_MSG_MAX * 2) {
+		CHECK(r, false, name,
+		      "setup: %d, smbd holds %u credits (%u wanted), %u receives posted (we asked %u), we hold %u, message of %u bytes",
+		      ret, info.send_credits, LC_HELD, info.recv_credits, rmax,
+		      c->send_credits, len);
+		goto out;
+	}
+	snd = kmalloc(struct_size(snd, data, len), GFP_KERNEL);
+	if (!snd)
+		goto out;
+	INIT_WORK(&snd->work, hsnd_fn);
+	init_completion(&snd->done);
+	snd->sk = p.s->sk;
+	snd->len = len;
+	for (i = 0; i < len; i++)
+		snd->data[i] = rnd(&r->rs);
+	smbd_sock_stats(p.s->sk, &st);
+	h_inbox_free(c);
+	c->got = 0;
+	done = false;
+	queue_work(system_unbound_wq, &snd->work);
+
+	/* Until it waits, then a little longer: asleep, nothing more sent. */
+	end = jiffies + 3 * HZ;
+	while (!h_lc_ready(&p, snd, rmax, st.credit_waits, why, sizeof(why)) &&
+	       time_before(jiffies, end))
+		usleep_range(2000, 3000);
+	msleep(100);
+	if (!h_lc_ready(&p, snd, rmax, st.credit_waits, why, sizeof(why))) {
+		CHECK(r, false, name, "%s", why);
+		goto finish;
+	}
+
+	/* The empty message: CreditsGranted 0, RESPONSE_REQUESTED. */
+	c->got = 0;
+	h_dt_default(&d, 0, 0);
+	d.creq = rmax;
+	d.cgrant = 0;
+	d.grant_set = true;
+	d.flags = DT_RESPONSE_REQUESTED;
+	ret = h_send_dt(c, NULL, &d, NULL, false);
+	t0 = jiffies;
+	end = t0 + HZ;
+	while (!ret && !c->got && !READ_ONCE(c->disc) &&
+	       time_before(jiffies, end)) {
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+				   READ_ONCE(c->disc), msecs_to_jiffies(10));
+		h_poll(c);
+	}
+	ms = jiffies_to_msecs(jiffies - t0);
+	CHECK(r, !ret && c->got, name,
+	      "%s %u ms after our empty message granting 0 with RESPONSE_REQUESTED (send %d; smbd at its last Send Credit, %u receives posted, all granted to us, a sender waiting)",
+	      c->got ? "smbd answered" : "smbd silent for", ms, ret, rmax);
+
+finish:
+	/* Credits for the rest: the message must arrive whole. */
+	h_poll(c);
+	if (c->send_credits && c->to_grant)
+		h_grant(c);
+	end = jiffies + 5 * HZ;
+	while (list_empty(&c->inbox) && !READ_ONCE(c->disc) &&
+	       time_before(jiffies, end)) {
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+				   READ_ONCE(c->disc), msecs_to_jiffies(20));
+		h_poll(c);
+		if (c->to_grant >= 8 && c->send_credits)
+			h_grant(c);
+	}
+	done = wait_for_completion_timeout(&snd->done, 5 * HZ);
+	m = list_first_entry_or_null(&c->inbox, struct hmsg, node);
+	CHECK(r, done && snd->ret == len && m && m->len == len &&
+	      !memcmp(m->data, snd->data, len), "last-credit-wake-then-message",
+	      "send %s %zd of %u bytes, we got %u%s", done ? "gave" : "still waiting,",
+	      done ? snd->ret : 0, len, m ? m->len : 0,
+	      m && m->len == len && memcmp(m->data, snd->data, len) ?
+	      ", different" : "");
+out:
+	if (!done) {
+		/* Its end wakes the sender; only then may the socket go. */
+		h_destroy(p.c);
+		p.c = NULL;
+		smbd_sock_shutdown(p.s->sk);
+		wait_for_completion(&snd->done);
+	}
+	hp_close(&p);
+	if (snd)
+		flush_work(&snd->work);
+	kfree(snd);
+}
+
+/*
+ * smbd's sockets whose connection ended on our RDMA Write with Immediate,
+ * kept until unload: the reason of the refusal is in their debugfs
+ * refusals file alone, which the guest plan reads.
+ */
+#define H_KEPT_MAX	8
+static DEFINE_MUTEX(h_kept_lock);
+static struct hside *h_kept[H_KEPT_MAX];
+static unsigned int h_nkept;
+
+static bool h_keep(struct hside *s)
+{
+	bool kept = false;
+
+	mutex_lock(&h_kept_lock);
+	if (h_nkept < H_KEPT_MAX) {
+		s->c = NULL;
+		h_kept[h_nkept++] = s;
+		kept = true;
+	}
+	mutex_unlock(&h_kept_lock);
+	return kept;
+}
+
+/* An RDMA Write with Immediate of @len bytes of @tx to @raddr, @rkey. */
+static int h_post_write_imm(struct hconn *c, struct htx *tx, u32 len,
+			    u64 raddr, u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr = tx->dma, .length = len, .lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &tx->cqe, .sg_list = &sge,
+			.num_sge = len ? 1 : 0,
+			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0x5eed),
+		},
+		.remote_addr = raddr, .rkey = rkey,
+	};
+	int ret;
+
+	ib_dma_sync_single_for_device(c->id->device, tx->dma, H_BUF,
+				      DMA_TO_DEVICE);
+	atomic_inc(&c->tx_busy);
+	ret = ib_post_send(c->id->qp, &wr.wr, NULL);
+	if (ret)
+		atomic_dec(&c->tx_busy);
+	return ret;
+}
+
+/* Every receive smbd posts holds a valid Data Transfer message of ours. */
+static int h_prime_recvs(struct hrun *r, struct hpair *p, u32 rmax)
+{
+	u8 data[16];
+	struct hdt d;
+	u32 i, j;
+	int ret = 0;
+
+	/* The queue takes them in order: twice round. */
+	for (i = 0; !ret && i < 2 * rmax; i++) {
+		for (j = 0; j < sizeof(data); j++)
+			data[j] = rnd(&r->rs);
+		ret = hs_expect(p->s, data, sizeof(data));
+		h_dt_default(&d, sizeof(data), 0);
+		d.creq = rmax;
+		ret = ret ?: h_send_dt(p->c, p->s, &d, data, false);
+		if (!ret && !(i % 8)) {
+			ret = hs_drain(p->s, false);
+			ret = ret == -EAGAIN ? 0 : ret;
+		}
+	}
+	ret = ret ?: hs_drain(p->s, true);
+	return ret ?: (p->s->wrong ? -EIO : 0);
+}
+
+/*
+ * Finding 8: an RDMA Write with Immediate consumes one of smbd's receives
+ * and places no message in its buffer ([MS-SMBD] 3.1.5.8 takes messages
+ * from Sends only). smbd must end the connection, refusing it as "not a
+ * send", without reading the buffer.
+ * @len 0: no key needed (IBA C9-88); refused as too short otherwise, so
+ *	the reason tells (the guest plan reads it from the socket kept).
+ * @len 64: into a buffer smbd's consumer registered for us to write,
+ *	after every receive smbd posts has held a valid message of ours:
+ *	otherwise that older message would be delivered again.
+ * RoCE only: iWARP has no immediate data.
+ */
+static void h_write_imm(struct hrun *r, u32 len)
+{
+	const char *name = len ? "write-imm-64-ends" : "write-imm-0-ends";
+	struct smbd_sock_info info = {};
+	struct smbd_reg *reg = NULL;
+	struct smbd_buf_desc desc;
+	struct smbd_sock_stats st;
+	struct smbd_params sp;
+	struct hpair p = {};
+	u64 raddr = 0, refused;
+	struct iov_iter it;
+	bool ended = false;
+	u8 *buf = NULL;
+	struct htx *tx;
+	struct kvec kv;
+	u32 rkey = 0, rmax;
+	int ret;
+
+	/* Asking for all smbd can post: each of its buffers is posted. */
+	smbd_params_init(&sp, !r->server);
+	rmax = sp.recv_credit_max;
+	ret = hp_open_creq(r, &p, rmax, H_NR_RX) ?:
+	      smbd_sock_query(p.s->sk, &info);
+	if (ret) {
+		CHECK(r, false, name, "connect: %d", ret);
+		goto out;
+	}
+	if (info.iwarp) {
+		testctl_out_add(r->out, "skip %s/%s - iWARP has no immediate data",
+				r->pfx, name);
+		goto out;
+	}
+	if (len) {
+		ret = h_prime_recvs(r, &p, rmax);
+		if (ret) {
+			CHECK(r, false, name, "setup: %d, %s", ret, p.s->why);
+			goto out;
+		}
+		buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+		if (!buf)
+			goto out;
+		kv.iov_base = buf;
+		kv.iov_len = PAGE_SIZE;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, PAGE_SIZE);
+		ret = smbd_register(p.s->sk, &it, SMBD_REG_PEER_WRITES, &desc, 1,
+				    &reg);
+		if (ret != 1 || desc.length < len) {
+			CHECK(r, false, name, "setup: smbd_register gave %d", ret);
+			goto out;
+		}
+		raddr = desc.offset;
+		rkey = desc.token;
+	}
+	ret = h_credit(p.c, p.s);
+	tx = ret ? NULL : h_tx_slot(p.c);
+	if (!tx) {
+		CHECK(r, false, name, "setup: no credit or send slot (%d)", ret);
+		goto out;
+	}
+	memset(tx->buf, 0x5e, len);
+	smbd_sock_stats(p.s->sk, &st);
+	refused = st.peer_refusals;
+	ret = h_post_write_imm(p.c, tx, len, raddr, rkey);
+	if (!ret)
+		p.c->send_credits--;	/* it took a receive of smbd's */
+	ended = !ret && hs_ends(p.s, 3000);
+	smbd_sock_stats(p.s->sk, &st);
+	refused = st.peer_refusals - refused;
+	CHECK(r, ended && refused == 1 && !p.s->wrong, name,
+	      "post %d, %s, %llu refusals, %s", ret,
+	      ended ? "connection ended" : "connection still up after 3 s",
+	      refused, p.s->wrong ? p.s->why : "nothing delivered");
+out:
+	if (reg)
+		smbd_deregister(p.s->sk, reg);
+	kfree(buf);
+	if (ended && h_keep(p.s)) {
+		testctl_info(r->out, "%s %s: smbd's socket kept until unload, for the plan's check of its refusal reason",
+			     r->pfx, name);
+		p.s = NULL;
+	}
+	hp_close(&p);
+}
+
 /* ---- a run ---- */
 
 static void h_report_wire(struct hrun *r)
@@ -2463,6 +2877,11 @@ static void h_run(struct hrun *r)
 	if (p.s)
 		CHECK(r, hp_echo(r, &p, 4000), "last-echo", "after everything");
 	hp_close(&p);
+
+	/* 5. findings 7 and 8 of the reliability audit */
+	h_last_credit(r);
+	h_write_imm(r, 0);
+	h_write_imm(r, 64);
 
 	if (!r->server)
 		h_flood(r);
@@ -2753,6 +3172,8 @@ static int h_cmd(struct testctl *tc, char *line)
 		smbd_params_init(&sp, true);
 		sp.max_send_size = H_RECV;
 		sp.max_recv_size = H_RECV;
+		/* A buffer to register for write-imm-64-ends (h_write_imm()) */
+		sp.mr_count = 2;
 		ret = smbd_sock_create(&init_net, &sp, &r->lsk) ?:
 		      smbd_sock_bind(r->lsk, (struct sockaddr *)&r->addr) ?:
 		      smbd_sock_listen(r->lsk, 64);
@@ -2803,6 +3224,8 @@ static void __exit smbd_hostile_exit(void)
 		testctl_remove(&hctl[i]);
 		testctl_out_free(&hctl[i].out);
 	}
+	for (i = 0; i < h_nkept; i++)
+		hs_free(h_kept[i]);
 }
 
 module_init(smbd_hostile_init);
