@@ -170,6 +170,16 @@ void smbd_event_work(struct work_struct *work)
 		mutex_unlock(&sk->ss_cm_mutex);
 		if (id)
 			rdma_disconnect(id);
+		/*
+		 * Pending work fails now, whoever ended the connection: on
+		 * InfiniBand and RoCE rdma_disconnect() has put the queue
+		 * pair in the error state already, but on iWARP it starts a
+		 * graceful close, and siw completes nothing posted until
+		 * that close is done, which a peer waiting on us may never
+		 * let happen. The fence flushes it all; no need to wait for
+		 * it here (smbd_qp_fence_start()).
+		 */
+		smbd_qp_fence_start(sk);
 	}
 	if (done)
 		done(sk, state == SMBD_CONNECTED ? 0 : (err ?: -ECONNRESET));

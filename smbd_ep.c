@@ -17,6 +17,23 @@
 
 static void smbd_qp_event_work(struct work_struct *work);
 
+/*
+ * The fence's marker completed (smbd_qp_fence()): the send queue ran up
+ * to it in order, so nothing posted before is running. Waits whose
+ * completions a dying queue pair lost are given up now rather than at
+ * the teardown, which a consumer waiting for them would never reach.
+ */
+static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = cq->cq_context;
+
+	spin_lock(&sk->ss_lock);
+	smbd_ops_abandon(sk);
+	spin_unlock(&sk->ss_lock);
+	smbd_tx_abandon(sk);
+	complete_all(&sk->ss_fence_done);
+}
+
 /* A new socket, on the debugfs list; the caller sets it up. */
 struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,
@@ -57,6 +74,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
 	INIT_WORK(&sk->ss_qp_event_work, smbd_qp_event_work);
 	init_completion(&sk->ss_fence_done);
+	sk->ss_fence_cqe.done = smbd_fence_done;
 	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
 	list_add_tail(&sk->ss_all_node, &smbd_socks);
@@ -83,6 +101,15 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
 		       lockdep_is_held(&sk->ss_teardown_mutex));
+	/*
+	 * Closed already by a teardown; on a failed setup, close it here:
+	 * a fence (smbd_qp_event_work()) must not post to it any more.
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_qp_closed = true;
+	spin_unlock_bh(&sk->ss_lock);
+	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
+	complete_all(&sk->ss_fence_done);
 	if (sk->ss_qp) {
 		rdma_destroy_qp(id);
 		sk->ss_qp = NULL;

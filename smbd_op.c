@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd: posted work (Documentation/smbd.rst, "Posted work"), and the
+ * smbd: posted work (Documentation/smbd.rst, "Posted work"): the
  * threads that post and wait (registrations, invalidations, RDMA read
  * and write).
  *
@@ -27,136 +27,12 @@
  *    teardown, once the queue pair is drained) wake it.
  */
 
-#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
-
-/* How long a fence marker is retried on a queue pair still full. */
-#define SMBD_FENCE_TRIES	500
-#define SMBD_FENCE_RETRY_MS	10
-
-/* Leave the gate; the teardown waits for the last one out. */
-static void smbd_post_leave(struct smbd_sock *sk)
-{
-	bool wake;
-
-	spin_lock_bh(&sk->ss_lock);
-	wake = !--sk->ss_posting && sk->ss_qp_closed;
-	spin_unlock_bh(&sk->ss_lock);
-	if (wake)
-		wake_up_all(&sk->ss_res_wq);
-}
-
-/**
- * smbd_post_gated() - post a chain of send work requests through the gate
- * @sk: the socket
- * @first: the chain
- * @bad: set to the first request not posted, on error (@first when the
- *	gate was closed)
- *
- * For threads the teardown does not otherwise exclude (it holds
- * ss_send_mutex against senders): nothing is posted once the teardown
- * closed the gate.
- *
- * Context: process or softirq.
- * Return: 0, -ENOTCONN (or the connection's error) when closed, or the
- * post's error; on a post error part of the chain may be on the queue:
- * the caller fences (smbd_qp_fence()) before it frees what it names.
- */
-int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
-		    const struct ib_send_wr **bad)
-{
-	int ret;
-
-	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_qp_closed) {
-		ret = sk->ss_err ?: -ENOTCONN;
-		spin_unlock_bh(&sk->ss_lock);
-		*bad = first;
-		return ret;
-	}
-	sk->ss_posting++;
-	spin_unlock_bh(&sk->ss_lock);
-	ret = smbd_post_send(sk, first, bad);
-	smbd_post_leave(sk);
-	return ret;
-}
-
-static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct smbd_sock *sk = cq->cq_context;
-
-	complete_all(&sk->ss_fence_done);
-}
-
-/**
- * smbd_qp_fence() - make the device finish with everything posted so far
- * @sk: a socket whose connection failed (or is failing); the caller keeps
- *	its queue pair alive (holds ss_send_mutex, or an op on ss_op_list)
- *
- * Moves the queue pair to the error state, where the peer reaches none
- * of its MRs, and waits for a marker posted after every request already
- * on the send queue: then none of them is running. Once per connection;
- * later callers wait for the same marker. After the teardown closed the
- * gate, its drain does the same and completes the wait.
- *
- * Context: process; sleeps.
- */
-void smbd_qp_fence(struct smbd_sock *sk)
-{
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sk->ss_fence_cqe,
-		.wr.opcode = IB_WR_RDMA_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED,
-	};
-	int tries = SMBD_FENCE_TRIES, ret;
-	bool post;
-
-	might_sleep();
-	spin_lock_bh(&sk->ss_lock);
-	post = !sk->ss_qp_closed && !sk->ss_fence_posted;
-	if (post) {
-		sk->ss_fence_posted = true;
-		sk->ss_posting++;
-	}
-	spin_unlock_bh(&sk->ss_lock);
-
-	if (post) {
-		sk->ss_fence_cqe.done = smbd_fence_done;
-		ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
-		/*
-		 * A queue pair in the error state flushes what it holds, so
-		 * a queue that was full takes the marker soon after.
-		 */
-		while ((ret = ib_post_send(sk->ss_qp, &wr.wr, NULL)) &&
-		       --tries)
-			msleep(SMBD_FENCE_RETRY_MS);
-		/* Not posted: the teardown's drain stands in for it. */
-		WARN_ONCE(ret, "smbd: fence not posted (%d)\n", ret);
-		smbd_post_leave(sk);
-	}
-	wait_for_completion(&sk->ss_fence_done);
-}
-
-/**
- * smbd_qp_close() - close the gate and wait for the threads inside it
- * @sk: the socket; the caller drains the queue pair next
- *
- * Context: process; sleeps. Caller holds ss_teardown_mutex.
- */
-void smbd_qp_close(struct smbd_sock *sk)
-{
-	lockdep_assert_held(&sk->ss_teardown_mutex);
-	spin_lock_bh(&sk->ss_lock);
-	sk->ss_qp_closed = true;
-	spin_unlock_bh(&sk->ss_lock);
-	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
-}
 
 static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -165,10 +41,15 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	enum ib_wc_status status = smbd_wc_status(wc);
 
 	spin_lock(&sk->ss_lock);
-	/* Every posted request is counted: none completes a finished op. */
-	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE || !op->op_pending,
-		      "smbd: completion for an op not waiting (magic %#x, pending %u)\n",
-		      op->op_magic, op->op_pending)) {
+	/* The op's thread is still there: its frame is not reused. */
+	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE,
+		      "smbd: completion for an op whose thread is gone (magic %#x)\n",
+		      op->op_magic)) {
+		spin_unlock(&sk->ss_lock);
+		return;
+	}
+	/* Late, after a fence gave its wait up (smbd_ops_abandon()). */
+	if (!op->op_pending) {
 		spin_unlock(&sk->ss_lock);
 		return;
 	}
@@ -330,6 +211,33 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 }
 
 /**
+ * smbd_ops_abandon() - end the waits whose completions will never come
+ * @sk: a socket whose queue pair is drained or fenced: nothing posted
+ *	before is running any more
+ *
+ * A provider may lose the completions of a dying queue pair (siw did,
+ * after the error state): every op still waiting finishes with
+ * -ECONNABORTED. A completion that still comes for one finds nothing
+ * pending and is ignored.
+ *
+ * Context: any; caller holds ss_lock.
+ */
+void smbd_ops_abandon(struct smbd_sock *sk)
+{
+	struct smbd_op *op;
+
+	lockdep_assert_held(&sk->ss_lock);
+	list_for_each_entry(op, &sk->ss_op_list, op_node) {
+		op->op_pending = 0;
+		if (op->op_finished)
+			continue;
+		op->op_finished = true;
+		op->op_status = -ECONNABORTED;
+		complete(&op->op_done);
+	}
+}
+
+/**
  * smbd_ops_abort() - end every wait on a drained queue pair
  * @sk: a socket whose gate is closed and whose queue pair was drained
  *	(or never made); not yet destroyed
@@ -342,19 +250,10 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
  */
 void smbd_ops_abort(struct smbd_sock *sk)
 {
-	struct smbd_op *op;
-
 	lockdep_assert_held(&sk->ss_teardown_mutex);
 	spin_lock_bh(&sk->ss_lock);
 	WARN_ON_ONCE(!sk->ss_qp_closed || sk->ss_posting);
-	list_for_each_entry(op, &sk->ss_op_list, op_node) {
-		op->op_pending = 0;
-		if (op->op_finished)
-			continue;
-		op->op_finished = true;
-		op->op_status = -ECONNABORTED;
-		complete(&op->op_done);
-	}
+	smbd_ops_abandon(sk);
 	spin_unlock_bh(&sk->ss_lock);
 	complete_all(&sk->ss_fence_done);
 	wake_up_all(&sk->ss_res_wq);

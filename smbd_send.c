@@ -193,6 +193,8 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 		else if (!orphans)
 			orphans = wr;
 	}
+	/* Under ss_lock: a fence's smbd_tx_abandon() walks the same ones. */
+	spin_lock_bh(&sk->ss_lock);
 	for (wr = orphans; wr && wr != bad; wr = wr->next) {
 		tx = container_of(wr, struct smbd_send_ctx, tx_wr);
 		list_move_tail(&tx->tx_node, &orphaned);
@@ -206,6 +208,7 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 		list_add_tail(&tx->tx_node, &back);
 		n++;
 	}
+	spin_unlock_bh(&sk->ss_lock);
 	smbd_sock_error(sk, err);
 	if (!list_empty(&orphaned)) {
 		smbd_qp_fence(sk);
@@ -268,11 +271,12 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 			continue;
 		}
 		tx->tx_wr.send_flags = IB_SEND_SIGNALED;
-		tx->tx_wait = w;
 		if (w)
 			atomic_inc(&w->sw_pending);
 		list_del_init(&tx->tx_node);
 		list_splice_init(&owned, &tx->tx_batch);
+		/* Last: smbd_tx_abandon() walks the batch of one it sees. */
+		smp_store_release(&tx->tx_wait, w);
 	}
 
 	if (trace_smbd_send_enabled())

@@ -387,6 +387,41 @@ void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
 		complete(&w->sw_done);
 }
 
+/**
+ * smbd_tx_abandon() - give up the sends whose completions never came
+ * @sk: a socket whose send queue is fenced: nothing posted before the
+ *	marker is running any more
+ *
+ * A dying queue pair's provider may lose completions (siw did, after
+ * the error state). Every send still waited for gives its pages back and
+ * wakes its blocking sender with -ECONNABORTED; the context itself stays
+ * out of the free list (the connection is over), and a completion that
+ * still comes for it finds nothing left to do but return it.
+ *
+ * Context: the send completion handler (it serialises with
+ * smbd_send_done()).
+ */
+void smbd_tx_abandon(struct smbd_sock *sk)
+{
+	struct smbd_send_ctx *tx, *pos;
+	u32 i;
+
+	/* ss_lock: against a sender's smbd_post_failed() on the same ones. */
+	spin_lock(&sk->ss_lock);
+	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
+		tx = &sk->ss_tx_ctxs[i];
+		/* Pairs with smbd_post_batch(): its batch is complete. */
+		if (!smp_load_acquire(&tx->tx_wait))
+			continue;
+		list_for_each_entry(pos, &tx->tx_batch, tx_node)
+			smbd_tx_unmap(sk, pos);
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
+		tx->tx_wait = NULL;
+	}
+	spin_unlock(&sk->ss_lock);
+}
+
 /* Copy @n bytes from the parts of a message, in order. */
 static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
 			      void *dst, size_t n)

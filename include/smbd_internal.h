@@ -531,16 +531,21 @@ struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 
-/* smbd_op.c: posted work, and threads that post and wait */
+/* smbd_qp.c: the queue pair's gate and fence (posted work) */
 int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
 		    const struct ib_send_wr **bad);
+void smbd_post_leave(struct smbd_sock *sk);
+void smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
+
+/* smbd_op.c: threads that post and wait */
 bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected);
 void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		  struct ib_send_wr *first);
 int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op);
+void smbd_ops_abandon(struct smbd_sock *sk);
 void smbd_ops_abort(struct smbd_sock *sk);
 
 /* smbd_inject.c: fault injection (compiled out without the kernel's) */
@@ -586,6 +591,7 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
 void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
+void smbd_tx_abandon(struct smbd_sock *sk);
 size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		    struct iov_iter *parts, u32 nparts, u32 *cur,
 		    u32 hdr_len, u32 len, bool zcopy, u32 *mapped);

@@ -1308,6 +1308,17 @@ static void test_held(bool expect_dead)
 		report(false, expect_dead ? "dead" : "held", "no held pair");
 		return;
 	}
+	/*
+	 * Dead: first until both ends know (the second end hears of it from
+	 * the first, and may still hand its reader what had arrived).
+	 */
+	for (ms = 0; expect_dead && ms < 2000; ms += 50) {
+		if (smbd_sock_query(held[0].sk, &info) &&
+		    smbd_sock_query(held[1].sk, &info))
+			break;
+		msleep(50);
+	}
+	msleep(expect_dead ? 100 : 0);
 	for (i = 0; i < 2; i++)
 		before[i] = atomic64_read(&held[i].recvd);
 	/*
