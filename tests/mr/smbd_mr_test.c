@@ -12,6 +12,8 @@
  *   mr ADDR PORT        the client checks (below), each an "ok"/"not ok"
  *   pool ADDR PORT      16 threads share a pool of 4 MRs
  *   bench ADDR PORT     RDMA write and read throughput at 1 MiB
+ *   faults ADDR PORT SECONDS THREADS [clean]
+ *                       a workload that survives faults (below)
  * and /sys/kernel/debug/smbd_mr_test/result has their lines.
  *
  * Client checks: sizes 1, 4095, 4096, 4097, 1 MiB and MaxReadWriteSize,
@@ -21,6 +23,18 @@
  * after deregistration the peer's RDMA through the old descriptor fails
  * (and ends that connection) with the buffer untouched; teardown with
  * registrations held and an RDMA read in flight.
+ *
+ * faults: THREADS threads, each on its own connection with a pool of 4
+ * MRs, do I/Os until SECONDS are over: a buffer of 1 byte to 1 MiB, kvec
+ * or bvec, registered for the server to RDMA-write or RDMA-read, the
+ * answer sometimes a Send with Invalidate, then deregistered; or a
+ * message of up to 256 KiB, in up to three parts, that the server checks
+ * (MT_OP_PAD). Any error ends that connection and the thread connects
+ * again; it also does so on its own every few dozen I/Os. Meant to run
+ * while smbd's fault points (or failslab) fail calls: the checks are
+ * that every thread ends in time and that no I/O that succeeded moved
+ * other data, nor touched the bytes around its buffer. With "clean", no
+ * fault is expected: any error fails too.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,10 +61,14 @@
 #define MT_CANARY	0xa5
 #define MT_OUT_MAX	(32 << 10)
 
-/* The BENCH ops move the data without filling or checking it. */
+/*
+ * The BENCH ops move the data without filling or checking it. PAD: a
+ * message of len bytes of the seed's pattern follows the request; the
+ * server checks it (no descriptors).
+ */
 enum mt_op {
 	MT_OP_WRITE = 1, MT_OP_READ, MT_OP_SLOW_READ,
-	MT_OP_BENCH_WRITE, MT_OP_BENCH_READ,
+	MT_OP_BENCH_WRITE, MT_OP_BENCH_READ, MT_OP_PAD,
 };
 
 /* A request: what to do with the client's buffer, then how to answer. */
@@ -142,32 +160,83 @@ struct mt_conn {
 	struct mt_server *srv;
 	struct smbd_sock *sk;
 	struct task_struct *task;
+	u8 *data;		/* the thread's buffer, grown on demand */
+	size_t size;		/* of data */
+	size_t cap;		/* MaxReadWriteSize: the most data may grow to */
+	bool done;		/* the thread served its last request */
 };
 
 static LIST_HEAD(mt_servers);
 
-static int mt_serve_one(struct smbd_sock *sk, struct mt_server *srv,
-			struct mt_req *req, u8 *data, size_t cap)
+/* Room for @len bytes in @c's buffer: 0, -EMSGSIZE or -ENOMEM. */
+static int mt_conn_room(struct mt_conn *c, size_t len)
+{
+	size_t size;
+
+	if (len > c->cap)
+		return -EMSGSIZE;
+	if (c->data && len <= c->size)
+		return 0;
+	/* In steps of 1 MiB: most connections never need MaxReadWriteSize. */
+	size = min(round_up(max_t(size_t, len, 1), SZ_1M), c->cap);
+	vfree(c->data);
+	c->size = 0;
+	c->data = vmalloc(size);
+	if (!c->data)
+		return -ENOMEM;
+	c->size = size;
+	return 0;
+}
+
+/* A PAD request: take its message, whatever happens, and check it. */
+static int mt_serve_pad(struct mt_conn *c, u32 len, u64 seed)
+{
+	size_t bad;
+	int err;
+
+	if (!len)
+		return -EINVAL;
+	err = mt_conn_room(c, len) ?:
+	      mt_kvec_io(c->sk, c->data, len, false);
+	if (err)
+		return err;
+	return mt_is_pattern(c->data, len, seed, 0, &bad) ? 0 : -EBADMSG;
+}
+
+static int mt_serve_one(struct mt_conn *c, struct mt_req *req)
 {
 	struct smbd_buf_desc descs[MT_MAX_DESC];
 	struct mt_resp resp = { .magic = cpu_to_le32(MT_MAGIC) };
 	u32 op = le32_to_cpu(req->op), len = le32_to_cpu(req->len);
 	u64 seed = le64_to_cpu(req->seed), off = le64_to_cpu(req->offset);
 	u32 ndesc = le32_to_cpu(req->ndesc);
+	struct mt_server *srv = c->srv;
+	struct smbd_sock *sk = c->sk;
 	struct iov_iter it;
 	struct kvec kv;
 	size_t bad;
 	ssize_t n;
+	u8 *data;
 	int nd;
 
 	atomic_inc(&srv->requests);
+	if (op == MT_OP_PAD) {
+		n = mt_serve_pad(c, len, seed);
+		/*
+		 * A failed check is answered; any other error may have left
+		 * the message untaken: the connection ends.
+		 */
+		if (n && n != -EBADMSG)
+			return n;
+		goto answer;
+	}
 	nd = ndesc <= MT_MAX_DESC ?
 	     smbd_desc_decode(req->desc, ndesc * SMBD_BUF_DESC_LEN, descs,
 			      MT_MAX_DESC) : -E2BIG;
-	if (nd < 0 || len > cap) {
-		n = nd < 0 ? nd : -EMSGSIZE;
+	n = nd < 0 ? nd : mt_conn_room(c, len);
+	if (n)
 		goto answer;
-	}
+	data = c->data;
 	kv.iov_base = data;
 	kv.iov_len = len;
 	if (op == MT_OP_WRITE || op == MT_OP_BENCH_WRITE) {
@@ -208,25 +277,25 @@ static int mt_conn_thread(void *arg)
 	struct mt_conn *c = arg;
 	struct smbd_sock_info info = {};
 	struct mt_req *req;
-	u8 *data = NULL;
-	size_t cap = 0;
 	int err;
 
 	allow_signal(SIGKILL);
 	req = kmalloc(sizeof(*req), GFP_KERNEL);
-	if (!smbd_sock_query(c->sk, &info)) {
-		cap = info.max_read_write_size;
-		data = vmalloc(cap);
-	}
-	while (req && data) {
+	if (!smbd_sock_query(c->sk, &info))
+		c->cap = info.max_read_write_size;
+	while (req && c->cap) {
 		err = mt_kvec_io(c->sk, req, sizeof(*req), false);
 		if (err || le32_to_cpu(req->magic) != MT_MAGIC)
 			break;
-		if (mt_serve_one(c->sk, c->srv, req, data, cap))
+		if (mt_serve_one(c, req))
 			break;
 	}
-	vfree(data);
+	vfree(c->data);
+	c->data = NULL;
 	kfree(req);
+	/* Whatever ended the loop, the client hears of it. */
+	smbd_sock_shutdown(c->sk);
+	WRITE_ONCE(c->done, true);
 	while (!kthread_should_stop()) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (kthread_should_stop())
@@ -235,6 +304,26 @@ static int mt_conn_thread(void *arg)
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
+}
+
+/* Free the connections whose thread is done (a client that reconnects). */
+static void mt_server_reap(struct mt_server *srv)
+{
+	struct mt_conn *c, *tmp;
+	LIST_HEAD(done);
+
+	mutex_lock(&srv->lock);
+	list_for_each_entry_safe(c, tmp, &srv->conns, node)
+		if (READ_ONCE(c->done))
+			list_move_tail(&c->node, &done);
+	mutex_unlock(&srv->lock);
+	list_for_each_entry_safe(c, tmp, &done, node) {
+		kthread_stop(c->task);
+		put_task_struct(c->task);
+		smbd_sock_release(c->sk);
+		list_del(&c->node);
+		kfree(c);
+	}
 }
 
 static int mt_listen_thread(void *arg)
@@ -252,6 +341,7 @@ static int mt_listen_thread(void *arg)
 			msleep(20);
 			continue;
 		}
+		mt_server_reap(srv);
 		c = kzalloc(sizeof(*c), GFP_KERNEL);
 		if (!c) {
 			smbd_sock_release(nsk);
@@ -353,6 +443,7 @@ static void mt_server_stop(struct mt_server *srv)
 struct mt_cmd {
 	struct sockaddr_storage dst;
 	u64 seed;
+	u32 neg_timeout_ms;	/* 0: smbd's default */
 };
 
 static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
@@ -362,6 +453,8 @@ static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
 
 	smbd_params_init(&p, false);
 	p.mr_count = mr_count;
+	if (c->neg_timeout_ms)
+		p.negotiate_timeout_ms = c->neg_timeout_ms;
 	err = smbd_sock_create(&init_net, &p, skp);
 	if (err)
 		return err;
@@ -373,18 +466,16 @@ static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
 	return err;
 }
 
-/* A request for @reg's buffer (descriptors @d, @nd) and its answer. */
-static int mt_request(struct smbd_sock *sk, u32 op, u64 seed, u64 off,
-		      u32 len, const struct smbd_buf_desc *d, int nd,
-		      bool inv, u32 inv_token)
+static struct mt_req *mt_req_new(u32 op, u64 seed, u64 off, u32 len,
+				 const struct smbd_buf_desc *d, int nd,
+				 bool inv, u32 inv_token)
 {
-	struct mt_resp resp;
 	struct mt_req *req;
-	int i, err;
+	int i;
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
-		return -ENOMEM;
+		return NULL;
 	req->magic = cpu_to_le32(MT_MAGIC);
 	req->op = cpu_to_le32(op);
 	req->seed = cpu_to_le64(seed);
@@ -395,14 +486,54 @@ static int mt_request(struct smbd_sock *sk, u32 op, u64 seed, u64 off,
 	req->ndesc = cpu_to_le32(nd);
 	for (i = 0; i < nd; i++)
 		smbd_desc_encode(&d[i], req->desc + i * SMBD_BUF_DESC_LEN);
-	err = mt_kvec_io(sk, req, sizeof(*req), true) ?:
-	      mt_kvec_io(sk, &resp, sizeof(resp), false);
-	kfree(req);
+	return req;
+}
+
+/* The server's answer: 0 and its status in @status, or a transport error. */
+static int mt_answer(struct smbd_sock *sk, s32 *status)
+{
+	struct mt_resp resp;
+	int err;
+
+	err = mt_kvec_io(sk, &resp, sizeof(resp), false);
 	if (err)
 		return err;
 	if (le32_to_cpu(resp.magic) != MT_MAGIC)
 		return -EPROTO;
-	return (s32)le32_to_cpu(resp.status);
+	*status = le32_to_cpu(resp.status);
+	return 0;
+}
+
+/*
+ * A request for @reg's buffer (descriptors @d, @nd) and its answer: a
+ * transport error, or 0 and the server's status in @status.
+ */
+static int mt_request_status(struct smbd_sock *sk, u32 op, u64 seed,
+			     u64 off, u32 len, const struct smbd_buf_desc *d,
+			     int nd, bool inv, u32 inv_token, s32 *status)
+{
+	struct mt_req *req;
+	int err;
+
+	req = mt_req_new(op, seed, off, len, d, nd, inv, inv_token);
+	if (!req)
+		return -ENOMEM;
+	err = mt_kvec_io(sk, req, sizeof(*req), true);
+	kfree(req);
+	return err ?: mt_answer(sk, status);
+}
+
+/* The same, the server's status as the error. */
+static int mt_request(struct smbd_sock *sk, u32 op, u64 seed, u64 off,
+		      u32 len, const struct smbd_buf_desc *d, int nd,
+		      bool inv, u32 inv_token)
+{
+	s32 status;
+	int err;
+
+	err = mt_request_status(sk, op, seed, off, len, d, nd, inv, inv_token,
+				&status);
+	return err ?: status;
 }
 
 struct mt_client {
@@ -843,7 +974,457 @@ static void mt_cmd_bench(struct mt_cmd *c)
 	testbuf_free(&m.buf);
 }
 
+/* ------------------------------------------------------------ faults */
+
+#define MT_FAULT_MRS		4	/* each connection's MR pool */
+#define MT_FAULT_IO_MAX		SZ_1M
+#define MT_FAULT_PAD_MAX	SZ_256K
+#define MT_FAULT_NEG_MS		10000	/* not the initiator's 120 s */
+#define MT_FAULT_GRACE_S	60	/* after SECONDS, to end */
+#define MT_FAULT_KILL_S		10	/* after SIGKILL, to end */
+#define MT_FAULT_PARTS		3
+
+/*
+ * One thread of the faults command. It touches nothing else: a thread
+ * that does not end keeps it, and the command leaves it to it.
+ */
+struct mt_fault {
+	struct mt_cmd c;
+	struct completion done;
+	struct task_struct *task;
+	unsigned long deadline;
+	bool stop;
+	bool ended;		/* its completion was taken */
+	bool late;
+	bool stuck;
+	struct smbd_sock *sk;
+	struct testbuf buf;
+	struct smbd_buf_desc d[MT_MAX_DESC];
+	u32 max_io;
+	u32 max_pad;
+	u32 left;		/* I/Os before connecting again on our own */
+	u64 seed;
+	int setup_err;
+	u32 ios;		/* finished: answered, or failed after a send */
+	u32 pads;
+	u32 checked;
+	u32 corrupt;
+	u32 reg_errors;
+	u32 req_errors;
+	u32 dereg_errors;
+	u32 pad_errors;
+	u32 connects;
+	u32 connect_errors;
+	char why[128];		/* the first corruption */
+};
+
+static __printf(2, 3) void mt_fault_bad(struct mt_fault *f,
+					const char *fmt, ...)
+{
+	char msg[sizeof(f->why)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vscnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!f->corrupt++)
+		strscpy(f->why, msg, sizeof(f->why));
+	pr_err("faults: %s\n", msg);
+}
+
+static bool mt_fault_going(struct mt_fault *f)
+{
+	return time_before(jiffies, f->deadline) && !READ_ONCE(f->stop) &&
+	       !signal_pending(current);
+}
+
+/* Most sizes small, a few above 256 KiB: rdma_rw chains of many pieces. */
+static u32 mt_fault_len(u32 max)
+{
+	u32 r = get_random_u32_below(16), len;
+
+	if (r < 10)
+		len = 1 + get_random_u32_below(2 * PAGE_SIZE);
+	else if (r < 15)
+		len = 1 + get_random_u32_below(SZ_64K);
+	else
+		len = SZ_256K + 1 + get_random_u32_below(SZ_1M - SZ_256K);
+	return min(len, max);
+}
+
+static int mt_fault_connect(struct mt_fault *f)
+{
+	struct smbd_sock_info info = {};
+	int err;
+
+	f->sk = NULL;
+	err = mt_connect(&f->c, MT_FAULT_MRS, &f->sk);
+	if (err) {
+		f->sk = NULL;
+	} else {
+		err = smbd_sock_query(f->sk, &info);
+		/* Two MRs for the largest I/O: the pool holds four. */
+		f->max_io = min_t(u32, min_t(u32, MT_FAULT_IO_MAX,
+					     info.max_read_write_size),
+				  2 * info.max_reg_size);
+		f->max_pad = min_t(u32, MT_FAULT_PAD_MAX,
+				   info.max_fragmented_send_size);
+		if (!err && (!f->max_io || !f->max_pad))
+			err = -EOPNOTSUPP;
+		if (err) {
+			smbd_sock_release(f->sk);
+			f->sk = NULL;
+		}
+	}
+	if (err) {
+		f->connect_errors++;
+		msleep_interruptible(20);
+		return err;
+	}
+	f->connects++;
+	f->left = 8 + get_random_u32_below(33);
+	return 0;
+}
+
+/*
+ * Register a buffer, have the server RDMA-write or RDMA-read it, answer
+ * (sometimes with Send with Invalidate), deregister, check.
+ */
+static int mt_fault_rdma(struct mt_fault *f)
+{
+	bool peer_writes = get_random_u32_below(2);
+	bool bvec = get_random_u32_below(2);
+	bool inv = !get_random_u32_below(3);
+	size_t off = get_random_u32_below(2) ?
+		     get_random_u32_below(PAGE_SIZE) : 0;
+	u32 len = mt_fault_len(f->max_io);
+	const char *dir = peer_writes ? "peer-writes" : "peer-reads";
+	u64 seed = f->seed++;
+	u8 *va = f->buf.va;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	s32 status = 0;
+	int nd, err, derr;
+	size_t bad;
+
+	memset(va, MT_CANARY, off + len + 64);
+	if (!peer_writes)
+		mt_fill(va + off, len, seed, 0);
+	testbuf_iter(&f->buf, off, len, peer_writes ? ITER_DEST : ITER_SOURCE,
+		     bvec, &kv, &it);
+	nd = smbd_register(f->sk, &it, peer_writes ? SMBD_REG_PEER_WRITES :
+			   SMBD_REG_PEER_READS, f->d, MT_MAX_DESC, &reg);
+	if (nd < 0) {
+		f->reg_errors++;
+		return nd;
+	}
+	err = mt_request_status(f->sk, peer_writes ? MT_OP_WRITE : MT_OP_READ,
+				seed, 0, len, f->d, nd, inv, f->d[0].token,
+				&status);
+	derr = smbd_deregister(f->sk, reg);
+	f->ios++;
+	/* Whatever failed, nothing outside the buffer may have changed. */
+	if (memchr_inv(va, MT_CANARY, off) ||
+	    memchr_inv(va + off + len, MT_CANARY, 64))
+		mt_fault_bad(f, "bytes around a %s buffer of %u bytes at +%zu changed",
+			     dir, len, off);
+	else if (!err && status == -EBADMSG)
+		mt_fault_bad(f, "the server read other data than the %u bytes registered (%s)",
+			     len, bvec ? "bvec" : "kvec");
+	else if (!err && !status && peer_writes &&
+		 !mt_is_pattern(va + off, len, seed, 0, &bad))
+		mt_fault_bad(f, "peer-writes data differs at byte %zu of %u (%s, +%zu, %d MRs)",
+			     bad, len, bvec ? "bvec" : "kvec", off, nd);
+	else if (!err && !status)
+		f->checked++;
+	if (err || status) {
+		f->req_errors++;
+		return err ?: status;
+	}
+	if (derr)
+		f->dereg_errors++;
+	return derr;
+}
+
+/*
+ * A request the server answers after checking the message that follows
+ * it: up to 256 KiB, several segments, sent in up to three parts
+ * (SMBD_SEND_MORE), the last one sometimes a bvec, zero-copy or copied.
+ */
+static int mt_fault_pad(struct mt_fault *f)
+{
+	u32 len = min(get_random_u32_below(4) ?
+		      1 + get_random_u32_below(SZ_32K) :
+		      1 + get_random_u32_below(f->max_pad), f->max_pad);
+	u32 nparts = min_t(u32, len, 1 + get_random_u32_below(MT_FAULT_PARTS));
+	unsigned int flags = get_random_u32_below(2) ? SMBD_SEND_COPY : 0;
+	bool bvec = get_random_u32_below(2);
+	struct iov_iter it[MT_FAULT_PARTS];
+	struct kvec kv[MT_FAULT_PARTS];
+	u64 seed = f->seed++;
+	struct mt_req *req;
+	size_t pos = 0, l;
+	s32 status = 0;
+	ssize_t n = 0;
+	int err;
+	u32 i;
+
+	mt_fill(f->buf.va, len, seed, 0);
+	req = mt_req_new(MT_OP_PAD, seed, 0, len, NULL, 0, false, 0);
+	if (!req) {
+		f->pad_errors++;
+		return -ENOMEM;
+	}
+	err = mt_kvec_io(f->sk, req, sizeof(*req), true);
+	kfree(req);
+	for (i = 0; !err && i < nparts; i++) {
+		bool last = i == nparts - 1;
+
+		/* at least a byte for each part after this one */
+		l = last ? len - pos :
+		    1 + get_random_u32_below(len - pos - (nparts - 1 - i));
+		testbuf_iter(&f->buf, pos, l, ITER_SOURCE, last && bvec, &kv[i],
+			     &it[i]);
+		n = smbd_sock_send(f->sk, &it[i], last ? flags : SMBD_SEND_MORE);
+		if (n < 0)
+			err = n;
+		pos += l;
+	}
+	if (!err && n != len)
+		err = -EPROTO;
+	err = err ?: mt_answer(f->sk, &status);
+	f->ios++;
+	f->pads++;
+	if (!err && status == -EBADMSG)
+		mt_fault_bad(f, "server: other data in a message of %u bytes, %u part(s), %s",
+			     len, nparts, flags ? "copied" : "zero-copy");
+	else if (!err && !status)
+		f->checked++;
+	if (err || status) {
+		f->pad_errors++;
+		return err ?: status;
+	}
+	return 0;
+}
+
+static int mt_fault_thread(void *arg)
+{
+	struct mt_fault *f = arg;
+	int err;
+
+	allow_signal(SIGKILL);
+	f->setup_err = testbuf_alloc(&f->buf, MT_FAULT_IO_MAX + 2 * PAGE_SIZE);
+	while (!f->setup_err && mt_fault_going(f)) {
+		if (!f->sk && mt_fault_connect(f))
+			continue;
+		err = get_random_u32_below(4) ? mt_fault_rdma(f) :
+		      mt_fault_pad(f);
+		/* On an error, and now and then on our own: a new connection */
+		if (err || !--f->left) {
+			smbd_sock_release(f->sk);
+			f->sk = NULL;
+		}
+		cond_resched();
+	}
+	if (f->sk)
+		smbd_sock_release(f->sk);
+	f->sk = NULL;
+	testbuf_free(&f->buf);
+	/* The module's text may go once this returns: no code of ours after. */
+	kthread_complete_and_exit(&f->done, 0);
+}
+
+/* Wait for the threads until @end; false when the writer was killed. */
+static bool mt_fault_wait(struct mt_fault **fs, u32 n, unsigned long end)
+{
+	bool killed = false;
+	long left;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!killed) {
+			left = max_t(long, (long)(end - jiffies), 1);
+			/* killable: not a hung task, as a long wait would be */
+			left = wait_for_completion_killable_timeout(&fs[i]->done,
+								    left);
+			fs[i]->ended = left > 0;
+			killed = left < 0;
+		}
+		if (!fs[i]->ended)
+			fs[i]->ended = try_wait_for_completion(&fs[i]->done);
+	}
+	return !killed;
+}
+
+/* Sum of the threads' counters (the finished ones). */
+struct mt_fault_sum {
+	u32 ios, pads, checked, corrupt, errors, reg, req, dereg, pad;
+	u32 connects, reconnects, connect_errors;
+	const char *why;
+};
+
+static void mt_fault_add(struct mt_fault_sum *s, const struct mt_fault *f)
+{
+	s->ios += f->ios;
+	s->pads += f->pads;
+	s->checked += f->checked;
+	s->corrupt += f->corrupt;
+	s->reg += f->reg_errors;
+	s->req += f->req_errors;
+	s->dereg += f->dereg_errors;
+	s->pad += f->pad_errors;
+	s->errors += f->reg_errors + f->req_errors + f->dereg_errors +
+		     f->pad_errors;
+	s->connects += f->connects;
+	s->reconnects += f->connects ? f->connects - 1 : 0;
+	s->connect_errors += f->connect_errors;
+	if (f->corrupt && !s->why)
+		s->why = f->why;
+}
+
+static void mt_fault_report(struct mt_fault_sum *s, u32 started, u32 stuck,
+			    bool clean)
+{
+	mt_info("faults: %u I/Os (%u messages checked by the server), %u checked, %u errors (register %u, request %u, deregister %u, message %u)",
+		s->ios, s->pads, s->checked, s->errors, s->reg, s->req,
+		s->dereg, s->pad);
+	mt_info("faults: %u connections (%u reconnects, after errors or every 8 to 40 I/Os), %u failed connects; %u of %u threads counted",
+		s->connects, s->reconnects, s->connect_errors, started - stuck,
+		started);
+	if (s->corrupt)
+		mt_check(false, "faults/no-corruption",
+			 "%u of %u I/Os moved other data or changed bytes around their buffer; first: %s",
+			 s->corrupt, s->ios, s->why);
+	else
+		mt_check(s->checked, "faults/no-corruption", "%u I/Os checked",
+			 s->checked);
+	if (clean)
+		mt_check(s->ios && !s->errors && !s->connect_errors,
+			 "faults/no-errors",
+			 "%u I/Os, %u errors, %u failed connects", s->ios,
+			 s->errors, s->connect_errors);
+}
+
+/*
+ * faults: @nthreads threads for @secs seconds, each ended within 60 s
+ * after; one that is not is asked to stop (SIGKILL) and, if it still
+ * runs, left with its memory and a reference to the module.
+ */
+static void mt_cmd_faults(struct mt_cmd *c, u32 secs, u32 nthreads,
+			  bool clean)
+{
+	unsigned long deadline = jiffies + secs * HZ;
+	struct mt_fault_sum sum = {};
+	u32 i, started = 0, late = 0, stuck = 0;
+	ktime_t t0 = ktime_get();
+	struct mt_fault **fs;
+	struct task_struct *t;
+	unsigned long end;
+	bool killed;
+	s64 ms;
+
+	fs = kcalloc(nthreads, sizeof(*fs), GFP_KERNEL);
+	if (!fs) {
+		mt_check(false, "faults/start", "out of memory");
+		return;
+	}
+	for (i = 0; i < nthreads; i++) {
+		fs[i] = kzalloc(sizeof(*fs[i]), GFP_KERNEL);
+		if (!fs[i])
+			break;
+		fs[i]->c = *c;
+		fs[i]->c.neg_timeout_ms = MT_FAULT_NEG_MS;
+		fs[i]->deadline = deadline;
+		fs[i]->seed = get_random_u64();
+		init_completion(&fs[i]->done);
+		t = kthread_create(mt_fault_thread, fs[i], "smbd_mr_f%u", i);
+		if (IS_ERR(t))
+			break;
+		fs[i]->task = get_task_struct(t);
+		wake_up_process(t);
+		started++;
+	}
+	if (started < nthreads)
+		mt_check(false, "faults/start", "%u of %u threads started",
+			 started, nthreads);
+
+	killed = !mt_fault_wait(fs, started,
+				deadline + MT_FAULT_GRACE_S * HZ);
+	ms = ktime_ms_delta(ktime_get(), t0);
+	for (i = 0; i < started; i++) {
+		if (fs[i]->ended)
+			continue;
+		fs[i]->late = true;
+		late++;
+		WRITE_ONCE(fs[i]->stop, true);
+		send_sig(SIGKILL, fs[i]->task, 1);
+	}
+	/* Short and bounded, so uninterruptible even for a killed writer. */
+	end = jiffies + MT_FAULT_KILL_S * HZ;
+	for (i = 0; i < started; i++) {
+		if (!fs[i]->late ||
+		    wait_for_completion_timeout(&fs[i]->done,
+						max_t(long, (long)(end - jiffies),
+						      1)))
+			continue;
+		fs[i]->stuck = true;
+		stuck++;
+	}
+	if (killed)
+		mt_info("faults: the command was killed: its threads were stopped");
+	if (late)
+		mt_check(false, "faults/finished",
+			 "%u threads still running %lld ms after the start (%u + %u s); %u of them %u s after SIGKILL too",
+			 late, ms, secs, MT_FAULT_GRACE_S, stuck,
+			 MT_FAULT_KILL_S);
+	else
+		mt_check(true, "faults/finished",
+			 "%u threads ended %lld ms after the start (%u s and at most %u more)",
+			 started, ms, secs, MT_FAULT_GRACE_S);
+
+	for (i = 0; i < started; i++) {
+		if (fs[i]->stuck)
+			continue;
+		if (fs[i]->setup_err)
+			mt_check(false, "faults/buffer", "thread %u: %d", i,
+				 fs[i]->setup_err);
+		mt_fault_add(&sum, fs[i]);
+	}
+	mt_fault_report(&sum, started, stuck, clean);
+
+	for (i = 0; i < nthreads && fs[i]; i++) {
+		if (fs[i]->stuck) {
+			/* Its code and memory must stay: no unloading. */
+			__module_get(THIS_MODULE);
+			continue;
+		}
+		if (fs[i]->task)
+			put_task_struct(fs[i]->task);
+		kfree(fs[i]);
+	}
+	kfree(fs);
+}
+
 /* ------------------------------------------------------------ commands */
+
+#define MT_FAULT_SECS_MAX	600
+#define MT_FAULT_THREADS_MAX	16
+
+/* faults ADDR PORT SECONDS THREADS [clean] */
+static int mt_faults_args(struct mt_cmd *c, int argc, char **argv)
+{
+	bool clean = argc == 6 && !strcmp(argv[5], "clean");
+	u32 secs, threads;
+
+	if ((argc != 5 && !clean) || kstrtou32(argv[3], 10, &secs) ||
+	    kstrtou32(argv[4], 10, &threads) || !secs ||
+	    secs > MT_FAULT_SECS_MAX || !threads ||
+	    threads > MT_FAULT_THREADS_MAX)
+		return -EINVAL;
+	mt_cmd_faults(c, secs, threads, clean);
+	return 0;
+}
 
 static int mt_run(char *line)
 {
@@ -855,8 +1436,16 @@ static int mt_run(char *line)
 	argv = argv_split(GFP_KERNEL, line, &argc);
 	if (!argv)
 		return -ENOMEM;
-	if (argc != 3 || inet_pton_with_scope(&init_net, AF_UNSPEC, argv[1],
-					      argv[2], &c.dst)) {
+	if (argc < 3 || inet_pton_with_scope(&init_net, AF_UNSPEC, argv[1],
+					     argv[2], &c.dst)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!strcmp(argv[0], "faults")) {
+		err = mt_faults_args(&c, argc, argv);
+		goto out;
+	}
+	if (argc != 3) {
 		err = -EINVAL;
 		goto out;
 	}
