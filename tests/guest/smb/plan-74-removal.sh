@@ -1,0 +1,604 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest plan (the SMB VM, tests/run.sh): the RDMA device removed under
+# real SMB I/O, with cifs on smbd (adapters/cifs) mounting ksmbd on smbd
+# (adapters/ksmbd), over rxe and then siw. Each round:
+#   mount; 2 writers and 2 readers (dd, O_DIRECT, 1 MiB requests, 48 MiB
+#   each) in the background, and smbd's debugfs (connections,
+#   conn/*/state) read in a loop; after ~2 s of I/O, rdma link delete.
+#   The delete must return (60 s); every connection on the device must
+#   leave "connected" within 10 s (every consumer, cifs and ksmbd, is
+#   told); every dd must end within 60 s of the delete (done or an I/O
+#   error: both fine; still running: hung); debugfs must stay readable
+#   and print the removed device's name or "-", nothing else; umount -f
+#   must return; the device comes back (rdma link add) and a fresh mount
+#   moves a file both ways intact.
+# After the rounds, rmmod cifs, stopping ksmbd (ksmbd.control -s) and
+# rmmod ksmbd must each return within 60 s (both once hung after a
+# removal), and smbd must hold no connection. At the end the devices are
+# as /init made them, and smbd.ko unloads (as after plan-72).
+# Every command that might hang runs in the background under a bound
+# (bounded): a task stuck in the kernel cannot stop the plan.
+#   smbdtest.removal_rounds=N     rounds per provider (2)
+
+# shellcheck source=tests/guest/lib-smbpair.sh
+. /smbd/lib-smbpair.sh
+SMB_CIFS_KO=/smbd/cifs.ko	# both on smbd
+SMB_KSMBD_KO=/smbd/ksmbd.ko
+
+RDMA=/usr/bin/rdma
+[ -x $RDMA ] || RDMA=/sbin/rdma
+DBG=/sys/kernel/debug/smbd
+CONNS=$DBG/connections
+MNT=/mnt/removal
+T=/tmp/removal		# the plan's work files
+ROUNDS=2		# rounds per provider
+DD_MB=${DD_MB:-48}	# MiB each writer and each reader moves (1 MiB requests)
+IO_WAIT=2		# seconds of I/O before the delete
+IO_FLOW=12		# then at most this long for the writers' first MiB
+LIMIT=60		# a command (or a dd after the delete) running longer has hung
+TOLD=10			# seconds after the delete for no connection on the device
+CHECK_MB=4		# the fresh mount's file, each way
+
+# shellcheck disable=SC2013 # words, not lines
+for a in $(cat /proc/cmdline); do
+	case $a in smbdtest.removal_rounds=*) ROUNDS=${a#*=} ;; esac
+done
+case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
+
+# report STATUS NAME [DETAIL]: ok or not ok, DETAIL either way
+report() {
+	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
+	return "$1"
+}
+rlog() { echo "    removal: $*"; }
+indent() { sed "s/^/    $1/"; }
+# past T0 SECS: SECS have passed since uptime T0
+past() { awk -v a="$1" -v s="$2" -v b="$(uptime_s)" 'BEGIN { exit !(b - a >= s) }'; }
+# range "V...": "min..max" of the values, "-" when none
+range() {
+	echo "$1" | awk '{ for (i = 1; i <= NF; i++) { v = $i + 0
+		if (n++ == 0 || v < lo) lo = v; if (n == 1 || v > hi) hi = v } }
+		END { if (n) printf "%.1f..%.1f", lo, hi; else printf "-" }'
+}
+
+# descendants PID: every process below PID
+descendants() {
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+		{ pid = $1; sub(/.*\) /, ""); pp[pid] = $2 }
+		END {
+			n = 1; q[1] = root
+			for (i = 1; i <= n; i++)
+				for (p in pp)
+					if (pp[p] == q[i]) { q[++n] = p; print p }
+		}'
+}
+
+# stacks PID...: each PID's and its descendants' kernel stacks
+stacks() {
+	for _sp in "$@" $(for _sq in "$@"; do descendants "$_sq"; done); do
+		[ -r "/proc/$_sp/stack" ] || continue
+		rlog "task $_sp $(cat "/proc/$_sp/comm" 2>/dev/null) ($(sed 's/.*) //' "/proc/$_sp/stat" 2>/dev/null | cut -d' ' -f1)):"
+		indent "      " < "/proc/$_sp/stack"
+	done
+}
+
+# bounded SECS CMD...: run CMD (a command or a function) in the
+# background, wait up to SECS for it to end. B_RC: its exit status, or
+# "hung" (it and its children are then sent SIGKILL, which a task stuck
+# in the kernel outlives; their stacks are printed); B_T: the seconds it
+# took; $T/b.out: its output. Returns 0 iff CMD ended with status 0.
+bounded() {
+	_bs=$1
+	shift
+	rm -f $T/b.rc
+	_bt0=$(uptime_s)
+	("$@" > $T/b.out 2>&1; echo $? > $T/b.rc) &
+	_bp=$!
+	_bn=$((_bs * 5))
+	while [ ! -s $T/b.rc ] && [ $_bn -gt 0 ]; do
+		sleep 0.2
+		_bn=$((_bn - 1))
+	done
+	B_T=$(since "$_bt0")
+	if [ -s $T/b.rc ]; then
+		wait $_bp
+		B_RC=$(cat $T/b.rc)
+		return "$B_RC"
+	fi
+	B_RC=hung
+	HUNG=1
+	rlog "still running after $_bs s: $*"
+	stacks $_bp
+	# shellcheck disable=SC2046 # a list of pids
+	kill -9 $_bp $(descendants $_bp) 2>/dev/null
+	return 1
+}
+show_out() { [ -s $T/b.out ] && indent "  " < $T/b.out; }
+# why: what bounded saw, for a report
+why() { if [ "$B_RC" = hung ]; then echo "hung (still running after $1 s)"; else echo "rc=$B_RC"; fi; }
+
+rmmod_q() { $SMB_RMMOD "$1" 2>/dev/null; }
+# rmmod_wait NAME: rmmod NAME, retrying while it is in use (cifs and
+# ksmbd drop their last references from worker threads), up to LIMIT - 5 s
+rmmod_wait() {
+	smb_loaded "$1" || return 0
+	smb_wait $((LIMIT - 5)) rmmod_q "$1" && return 0
+	$SMB_RMMOD "$1"
+	grep "^$1 " /proc/modules
+	return 1
+}
+
+mounted() { grep -q " $MNT cifs " /proc/mounts; }
+
+# snapshot: debugfs smbd/connections into $T/b.out (bounded: a read
+# that hangs sets SNAP_HUNG)
+snapshot() {
+	bounded 10 cat $CONNS && return 0
+	[ "$B_RC" = hung ] && SNAP_HUNG=1
+	return 1
+}
+# connected_on DEV: a connection in "connected" state on DEV, in the
+# last snapshot
+connected_on() {
+	grep -qE "^(initiator|responder) connected conn=[0-9]+ $1( |\$)" $T/b.out
+}
+
+# dbg_loop: read debugfs connections and conn/*/state until $T/dbg.stop
+# exists: their first lines to stdout ("C " a socket of connections, "S "
+# the state and device of a state file), "@" before each pass, "E ..."
+# when connections gave nothing (the listener is always there). A
+# conn/<id> directory may go between the glob and the read: no error.
+dbg_loop() {
+	while [ ! -e $T/dbg.stop ]; do
+		echo @
+		_c=0
+		{ while IFS= read -r _l; do
+			case $_l in
+			initiator* | responder* | listener*)
+				echo "C $_l"
+				_c=$((_c + 1))
+				;;
+			esac
+		done < $CONNS; } 2>/dev/null
+		[ $_c -gt 0 ] || echo "E connections: nothing read"
+		for _f in "$DBG"/conn/*/state; do
+			{ while IFS= read -r _l; do
+				case $_l in state* | device*) echo "S $_l" ;; esac
+			done < "$_f"; } 2>/dev/null
+		done
+		sleep 0.05
+	done
+}
+
+# dbg_bad DEV: the debugfs lines of $T/dbg.log that are not sane (at most
+# 5 printed): a socket line must be "ROLE STATE conn=N DEV|- ...", a
+# state file's state a known state and its device DEV or "-"
+dbg_bad() {
+	awk -v dev="$1" '
+		function st(s) {
+			return s ~ /^(created|connecting|listening|negotiating|refusing|connected|disconnecting|closed)$/
+		}
+		/^C / {
+			good = $2 ~ /^(initiator|responder|listener)$/ && st($3) &&
+			       $4 ~ /^conn=[0-9]+$/ && ($5 == dev || $5 == "-")
+		}
+		/^S / && $2 == "state" { good = NF == 3 && st($3) }
+		/^S / && $2 == "device" { good = NF == 3 && ($3 == dev || $3 == "-") }
+		/^S / && $2 != "state" && $2 != "device" { good = 0 }
+		/^[CS] / && !good { if (n++ < 5) print }
+		END { exit n == 0 }' $T/dbg.log
+}
+
+# written: the bytes the writers got onto the server's disk
+written() {
+	_s=0
+	for _f in "$share/w1" "$share/w2"; do
+		[ -f "$_f" ] && _s=$((_s + $(stat -c %s "$_f")))
+	done
+	echo $_s
+}
+
+IO="w1 w2 r1 r2"	# the dd's: writers w*, readers r* (of files on the share)
+# io_start: the dd's in the background (pid_X; end_X and rc_X once ended)
+io_start() {
+	for _io in $IO; do
+		case $_io in
+		w*) dd if=/dev/zero of="$MNT/$_io" bs=1M count="$DD_MB" oflag=direct 2> "$T/io-$_io.err" & ;;
+		r*) dd if="$MNT/$_io" of=/dev/null bs=1M iflag=direct 2> "$T/io-$_io.err" & ;;
+		esac
+		eval "pid_$_io=\$! end_$_io= rc_$_io="
+	done
+}
+# io_poll T0: note the dd's that ended (end_X: seconds since uptime T0);
+# returns 0 once all have
+io_poll() {
+	_all=0 _ip=""
+	for _io in $IO; do
+		eval "_ip=\$pid_$_io _ie=\$end_$_io"
+		[ -n "$_ie" ] && continue
+		if kill -0 "$_ip" 2>/dev/null; then
+			_all=1
+			continue
+		fi
+		wait "$_ip"
+		_ir=$?
+		_ie=$(since "$1")
+		eval "rc_$_io=\$_ir end_$_io=\$_ie"
+	done
+	return $_all
+}
+# io_running: the dd's still running
+io_running() {
+	for _io in $IO; do
+		eval "_ip=\$pid_$_io _ie=\$end_$_io"
+		[ -z "$_ie" ] && kill -0 "$_ip" 2>/dev/null && printf ' %s' "$_io"
+	done
+}
+# io_how: each dd's end and status, with its error message
+io_how() {
+	for _io in $IO; do
+		eval "_ie=\$end_$_io _ir=\$rc_$_io"
+		_m=$(grep -m1 '^dd:' "$T/io-$_io.err" 2>/dev/null | sed 's/^dd: //')
+		if [ -n "$_ie" ]; then
+			printf ' %s %s s rc %s%s;' "$_io" "$_ie" "$_ir" "${_m:+ ($_m)}"
+		else
+			printf ' %s running;' "$_io"
+		fi
+	done
+}
+
+# device_back DEV NETDEV: DEV active on NETDEV, and in smbd's table when
+# smbd is loaded
+device_back() {
+	$RDMA link show 2>/dev/null | grep -Eq "^link $1/1 .*state ACTIVE.* netdev $2( |\$)" &&
+		{ [ ! -e $DBG/devices ] || grep -q "^$1	" $DBG/devices; }
+}
+
+# round P DEV TYPE NETDEV ADDR I: one removal under I/O. Returns non-zero
+# when something hung or the device did not come back: no more rounds.
+round() {
+	p=$1 dev=$2 type=$3 ndev=$4 addr=$5 i=$6
+	t=removal/$p/round$i
+	HUNG=0 SNAP_HUNG=0
+	rm -f "$share/w1" "$share/w2" "$share/check"
+	bounded $LIMIT smb_mount "$addr" $MNT
+	_rc=$?
+	if ! report $_rc "$t/mount" "$(why $LIMIT), $B_T s"; then
+		show_out
+		[ $HUNG = 0 ]
+		return
+	fi
+
+	# The I/O, with debugfs read all along.
+	rm -f $T/dbg.stop
+	: > $T/dbg.log
+	dbg_loop >> $T/dbg.log 2>/dev/null &
+	dbg_pid=$!
+	t_io=$(uptime_s)
+	io_start
+	sleep $IO_WAIT
+	_w=$((IO_FLOW * 5))
+	while [ "$(written)" -lt 1048576 ] && [ $_w -gt 0 ] && [ -n "$(io_running)" ]; do
+		sleep 0.2
+		_w=$((_w - 1))
+	done
+	w0=$(written)
+	io_poll "$t_io"
+	run0=$(io_running)
+	_rc=0
+	[ "$run0" = " $IO" ] || _rc=1
+	[ "$w0" -ge 1048576 ] || _rc=2
+	if snapshot; then
+		grep -qE "^initiator connected conn=[0-9]+ $dev " $T/b.out || _rc=3
+		grep -qE "^responder connected conn=[0-9]+ $dev " $T/b.out || _rc=3
+		grep -E "^(initiator|responder) " $T/b.out | indent "smbd: "
+	else
+		_rc=4
+	fi
+	report $_rc "$t/io-running" "$((w0 >> 20)) MiB written after $(since "$t_io") s; running:$run0;$([ $_rc = 0 ] || io_how) step $_rc (1 a dd not running, 2 no data written, 3 no connection on $dev both ways, 4 connections unreadable)"
+
+	# The removal.
+	t_del=$(uptime_s)
+	bounded $LIMIT $RDMA link delete "$dev"
+	del_rc=$B_RC del_t=$B_T
+	echo D1 >> $T/dbg.log
+	t_ret=$(uptime_s)
+	DEL_TS="$DEL_TS $del_t"
+	report "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete-returned" "$(why $LIMIT), $del_t s"
+	[ "$del_rc" = 0 ] || show_out
+
+	# Every connection on the device leaves connected (the removal ends
+	# them: cifs and ksmbd are told); every dd ends.
+	told=""
+	while :; do
+		io_poll "$t_del"
+		io_done=$?
+		_snap=0
+		if [ -z "$told" ] && [ $SNAP_HUNG = 0 ]; then
+			_snap=1
+			snapshot && ! connected_on "$dev" && told=$(since "$t_ret")
+		fi
+		if [ $io_done = 0 ] || past "$t_del" $LIMIT; then
+			[ -n "$told" ] && break
+			{ [ $SNAP_HUNG = 1 ] || past "$t_ret" $TOLD; } && break
+		fi
+		[ $_snap = 1 ] || sleep 0.2
+	done
+	if [ $SNAP_HUNG = 1 ]; then
+		_s="connections unreadable (a read hung)"
+	elif [ -n "$told" ]; then
+		_s="$told s after the delete returned"
+		TOLD_TS="$TOLD_TS $told"
+	else
+		_s="still there $TOLD s after the delete returned: $(grep -E "^(initiator|responder) connected conn=[0-9]+ $dev( |\$)" $T/b.out | tr '\n' ';')"
+	fi
+	report "$([ -n "$told" ]; echo $?)" "$t/consumers-told" "no connection connected on $dev: $_s"
+
+	hung=$(io_running)
+	for _io in $IO; do
+		eval "_ie=\$end_$_io"
+		[ -n "$_ie" ] && END_TS="$END_TS $_ie"
+	done
+	echo "SMBD-INFO: $t: delete took $del_t s (rc $del_rc), $((w0 >> 20)) MiB written before; dd ended (s after the delete):$(io_how)"
+	if [ -z "$hung" ]; then
+		ok "$t/io-ended" "every dd within $LIMIT s of the delete"
+	else
+		nok "$t/io-ended" "hung:$hung still running $LIMIT s after the delete"
+		for _io in $hung; do
+			eval "_ip=\$pid_$_io"
+			stacks "$_ip"
+			kill -9 "$_ip" 2>/dev/null
+		done
+		smb_task_stacks
+		sleep 5
+		io_poll "$t_del"
+		if [ -n "$(io_running)" ]; then
+			rlog "after SIGKILL, still there:$(io_running)"
+			HUNG=1
+		fi
+	fi
+
+	# debugfs a moment longer, then its reader stops.
+	sleep 2
+	[ $SNAP_HUNG = 0 ] && snapshot && grep -E "^(initiator|responder) " $T/b.out | indent "smbd: "
+	touch $T/dbg.stop
+	dbg_rc=0
+	if smb_wait 10 smb_gone $dbg_pid; then
+		wait $dbg_pid
+	else
+		dbg_rc=1
+		HUNG=1
+		stacks $dbg_pid
+		# shellcheck disable=SC2046 # a list of pids
+		kill -9 $dbg_pid $(descendants $dbg_pid) 2>/dev/null
+	fi
+	passes=$(awk '/^D1$/ { on = 1; next } on && /^@$/ { n++ } END { print n + 0 }' $T/dbg.log)
+	errs=$(grep -c '^E ' $T/dbg.log)
+	[ "$errs" = 0 ] || dbg_rc=2
+	[ "$passes" -ge 2 ] || dbg_rc=3
+	[ $SNAP_HUNG = 0 ] || dbg_rc=4
+	report $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the delete returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after the delete, 4 a read hung)"
+	if bad=$(dbg_bad "$dev"); then
+		nok "$t/debugfs-sane" "$(echo "$bad" | tr '\n' ';')"
+	else
+		ok "$t/debugfs-sane" "$(grep -c '^[CS] ' $T/dbg.log) lines read, device $dev or -"
+	fi
+	rm -f $T/dbg.log
+
+	# umount -f; the device back.
+	bounded $LIMIT umount -f $MNT
+	_rc=$?
+	um=$(why $LIMIT) umt=$B_T
+	if [ "$B_RC" != hung ] && mounted; then
+		bounded 10 umount -l $MNT
+		_rc=1
+	fi
+	report $_rc "$t/umount" "umount -f $um, $umt s$(mounted && echo ', still mounted')"
+	[ $_rc = 0 ] || show_out
+	UMOUNT_TS="$UMOUNT_TS $umt"
+
+	bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
+	add=$(why $LIMIT)
+	show_out
+	smb_wait 10 device_back "$dev" "$ndev"
+	_rc=$?
+	report $_rc "$t/link-add" "rdma link add $add; $dev active on $ndev and in smbd/devices" || return 1
+	[ $HUNG = 0 ] || return 1
+
+	# A fresh mount moves data both ways, intact.
+	_rc=0 wr="" rd="" srv="" got=""
+	bounded $LIMIT smb_mount "$addr" $MNT || _rc=1
+	if [ $_rc = 0 ]; then
+		snapshot && grep -qE "^initiator connected conn=[0-9]+ $dev " $T/b.out || _rc=2
+	fi
+	if [ $_rc = 0 ]; then
+		bounded $LIMIT dd if=$T/check of=$MNT/check bs=1M oflag=direct || _rc=3
+		wr=$B_T
+	fi
+	if [ $_rc = 0 ]; then
+		srv=$(md5 "$share/check")
+		[ "$srv" = "$CHECK_MD5" ] || _rc=4
+	fi
+	if [ $_rc = 0 ]; then
+		bounded $LIMIT dd if=$MNT/check of=$T/check.back bs=1M iflag=direct || _rc=5
+		rd=$B_T
+	fi
+	if [ $_rc = 0 ]; then
+		got=$(md5 $T/check.back)
+		[ "$got" = "$CHECK_MD5" ] || _rc=6
+	fi
+	case $_rc in 1 | 3 | 5) rlog "$(why $LIMIT):"; show_out ;; esac
+	rm -f $T/check.back
+	if mounted; then
+		bounded $LIMIT umount $MNT || { [ $_rc = 0 ] && _rc=7; show_out; }
+	fi
+	report $_rc "$t/fresh-mount" "$CHECK_MB MiB O_DIRECT: write ${wr:--} s, read ${rd:--} s; md5 want $CHECK_MD5 server ${srv:--} read ${got:--}; step $_rc (1 mount, 2 no connection on $dev, 3 write, 4 on the server, 5 read, 6 read back, 7 umount)" &&
+		FRESH=$((FRESH + 1))
+	[ $HUNG = 0 ]
+}
+
+# ksmbd_stop: ksmbd.control -s (ksmbd stops: the kill_server write
+# returns once every connection is down), then ksmbd.mountd ends.
+# In this shell, whose child ksmbd.mountd is.
+ksmbd_stop() {
+	_rc=0 B_RC=0 B_T=0
+	if [ -e "$SMB_CTL_DIR/kill_server" ]; then
+		bounded $LIMIT $SMB_CONTROL -s || _rc=1
+	fi
+	if [ "$B_RC" != hung ] && [ -n "${SMB_MOUNTD_PID:-}" ]; then
+		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
+			rlog "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
+			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
+			_rc=2
+		fi
+		wait "$SMB_MOUNTD_PID" 2>/dev/null
+	fi
+	SMB_MOUNTD_PID=
+	for _p in $(pidof ksmbd.mountd); do
+		kill -9 "$_p" 2>/dev/null
+	done
+	return $_rc
+}
+
+# no_connections SECS: within SECS, smbd shows no socket at all (no
+# connection, no listener)
+no_connections() {
+	_nt=$(uptime_s)
+	while :; do
+		if snapshot; then
+			grep -qE '^(initiator|responder|listener) ' $T/b.out || return 0
+		fi
+		[ $SNAP_HUNG = 1 ] && return 1
+		past "$_nt" "$1" && return 1
+		sleep 0.2
+	done
+}
+
+# removal_provider P DEV TYPE NETDEV ADDR: ksmbd up, the rounds, everything down
+removal_provider() {
+	p=$1
+	t0=$(uptime_s)
+	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0
+	smb_server_start
+	if ! report $? "removal/$p/ksmbd-start"; then
+		ksmbd_stop
+		bounded $LIMIT rmmod_wait ksmbd
+		grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
+		return
+	fi
+	share=$SMB_EXPORT/$SMB_SHARE
+	for n in r1 r2; do
+		dd if=/dev/zero of="$share/$n" bs=1M count="$DD_MB" 2>/dev/null
+	done
+	chmod 0666 "$share"/r?
+	rlog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
+
+	i=1
+	while [ $i -le "$ROUNDS" ]; do
+		round "$@" $i || break
+		i=$((i + 1))
+	done
+	done_rounds=$((i - 1))
+	[ $i -le "$ROUNDS" ] && done_rounds=$i
+	[ $i -le "$ROUNDS" ] && rlog "rounds stopped after round $i (a step hung or the device did not come back)"
+	echo "SMBD-INFO: removal $p: $done_rounds of $ROUNDS rounds ($FRESH fresh mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete, no connection on $2 $(range "$TOLD_TS") s after it returned, umount -f took $(range "$UMOUNT_TS") s"
+
+	# Everything down: each must return within LIMIT.
+	if mounted; then
+		bounded $LIMIT umount -f $MNT
+		[ "$B_RC" != hung ] && mounted && bounded 10 umount -l $MNT
+	fi
+	rm -f "$share"/* 2>/dev/null
+	bounded $LIMIT rmmod_wait cifs
+	_rc=$?
+	report $_rc "removal/$p/rmmod-cifs" "$(why $LIMIT), $B_T s"
+	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
+	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
+
+	ksmbd_stop
+	_rc=$?
+	report $_rc "removal/$p/ksmbd-stop" "ksmbd.control -s $(why $LIMIT), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
+	[ $_rc = 0 ] || show_out
+	if [ "$B_RC" = hung ]; then
+		TEARDOWN_HUNG=1
+		nok "removal/$p/rmmod-ksmbd" "not tried: stopping ksmbd hung"
+	else
+		bounded $LIMIT rmmod_wait ksmbd
+		_rc=$?
+		report $_rc "removal/$p/rmmod-ksmbd" "$(why $LIMIT), $B_T s"
+		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
+		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
+	fi
+	grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
+
+	SNAP_HUNG=0
+	no_connections 10
+	_rc=$?
+	report $_rc "removal/$p/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/b.out | head -n 4 | tr '\n' ';')"
+	echo "SMBD-INFO: removal $p: took $(since "$t0") s"
+}
+
+# ---------------------------------------------------------------- main
+
+for k in $SMB_CIFS_KO $SMB_KSMBD_KO; do
+	if [ ! -f "$k" ]; then
+		${SMBD_MISSING:-skip} removal "no $k in this image"
+		exit 0
+	fi
+done
+rm -rf $T
+mkdir -p $T $MNT
+head -c $((CHECK_MB << 20)) /dev/urandom > $T/check
+CHECK_MD5=$(md5 $T/check)
+t_all=$(uptime_s)
+TEARDOWN_HUNG=0 HUNG=0
+echo "SMBD-INFO: removal: $ROUNDS rounds per provider (smbdtest.removal_rounds=N), $DD_MB MiB per dd"
+
+for pv in "rxe rxe0 rxe smbdr0 192.0.2.1" "siw siw0 siw smbds0 192.0.2.17"; do
+	# shellcheck disable=SC2086 # the provider's words
+	set -- $pv
+	if [ $TEARDOWN_HUNG = 1 ]; then
+		nok "removal/$1/not-run" "the previous provider's teardown hung"
+		continue
+	fi
+	if ! device_back "$2" "$4"; then
+		nok "removal/$1/not-run" "no active $2 on $4 to start with"
+		continue
+	fi
+	removal_provider "$@"
+done
+
+# The devices as /init made them (a round that failed may have left one
+# out), nothing of cifs or ksmbd left, and smbd.ko unloads.
+_rc=0 miss=""
+for d in rxe0:rxe:smbdr0 siw0:siw:smbds0; do
+	dev=${d%%:*} ndev=${d##*:} type=${d#*:}
+	type=${type%:*}
+	device_back "$dev" "$ndev" && continue
+	miss="$miss $dev"
+	$RDMA link show 2>/dev/null | grep -q "^link $dev/" ||
+		bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
+	smb_wait 10 device_back "$dev" "$ndev" || _rc=1
+done
+report $_rc removal/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
+
+left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
+_rc=0
+[ -z "$left" ] || _rc=1
+report $_rc removal/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
+
+holders=""
+for h in /sys/module/smbd/holders/*; do
+	[ -e "$h" ] && holders="$holders ${h##*/}"
+done
+if [ -n "$holders" ]; then
+	skip removal/rmmod-smbd "held by:$holders"
+else
+	bounded $LIMIT rmmod_wait smbd
+	_rc=$?
+	report $_rc removal/rmmod-smbd "$(why $LIMIT), $B_T s"
+fi
+rm -rf $T
+echo "SMBD-INFO: removal: the plan took $(since "$t_all") s"
