@@ -7,7 +7,8 @@
 # every edge size written and read by the peer's RDMA, several
 # descriptors, remote invalidation checked against the rkey, the access
 # window closed after deregistration, teardown with registrations held
-# and RDMA in flight, and 16 users sharing a pool of 4 MRs. Loads
+# and RDMA in flight, 16 users sharing a pool of 4 MRs, and users whose
+# registrations need 2 MRs each (none may wait holding one). Loads
 # smbd.ko if needed; unloads smbd_mr_test.ko.
 
 # shellcheck source=tests/guest/lib-st.sh
@@ -30,6 +31,7 @@ for p in rxe:192.0.2.1 siw:192.0.2.17; do
 	run "mr/$name" listen "$addr" $PORT
 	run "mr/$name" mr "$addr" $PORT
 	run "mr/$name" pool "$addr" $PORT
+	run "mr/$name" pool-split "$addr" $PORT
 	run "mr/$name" bench "$addr" $PORT
 	run "mr/$name" stop "$addr" $PORT
 done

@@ -11,6 +11,9 @@
  *   stop ADDR PORT
  *   mr ADDR PORT        the client checks (below), each an "ok"/"not ok"
  *   pool ADDR PORT      16 threads share a pool of 4 MRs
+ *   pool-split ADDR PORT 4 threads whose registrations need 2 MRs each
+ *                       share a pool of 4 (none may wait holding one);
+ *                       one that needs 5 is refused at once
  *   bench ADDR PORT     RDMA write and read throughput at 1 MiB
  *   faults ADDR PORT SECONDS THREADS [clean]
  *                       a workload that survives faults (below)
@@ -903,6 +906,139 @@ static void mt_cmd_pool(struct mt_cmd *c)
 	smbd_sock_release(sk);
 }
 
+/* ------------------------------------------------------------ pool-split */
+
+struct mt_split {
+	struct smbd_sock *sk;
+	struct page *pages[6];
+	u32 pieces;		/* non-adjacent pieces: MRs needed */
+	u32 rounds;
+	int err;
+	struct completion done;
+};
+
+/*
+ * @pieces pieces of 1 KiB, each inside its own page and not touching the
+ * next (a gap), so that each needs an MR of its own; registered and
+ * deregistered @rounds times with the pool shared.
+ */
+static int mt_split_thread(void *arg)
+{
+	struct mt_split *m = arg;
+	struct smbd_buf_desc d[6];
+	struct bio_vec bv[6];
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	u32 i, r;
+	int nd;
+
+	allow_signal(SIGKILL);
+	for (r = 0; r < m->rounds && !m->err; r++) {
+		for (i = 0; i < m->pieces; i++)
+			bvec_set_page(&bv[i], m->pages[i], 1024, 512);
+		iov_iter_bvec(&it, ITER_DEST, bv, m->pieces, 1024 * m->pieces);
+		nd = smbd_register(m->sk, &it, SMBD_REG_PEER_WRITES, d,
+				   ARRAY_SIZE(d), &reg);
+		if (nd < 0) {
+			m->err = nd;
+			break;
+		}
+		if (nd != m->pieces) {
+			smbd_deregister(m->sk, reg);
+			m->err = -EPROTO;
+			break;
+		}
+		/* Hold it a moment, so that the others run out of MRs. */
+		usleep_range(100, 2000);
+		m->err = smbd_deregister(m->sk, reg);
+	}
+	complete(&m->done);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * Run @n splitters; one that is still registering after @secs is killed
+ * (smbd_register() waits killably) and reported under @name.
+ */
+static void mt_split_run(struct mt_split *m, int n, const char *name,
+			 unsigned int secs)
+{
+	struct task_struct *t[4] = {};
+	int i, late = 0;
+
+	for (i = 0; i < n; i++) {
+		init_completion(&m[i].done);
+		t[i] = kthread_run(mt_split_thread, &m[i], "smbd_mr_s%d", i);
+		if (IS_ERR(t[i])) {
+			m[i].err = PTR_ERR(t[i]);
+			t[i] = NULL;
+			complete(&m[i].done);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (wait_for_completion_timeout(&m[i].done, secs * HZ))
+			continue;
+		/* Stuck in smbd_register(): its wait is killable. */
+		late++;
+		send_sig(SIGKILL, t[i], 1);
+		wait_for_completion(&m[i].done);
+	}
+	for (i = 0; i < n; i++)
+		if (t[i])
+			kthread_stop(t[i]);
+	if (late)
+		mt_check(false, name, "%d of %d threads still registering after %u s",
+			 late, n, secs);
+}
+
+static void mt_cmd_split(struct mt_cmd *c)
+{
+	struct mt_split *m;
+	struct smbd_sock *sk;
+	int i, j, err, bad = 0;
+
+	err = mt_connect(c, 4, &sk);
+	if (!mt_check(!err, "pool-split/connect", "%d", err))
+		return;
+	m = kcalloc(5, sizeof(*m), GFP_KERNEL);
+	for (i = 0; m && i < 5; i++) {
+		m[i].sk = sk;
+		m[i].pieces = i ? 2 : 5;
+		m[i].rounds = i ? 200 : 1;
+		for (j = 0; j < 6; j++) {
+			m[i].pages[j] = alloc_page(GFP_KERNEL);
+			if (!m[i].pages[j])
+				m[i].err = -ENOMEM;
+		}
+	}
+	if (m) {
+		/* One registration that needs more MRs than the pool has. */
+		mt_split_run(m, 1, "pool-split/more-mrs-than-the-pool", 10);
+		mt_check(m[0].err == -ENOBUFS, "pool-split/more-mrs-than-the-pool",
+			 "5 pieces, a pool of 4: %d (want %d)", m[0].err,
+			 -ENOBUFS);
+		mt_split_run(m + 1, 4, "pool-split/4-users-2-mrs-each", 60);
+		for (i = 1; i < 5; i++)
+			bad += m[i].err != 0;
+		mt_check(!bad, "pool-split/4-users-2-mrs-each",
+			 "4 threads x 200 registrations of 2 MRs through 4: %d failed",
+			 bad);
+	}
+	for (i = 0; m && i < 5; i++)
+		for (j = 0; j < 6; j++)
+			if (m[i].pages[j])
+				__free_page(m[i].pages[j]);
+	kfree(m);
+	smbd_sock_release(sk);
+}
+
 /* ------------------------------------------------------------ bench */
 
 /*
@@ -1458,6 +1594,8 @@ static int mt_run(char *line)
 		mt_cmd_mr(&c);
 	else if (!strcmp(argv[0], "pool"))
 		mt_cmd_pool(&c);
+	else if (!strcmp(argv[0], "pool-split"))
+		mt_cmd_split(&c);
 	else if (!strcmp(argv[0], "bench"))
 		mt_cmd_bench(&c);
 	else
