@@ -130,6 +130,18 @@ static bool mt_is_pattern(const u8 *p, size_t len, u64 seed, size_t pos,
 	return true;
 }
 
+/* A kthread whose work is done: sleep until kthread_stop(). */
+static void mt_wait_stop(void)
+{
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
 static int mt_kvec_io(struct smbd_sock *sk, void *buf, size_t len,
 		      bool send)
 {
@@ -299,13 +311,7 @@ static int mt_conn_thread(void *arg)
 	/* Whatever ended the loop, the client hears of it. */
 	smbd_sock_shutdown(c->sk);
 	WRITE_ONCE(c->done, true);
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
+	mt_wait_stop();
 	return 0;
 }
 
@@ -363,13 +369,7 @@ static int mt_listen_thread(void *arg)
 		list_add_tail(&c->node, &srv->conns);
 		mutex_unlock(&srv->lock);
 	}
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
+	mt_wait_stop();
 	return 0;
 }
 
@@ -953,13 +953,7 @@ static int mt_split_thread(void *arg)
 		m->err = smbd_deregister(m->sk, reg);
 	}
 	complete(&m->done);
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
+	mt_wait_stop();
 	return 0;
 }
 
