@@ -63,6 +63,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_accept_q);
 	INIT_LIST_HEAD(&sk->ss_reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);
+	INIT_LIST_HEAD(&sk->ss_op_orphans);
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
 	mutex_init(&sk->ss_teardown_mutex);
@@ -122,6 +123,7 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 		ib_free_cq(sk->ss_recv_cq);
 	sk->ss_send_cq = NULL;
 	sk->ss_recv_cq = NULL;
+	smbd_ops_free_orphans(sk);
 	smbd_xfer_free(sk);
 	smbd_mr_free(sk);
 	if (sk->ss_pd)

@@ -311,7 +311,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 	struct smbd_reg *first = NULL, **tail = &first, *reg, *last = NULL;
 	size_t len = iov_iter_count(iter), taken = 0;
 	enum dma_data_direction dir;
-	struct smbd_op busy;
+	struct smbd_op *busy;
 	int access, n = 0, ret = 0;
 	u32 want = 1;
 
@@ -332,8 +332,9 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		return -EMSGSIZE;
 	if (user_backed_iter(iter))
 		return -EFAULT;
-	if (!smbd_op_start(sk, &busy, true))
-		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	busy = smbd_op_start(sk, true, GFP_KERNEL);
+	if (IS_ERR(busy))
+		return PTR_ERR(busy);
 	/* Fixed once connected: a responder that asked for no pool. */
 	if (!sk->ss_nr_reg)
 		ret = -EOPNOTSUPP;
@@ -447,7 +448,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 	} else {
 		*regp = first;
 	}
-	smbd_op_end(sk, &busy);
+	smbd_op_end(sk, busy);
 	return n;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_register, SMBD);
@@ -472,13 +473,15 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	struct ib_send_wr *head = NULL, **tail = &head, *last = NULL;
 	u32 local = 0, remote = 0;
 	struct smbd_reg *r;
-	struct smbd_op op;
+	struct smbd_op *op;
 	int ret = 0;
 
 	might_sleep();
 	if (!reg)
 		return 0;
-	if (!smbd_op_start(sk, &op, false)) {
+	/* Small, and the buffer cannot go back without it. */
+	op = smbd_op_start(sk, false, GFP_KERNEL | __GFP_NOFAIL);
+	if (IS_ERR(op)) {
 		/*
 		 * The teardown closed the gate: once it is done (its mutex)
 		 * the queue pair is drained and gone, and the MRs with it.
@@ -512,19 +515,19 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (last) {
-		last->wr_cqe = &op.op_cqe;
+		last->wr_cqe = &op->op_cqe;
 		last->send_flags = IB_SEND_SIGNALED;
 		/*
 		 * Refused (the connection is failing), taken in part, or
 		 * completed in error: smbd_op_wait() fences, and a fenced
 		 * queue pair reaches no MR ([MS-SMBD] 3.1.4.4).
 		 */
-		smbd_op_post(sk, &op, head);
-		ret = smbd_op_wait(sk, &op);
+		smbd_op_post(sk, op, head);
+		ret = smbd_op_wait(sk, op);
 	}
 	/* Still on ss_op_list: teardown waits before it frees the MRs. */
 	smbd_reg_put_all(sk, reg);
-	smbd_op_end(sk, &op);
+	smbd_op_end(sk, op);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_deregister, SMBD);

@@ -21,10 +21,14 @@
  *    posted after everything else: the send queue completes in order,
  *    so once the marker is seen the device is done with all of it;
  *  - the ops: a thread waiting for its own signalled requests holds a
- *    struct smbd_op on ss_op_list, live from smbd_op_start() to
- *    smbd_op_end(); its count of pending requests covers every signalled
- *    request that was posted, so only their completions (or the
- *    teardown, once the queue pair is drained) wake it.
+ *    struct smbd_op on ss_op_list from smbd_op_start() to smbd_op_end();
+ *    its count of pending requests covers every signalled request that
+ *    was posted, so only their completions (or a fence or the teardown,
+ *    once nothing posted before is running) wake it. The op is not the
+ *    thread's: a completion may name it after a fence gave the wait up
+ *    (siw delivers some after the error state), so it lives on, as an
+ *    orphan, until every request it counted is accounted for, or the
+ *    completion queue is gone.
  */
 
 #include <linux/errno.h>
@@ -39,29 +43,43 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op, op_cqe);
 	struct smbd_sock *sk = cq->cq_context;
 	enum ib_wc_status status = smbd_wc_status(wc);
+	bool orphan;
 
 	spin_lock(&sk->ss_lock);
-	/* The op's thread is still there: its frame is not reused. */
-	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE,
-		      "smbd: completion for an op whose thread is gone (magic %#x)\n",
-		      op->op_magic)) {
+	/* Live and counting this request: not freed, not reused. */
+	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE || !op->op_posted,
+		      "smbd: completion for an op that is gone (magic %#x, %u posted)\n",
+		      op->op_magic, op->op_posted)) {
 		spin_unlock(&sk->ss_lock);
 		return;
 	}
-	/* Late, after a fence gave its wait up (smbd_ops_abandon()). */
-	if (!op->op_pending) {
-		spin_unlock(&sk->ss_lock);
-		return;
-	}
-	if (status != IB_WC_SUCCESS && !op->op_status)
-		op->op_status = status == IB_WC_WR_FLUSH_ERR ?
-				-ECONNABORTED : -EIO;
-	/* Every request's memory stays the waiter's until the last is done. */
-	if (!--op->op_pending && !op->op_finished) {
-		op->op_finished = true;
-		complete(&op->op_done);
+	op->op_posted--;
+	orphan = op->op_orphan;
+	if (orphan) {
+		/* Its thread left after a fence: the last one frees it. */
+		if (op->op_posted)
+			op = NULL;
+		else
+			list_del(&op->op_node);
+	} else if (op->op_pending) {
+		/* Zero after a fence gave the wait up (smbd_ops_abandon()). */
+		if (status != IB_WC_SUCCESS && !op->op_status)
+			op->op_status = status == IB_WC_WR_FLUSH_ERR ?
+					-ECONNABORTED : -EIO;
+		/* Every request's memory stays the waiter's to the last. */
+		if (!--op->op_pending && !op->op_finished) {
+			op->op_finished = true;
+			complete(&op->op_done);
+		}
 	}
 	spin_unlock(&sk->ss_lock);
+	if (orphan) {
+		if (op) {
+			op->op_magic = SMBD_OP_DEAD;
+			kfree(op);
+		}
+		return;
+	}
 	if (status != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, status, "memory or RDMA work");
 }
@@ -69,22 +87,31 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 /**
  * smbd_op_start() - join ss_op_list while the queue pair is there
  * @sk: the socket
- * @op: the caller's op, on its stack
  * @connected: only on a connected socket (else: any socket whose
  *	teardown has not closed the gate, to invalidate and fence)
+ * @gfp: allocation flags of the op
  *
  * Context: process.
- * Return: true when the thread joined; it must call smbd_op_end().
+ * Return: the op, for smbd_op_post() and smbd_op_wait(); the thread must
+ * call smbd_op_end(). ERR_PTR(-ENOMEM), or of -ENOTCONN or the
+ * connection's error when the gate is closed (or, with @connected, the
+ * socket is not connected).
  */
-bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected)
+struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
+			      gfp_t gfp)
 {
+	struct smbd_op *op = kmalloc(sizeof(*op), gfp);
 	bool ok;
 
+	if (!op)
+		return ERR_PTR(-ENOMEM);
 	op->op_cqe.done = smbd_op_done;
 	init_completion(&op->op_done);
 	op->op_status = 0;
 	op->op_pending = 0;
+	op->op_posted = 0;
 	op->op_finished = true;
+	op->op_orphan = false;
 	op->op_magic = SMBD_OP_LIVE;
 	spin_lock_bh(&sk->ss_lock);
 	ok = !sk->ss_qp_closed && sk->ss_qp &&
@@ -92,9 +119,12 @@ bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected)
 	if (ok)
 		list_add_tail(&op->op_node, &sk->ss_op_list);
 	spin_unlock_bh(&sk->ss_lock);
-	if (!ok)
+	if (!ok) {
 		op->op_magic = SMBD_OP_DEAD;
-	return ok;
+		kfree(op);
+		return ERR_PTR(READ_ONCE(sk->ss_err) ?: -ENOTCONN);
+	}
+	return op;
 }
 
 /* The signalled requests of @op in the chain from @first up to @bad. */
@@ -142,6 +172,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		nsig = 0;
 	}
 	op->op_pending = nsig;
+	op->op_posted += nsig;
 	op->op_finished = !nsig;
 	if (!nsig) {
 		complete(&op->op_done);
@@ -159,6 +190,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		if (!op->op_status)
 			op->op_status = ret;
 		op->op_pending -= nsig - went;
+		op->op_posted -= nsig - went;
 		if (!op->op_pending && !op->op_finished) {
 			op->op_finished = true;
 			complete(&op->op_done);
@@ -195,7 +227,10 @@ int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op)
 /**
  * smbd_op_end() - leave ss_op_list: the thread no longer uses the queue pair
  * @sk: the socket
- * @op: a started op, with no request pending
+ * @op: a started op, with nothing pending; the thread's no more
+ *
+ * The op is freed, or, while completions a fence gave up may still name
+ * it, left to the last of them or to the teardown.
  *
  * Context: process.
  */
@@ -204,10 +239,17 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 	spin_lock_bh(&sk->ss_lock);
 	WARN_ON_ONCE(op->op_pending);
 	list_del(&op->op_node);
-	op->op_magic = SMBD_OP_DEAD;
-	op->op_cqe.done = NULL;
+	if (op->op_posted) {
+		op->op_orphan = true;
+		list_add_tail(&op->op_node, &sk->ss_op_orphans);
+		op = NULL;
+	}
 	spin_unlock_bh(&sk->ss_lock);
 	wake_up_all(&sk->ss_res_wq);
+	if (op) {
+		op->op_magic = SMBD_OP_DEAD;
+		kfree(op);
+	}
 }
 
 /**
@@ -215,10 +257,10 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
  * @sk: a socket whose queue pair is drained or fenced: nothing posted
  *	before is running any more
  *
- * A provider may lose the completions of a dying queue pair (siw did,
- * after the error state): every op still waiting finishes with
- * -ECONNABORTED. A completion that still comes for one finds nothing
- * pending and is ignored.
+ * A provider may deliver the completions of a dying queue pair late, or
+ * not at all (siw, after the error state): every op still waiting
+ * finishes with -ECONNABORTED. A completion that still comes for one
+ * finds nothing pending, or an orphan (smbd_op_end()), and only counts.
  *
  * Context: any; caller holds ss_lock.
  */
@@ -258,4 +300,28 @@ void smbd_ops_abort(struct smbd_sock *sk)
 	complete_all(&sk->ss_fence_done);
 	wake_up_all(&sk->ss_res_wq);
 	wait_event(sk->ss_res_wq, list_empty_careful(&sk->ss_op_list));
+}
+
+/**
+ * smbd_ops_free_orphans() - free the ops whose completions never came
+ * @sk: a socket whose send completion queue is freed: nothing can name
+ *	an op any more
+ *
+ * Context: process. Caller holds ss_teardown_mutex or ss_cm_mutex.
+ */
+void smbd_ops_free_orphans(struct smbd_sock *sk)
+{
+	struct smbd_op *op, *next;
+	LIST_HEAD(gone);
+
+	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
+		       lockdep_is_held(&sk->ss_teardown_mutex));
+	WARN_ON_ONCE(sk->ss_send_cq);
+	spin_lock_bh(&sk->ss_lock);
+	list_splice_init(&sk->ss_op_orphans, &gone);
+	spin_unlock_bh(&sk->ss_lock);
+	list_for_each_entry_safe(op, next, &gone, op_node) {
+		op->op_magic = SMBD_OP_DEAD;
+		kfree(op);
+	}
 }

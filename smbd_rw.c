@@ -197,7 +197,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	struct smbd_rw_slot *sl = NULL;
 	struct smbd_buf_desc *seg;
 	u32 i = 0, segoff = 0, n, got, nslot;
-	struct smbd_op op;
+	struct smbd_op *op;
 	int nseg, ret = 0;
 
 	might_sleep();
@@ -227,8 +227,9 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!smbd_op_start(sk, &op, true)) {
-		ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
+	op = smbd_op_start(sk, true, GFP_KERNEL);
+	if (IS_ERR(op)) {
+		ret = PTR_ERR(op);
 		goto out;
 	}
 	while (i < nseg && !ret) {
@@ -239,7 +240,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 			break;
 		}
-		ret = smbd_rw_chain(sk, &op, sl, it, pc, got, dir);
+		ret = smbd_rw_chain(sk, op, sl, it, pc, got, dir);
 		smbd_rw_ctx_put(sk, got);
 		/* Go on after the pieces moved. */
 		for (n = 0; n < got && !ret; n++) {
@@ -251,7 +252,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			}
 		}
 	}
-	smbd_op_end(sk, &op);
+	smbd_op_end(sk, op);
 	spin_lock_bh(&sk->ss_lock);
 	if (dir == DMA_FROM_DEVICE) {
 		sk->ss_stats.rdma_reads++;

@@ -253,19 +253,26 @@ struct smbd_send_ctx {
 
 /**
  * struct smbd_op - a thread waiting for its signalled work requests
- * @op_node: on ss_op_list while the thread uses the queue pair
+ * @op_node: on ss_op_list while its thread uses the queue pair; then on
+ *	ss_op_orphans until the last of its requests is accounted for
  * @op_cqe: completion entry of the requests; .done is smbd_op_done()
  * @op_done: completed by the last request's completion, or by teardown
  * @op_status: 0, or why a request or the connection failed
- * @op_pending: signalled requests posted and not yet completed (under
- *	ss_lock)
+ * @op_pending: requests the thread waits for (under ss_lock)
+ * @op_posted: signalled requests posted whose completion was not seen
+ *	(under ss_lock); the op is freed only at 0, or once the completion
+ *	queue is gone
  * @op_finished: @op_done was completed (under ss_lock)
- * @op_magic: SMBD_OP_LIVE from smbd_op_start() to smbd_op_end(), then
+ * @op_orphan: the thread has left; the op waits for @op_posted to drop
+ * @op_magic: SMBD_OP_LIVE from smbd_op_start() until it is freed, then
  *	SMBD_OP_DEAD: a completion that finds anything else names an op
- *	whose thread is gone (Documentation/smbd.rst, "Posted work")
+ *	that is gone (Documentation/smbd.rst, "Posted work")
  *
- * Teardown completes every op still waiting once the queue pair is
- * drained, and waits for their threads to leave before destroying it.
+ * Allocated by smbd_op_start(): a fence may end the wait of a thread
+ * whose completions the provider delivers late (smbd_ops_abandon()), and
+ * those must still find the op. Teardown completes every op still
+ * waiting once the queue pair is drained, and waits for their threads
+ * to leave before destroying it.
  */
 struct smbd_op {
 	struct list_head op_node;
@@ -273,7 +280,9 @@ struct smbd_op {
 	struct completion op_done;
 	int op_status;
 	u32 op_pending;
+	u32 op_posted;
 	bool op_finished;
+	bool op_orphan;
 	u32 op_magic;
 };
 
@@ -485,6 +494,7 @@ struct smbd_sock {
 	u32 ss_nr_reg;
 	struct list_head ss_reg_free;
 	struct list_head ss_op_list;	/* threads using the queue pair */
+	struct list_head ss_op_orphans;	/* ops of threads gone, still posted */
 	u32 ss_rw_avail;		/* rdma_rw contexts free */
 	u32 ss_rw_ctxs;
 	u32 ss_port_num;
@@ -540,13 +550,15 @@ void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
 
 /* smbd_op.c: threads that post and wait */
-bool smbd_op_start(struct smbd_sock *sk, struct smbd_op *op, bool connected);
+struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
+			      gfp_t gfp);
 void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		  struct ib_send_wr *first);
 int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_ops_abandon(struct smbd_sock *sk);
 void smbd_ops_abort(struct smbd_sock *sk);
+void smbd_ops_free_orphans(struct smbd_sock *sk);
 
 /* smbd_inject.c: fault injection (compiled out without the kernel's) */
 enum smbd_fail_point_id {

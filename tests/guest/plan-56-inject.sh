@@ -13,7 +13,11 @@
 # of several segments for 20 s, connecting again after every error
 # ("faults"), the point off. Checks: the point fired; every thread ended
 # in time; no I/O that succeeded moved other data or touched the bytes
-# around its buffer; a short run right after sees no error at all. Last,
+# around its buffer; after a deregistration (every failed one, and 1 in
+# 16 of the others) the server RDMA-writes into the old descriptors,
+# which must fail and change nothing ([MS-SMBD] 3.1.4.4; on siw this
+# draws a TERMINATE, whose late completions once hit a dead stack
+# frame); a short run right after sees no error at all. Last,
 # per provider, the full memory registration check list ("mr") on a
 # fresh server (inject/<prov>/clean-after). Kernel reports (KASAN,
 # lockdep, kmemleak, hung tasks) fail the run as everywhere else. Loads

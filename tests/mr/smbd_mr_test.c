@@ -1145,6 +1145,8 @@ struct mt_fault {
 	u32 pad_errors;
 	u32 connects;
 	u32 connect_errors;
+	u32 pokes;		/* server writes into a deregistered buffer */
+	u32 poke_refused;
 	char why[128];		/* the first corruption */
 };
 
@@ -1274,7 +1276,27 @@ static int mt_fault_rdma(struct mt_fault *f)
 	}
 	if (derr)
 		f->dereg_errors++;
-	return derr;
+	/*
+	 * [MS-SMBD] 3.1.4.4: once deregistered, the peer reaches nothing.
+	 * Now and then, and after every failed deregistration, have the
+	 * server RDMA-write into the old descriptors: it must fail, and
+	 * change nothing. On our own connection a refused write ends it.
+	 */
+	if (!derr && get_random_u32_below(16))
+		return 0;
+	memset(va, MT_CANARY, off + len + 64);
+	f->pokes++;
+	err = mt_request_status(f->sk, MT_OP_WRITE, seed, 0, len, f->d, nd,
+				false, 0, &status);
+	if (memchr_inv(va, MT_CANARY, off + len + 64))
+		mt_fault_bad(f, "a server write into %u deregistered bytes at +%zu (%d MRs) changed the buffer",
+			     len, off, nd);
+	else if (!err && !status)
+		mt_fault_bad(f, "a server write into %u deregistered bytes succeeded",
+			     len);
+	else
+		f->poke_refused++;
+	return derr ?: err ?: status;
 }
 
 /*
@@ -1391,6 +1413,7 @@ static bool mt_fault_wait(struct mt_fault **fs, u32 n, unsigned long end)
 struct mt_fault_sum {
 	u32 ios, pads, checked, corrupt, errors, reg, req, dereg, pad;
 	u32 connects, reconnects, connect_errors;
+	u32 pokes, poke_refused;
 	const char *why;
 };
 
@@ -1409,6 +1432,8 @@ static void mt_fault_add(struct mt_fault_sum *s, const struct mt_fault *f)
 	s->connects += f->connects;
 	s->reconnects += f->connects ? f->connects - 1 : 0;
 	s->connect_errors += f->connect_errors;
+	s->pokes += f->pokes;
+	s->poke_refused += f->poke_refused;
 	if (f->corrupt && !s->why)
 		s->why = f->why;
 }
@@ -1422,6 +1447,8 @@ static void mt_fault_report(struct mt_fault_sum *s, u32 started, u32 stuck,
 	mt_info("faults: %u connections (%u reconnects, after errors or every 8 to 40 I/Os), %u failed connects; %u of %u threads counted",
 		s->connects, s->reconnects, s->connect_errors, started - stuck,
 		started);
+	mt_info("faults: %u server writes into deregistered buffers, %u refused",
+		s->pokes, s->poke_refused);
 	if (s->corrupt)
 		mt_check(false, "faults/no-corruption",
 			 "%u of %u I/Os moved other data or changed bytes around their buffer; first: %s",
