@@ -1289,7 +1289,7 @@ static int mt_fault_rdma(struct mt_fault *f)
 	err = mt_request_status(f->sk, MT_OP_WRITE, seed, 0, len, f->d, nd,
 				false, 0, &status);
 	if (memchr_inv(va, MT_CANARY, off + len + 64))
-		mt_fault_bad(f, "a server write into %u deregistered bytes at +%zu (%d MRs) changed the buffer",
+		mt_fault_bad(f, "a write into %u deregistered bytes at +%zu (%d MRs) landed",
 			     len, off, nd);
 	else if (!err && !status)
 		mt_fault_bad(f, "a server write into %u deregistered bytes succeeded",
