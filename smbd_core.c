@@ -9,6 +9,7 @@
  * they all call in here, never the other way.
  */
 
+#include <kunit/visibility.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -108,6 +109,7 @@ void smbd_sock_error(struct smbd_sock *sk, int err)
 		queue_work(smbd_wq, &sk->ss_disconnect_work);
 	spin_unlock_bh(&sk->ss_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_sock_error);
 
 /*
  * @sk, a child of listener @lsk, finished negotiating ([MS-SMBD] 3.1.5.6): move

@@ -7,6 +7,7 @@
  * verbs teardown. The socket API (smbd_sock.c) drives it.
  */
 
+#include <kunit/visibility.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -82,6 +83,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	mutex_unlock(&smbd_socks_lock);
 	return sk;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_sock_alloc);
 
 /* The last of a socket: off the debugfs list, freed. */
 void smbd_sock_free(struct smbd_sock *sk)
@@ -92,6 +94,7 @@ void smbd_sock_free(struct smbd_sock *sk)
 	smbd_debugfs_sock_del(sk);
 	kfree(sk);
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_sock_free);
 
 /*
  * Free the verbs objects; the queue pair, if any, must be drained. By

@@ -129,13 +129,13 @@ int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
 	int ret;
 
 	if (!smbd_should_fail(SMBD_FAIL_POST))
-		return ib_post_send(sk->ss_qp, first, bad);
+		return smbd_qp_post(sk, first, bad);
 	for (wr = first; wr; wr = wr->next)
 		n++;
 	rest = smbd_send_cut(first, get_random_u32_below(n), &prev);
 	if (prev) {
 		prev->next = NULL;
-		ret = ib_post_send(sk->ss_qp, first, bad);
+		ret = smbd_qp_post(sk, first, bad);
 		prev->next = rest;
 		if (ret)
 			return ret;

@@ -31,6 +31,7 @@
  *    completion queue is gone.
  */
 
+#include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -126,6 +127,7 @@ struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 	}
 	return op;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_op_start);
 
 /* The signalled requests of @op in the chain from @first up to @bad. */
 static u32 smbd_op_signalled(const struct smbd_op *op,
@@ -201,6 +203,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 	if (ret)
 		smbd_sock_error(sk, ret);
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_op_post);
 
 /**
  * smbd_op_wait() - wait until every posted request of @op is done
@@ -223,6 +226,7 @@ int smbd_op_wait(struct smbd_sock *sk, struct smbd_op *op)
 		smbd_qp_fence(sk);
 	return op->op_status;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_op_wait);
 
 /**
  * smbd_op_end() - leave ss_op_list: the thread no longer uses the queue pair
@@ -251,6 +255,7 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 		kfree(op);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_op_end);
 
 /**
  * smbd_ops_abandon() - end the waits whose completions will never come
@@ -259,7 +264,7 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
  *
  * A provider may deliver the completions of a dying queue pair late, or
  * not at all (siw, after the error state): every op still waiting
- * finishes with -ECONNABORTED. A completion that still comes for one
+ * finishes, with its first error or -ECONNABORTED. A completion that still comes for one
  * finds nothing pending, or an orphan (smbd_op_end()), and only counts.
  *
  * Context: any; caller holds ss_lock.
@@ -274,7 +279,8 @@ void smbd_ops_abandon(struct smbd_sock *sk)
 		if (op->op_finished)
 			continue;
 		op->op_finished = true;
-		op->op_status = -ECONNABORTED;
+		if (!op->op_status)
+			op->op_status = -ECONNABORTED;
 		complete(&op->op_done);
 	}
 }
@@ -325,3 +331,4 @@ void smbd_ops_free_orphans(struct smbd_sock *sk)
 		kfree(op);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_ops_free_orphans);

@@ -15,6 +15,7 @@
  * all of it.
  */
 
+#include <kunit/visibility.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <rdma/ib_verbs.h>
@@ -109,12 +110,17 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	if (!post)
 		return true;
 
-	ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (sk->ss_fake)
+		sk->ss_fake->to_error(sk);
+	else
+#endif
+		ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
 	/*
 	 * A queue pair in the error state flushes what it holds, so a queue
 	 * that was full takes the marker soon after.
 	 */
-	while ((ret = ib_post_send(sk->ss_qp, &wr.wr, NULL)) && --tries)
+	while ((ret = smbd_qp_post(sk, &wr.wr, NULL)) && --tries)
 		msleep(SMBD_FENCE_RETRY_MS);
 	/* Not posted: the teardown's drain stands in for it. */
 	WARN_ONCE(ret, "smbd: fence not posted (%d)\n", ret);
@@ -171,3 +177,4 @@ void smbd_qp_close(struct smbd_sock *sk)
 	spin_unlock_bh(&sk->ss_lock);
 	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_qp_close);

@@ -323,6 +323,19 @@ struct smbd_reg {
 	struct ib_cqe reg_cqe;
 };
 
+/**
+ * struct smbd_fake_qp - a KUnit suite's stand-in for the queue pair
+ * @post_send: takes a send chain, as ib_post_send() (@bad may be NULL)
+ * @to_error: moves the queue pair to the error state
+ *
+ * With a kernel built without KUnit, smbd calls the verbs directly.
+ */
+struct smbd_fake_qp {
+	int (*post_send)(struct smbd_sock *sk, const struct ib_send_wr *first,
+			 const struct ib_send_wr **bad);
+	void (*to_error)(struct smbd_sock *sk);
+};
+
 /*
  * struct smbd_sock - one SMB Direct connection or listener
  *
@@ -355,6 +368,9 @@ struct smbd_sock {
 	bool ss_is_listener;
 	const struct smbd_sock_ops *ss_ops;
 	void *ss_priv;
+#if IS_ENABLED(CONFIG_KUNIT)
+	const struct smbd_fake_qp *ss_fake;	/* a KUnit suite's queue pair */
+#endif
 
 	spinlock_t ss_lock;		/* see above */
 	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
@@ -548,6 +564,18 @@ void smbd_post_leave(struct smbd_sock *sk);
 void smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
+
+/* The queue pair's send queue: the provider's, or a KUnit suite's fake. */
+static inline int smbd_qp_post(struct smbd_sock *sk,
+			       const struct ib_send_wr *first,
+			       const struct ib_send_wr **bad)
+{
+#if IS_ENABLED(CONFIG_KUNIT)
+	if (unlikely(sk->ss_fake))
+		return sk->ss_fake->post_send(sk, first, bad);
+#endif
+	return ib_post_send(sk->ss_qp, first, bad);
+}
 
 /* smbd_op.c: threads that post and wait */
 struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,

@@ -41,6 +41,9 @@ mutants=(
 "cred-lost-wraps~smbd_credits.c~smbd_cred_lost_receive~'if (c->recv_posted)\n\t\tc->recv_posted--;'~'c->recv_posted--;'"
 "cred-lost-keeps-grant~smbd_credits.c~smbd_cred_lost_receive~'c->recv_granted = min(c->recv_granted, c->recv_posted);'~''"
 "cred-empty-no-reply~smbd_credits.c~smbd_cred_recv_questions~'return reply_due || smbd_cred_grant_due(c);'~'return smbd_cred_grant_due(c);'"
+"op-wait-no-fence~smbd_op.c~smbd_op_partial_post_fences~'if (READ_ONCE(op->op_status))\n\t\tsmbd_qp_fence(sk);'~''"
+"op-post-after-close~smbd_op.c~smbd_op_no_post_after_close~'if (sk->ss_qp_closed || sk->ss_state != SMBD_CONNECTED) {'~'if (0) {'"
+"op-end-frees-posted~smbd_op.c~smbd_op_late_completion_after_give_up~'if (op->op_posted) {\n\t\top->op_orphan = true;'~'if (0) {\n\t\top->op_orphan = true;'"
 )
 
 pass=0

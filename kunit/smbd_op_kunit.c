@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the lifetime rule of posted work (Documentation/smbd.rst,
+ * "Posted work"; smbd_op.c), on a socket whose queue pair is a fake
+ * (struct smbd_fake_qp). The fake records what is posted and takes a
+ * chain only up to a chosen request, as a provider with a full queue
+ * does; the cases deliver the completions themselves, in the order a
+ * provider may: late, in error, or never.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/spinlock.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+
+#define OPK_MAX_WRS	8
+
+/* The fake queue pair; the cases run one at a time. */
+struct opk_fake {
+	spinlock_t lock;		/* posts come from several threads */
+	int accept;			/* requests taken before refusing; -1 all */
+	u32 taken;			/* requests taken, fence marker included */
+	u32 op_wrs;			/* of them, the cases' own */
+	bool errored;			/* moved to the error state */
+	bool marker;			/* the fence's marker was taken */
+};
+
+static struct opk_fake opk;
+
+static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
+			 const struct ib_send_wr **bad)
+{
+	const struct ib_send_wr *wr;
+	int ret = 0;
+
+	spin_lock(&opk.lock);
+	for (wr = first; wr; wr = wr->next) {
+		if (opk.accept >= 0 && opk.taken >= opk.accept) {
+			if (bad)
+				*bad = wr;
+			ret = -ENOMEM;
+			break;
+		}
+		opk.taken++;
+		if (wr->wr_cqe == &sk->ss_fence_cqe)
+			opk.marker = true;
+		else
+			opk.op_wrs++;
+	}
+	spin_unlock(&opk.lock);
+	return ret;
+}
+
+static void opk_to_error(struct smbd_sock *sk)
+{
+	spin_lock(&opk.lock);
+	opk.errored = true;
+	/* Only the cases' requests are limited: the marker always goes. */
+	opk.accept = -1;
+	spin_unlock(&opk.lock);
+}
+
+static const struct smbd_fake_qp opk_qp = {
+	.post_send = opk_post_send,
+	.to_error = opk_to_error,
+};
+
+/* Never dereferenced: the fake stands in for every use. */
+static struct ib_qp opk_ib_qp;
+
+struct opk_ctx {
+	struct smbd_sock *sk;
+	struct ib_cq cq;		/* only cq_context is read */
+	struct smbd_op *op;
+	struct ib_send_wr wr[OPK_MAX_WRS];
+	struct completion waited;	/* the waiter thread has ended */
+	bool started;
+	bool reaped;			/* and its completion was taken */
+	bool ended;			/* smbd_op_end() ran */
+	int ret;
+};
+
+/* A connected socket on the fake queue pair. */
+static struct opk_ctx *opk_setup(struct kunit *test, int accept)
+{
+	struct smbd_params params;
+	struct opk_ctx *c;
+
+	memset(&opk, 0, sizeof(opk));
+	spin_lock_init(&opk.lock);
+	opk.accept = accept;
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	smbd_params_init(&params, false);
+	c->sk = smbd_sock_alloc(&init_net, &params, false);
+	KUNIT_ASSERT_NOT_NULL(test, c->sk);
+	c->sk->ss_fake = &opk_qp;
+	c->sk->ss_qp = &opk_ib_qp;
+	spin_lock_bh(&c->sk->ss_lock);
+	c->sk->ss_state = SMBD_CONNECTED;
+	spin_unlock_bh(&c->sk->ss_lock);
+	c->cq.cq_context = c->sk;
+	init_completion(&c->waited);
+	test->priv = c;
+	return c;
+}
+
+/* The socket gone: its event work (a fence) finished first. */
+static void opk_release_waiter(struct opk_ctx *c, u32 nwr);
+
+static void opk_exit(struct kunit *test)
+{
+	struct opk_ctx *c = test->priv;
+
+	if (!c || !c->sk)
+		return;
+	opk_release_waiter(c, OPK_MAX_WRS);
+	if (c->op && !c->ended)
+		smbd_op_end(c->sk, c->op);
+	mutex_lock(&c->sk->ss_teardown_mutex);
+	smbd_ops_free_orphans(c->sk);
+	mutex_unlock(&c->sk->ss_teardown_mutex);
+	flush_work(&c->sk->ss_disconnect_work);
+	c->sk->ss_qp = NULL;
+	smbd_sock_free(c->sk);
+	c->sk = NULL;
+}
+
+/* Requests 0..n-1 chained, for c->op; @sig says which are signalled. */
+static void opk_chain(struct opk_ctx *c, u32 n, u32 sig)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		c->wr[i] = (struct ib_send_wr) {
+			.wr_cqe = &c->op->op_cqe,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = sig & BIT(i) ? IB_SEND_SIGNALED : 0,
+			.next = i + 1 < n ? &c->wr[i + 1] : NULL,
+		};
+	}
+}
+
+/* A completion as the CQ's poller delivers it. */
+static void opk_complete(struct opk_ctx *c, struct ib_cqe *cqe,
+			 enum ib_wc_status status)
+{
+	struct ib_wc wc = { .wr_cqe = cqe, .status = status };
+
+	local_bh_disable();
+	cqe->done(&c->cq, &wc);
+	local_bh_enable();
+}
+
+static int opk_waiter(void *arg)
+{
+	struct opk_ctx *c = arg;
+
+	smbd_op_post(c->sk, c->op, &c->wr[0]);
+	c->ret = smbd_op_wait(c->sk, c->op);
+	/* No code of this module's after: it may be unloaded. */
+	kthread_complete_and_exit(&c->waited, 0);
+}
+
+/* A thread posts c->wr and waits, as smbd_rdma_read() does. */
+static void opk_wait_start(struct kunit *test, struct opk_ctx *c)
+{
+	struct task_struct *t = kthread_run(opk_waiter, c, "smbd_opk");
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	c->started = true;
+}
+
+static void opk_end(struct opk_ctx *c)
+{
+	smbd_op_end(c->sk, c->op);
+	c->ended = true;
+}
+
+/* Has the waiter returned, within @timeout? */
+static bool opk_waited(struct opk_ctx *c, unsigned long timeout)
+{
+	if (!c->reaped && c->started)
+		c->reaped = wait_for_completion_timeout(&c->waited, timeout);
+	return c->reaped;
+}
+
+static bool opk_marker(void)
+{
+	bool m;
+
+	spin_lock(&opk.lock);
+	m = opk.marker;
+	spin_unlock(&opk.lock);
+	return m;
+}
+
+/* Poll for a second until the cases' requests taken are @n. */
+static bool opk_until_wrs(u32 n)
+{
+	int i;
+
+	for (i = 0; i < 100 && READ_ONCE(opk.op_wrs) != n; i++)
+		usleep_range(10000, 11000);
+	return READ_ONCE(opk.op_wrs) == n;
+}
+
+/* Poll for a second until the fence's marker was taken. */
+static bool opk_until_marker(void)
+{
+	int i;
+
+	for (i = 0; i < 100 && !opk_marker(); i++)
+		usleep_range(10000, 11000);
+	return opk_marker();
+}
+
+/*
+ * Whatever a failed case left: the waiter released with flushes of
+ * every request it may wait for and the marker, so it cannot outlive
+ * the case.
+ */
+static void opk_release_waiter(struct opk_ctx *c, u32 nwr)
+{
+	u32 i;
+
+	if (!c->started || opk_waited(c, 0))
+		return;
+	for (i = 0; i < nwr; i++)
+		if (c->wr[i].send_flags & IB_SEND_SIGNALED)
+			opk_complete(c, &c->op->op_cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+	wait_for_completion(&c->waited);
+	c->reaped = true;
+}
+
+/*
+ * [MS-SMBD] 3.1.4.4 and the reliability audit's finding 2: a chain the
+ * provider takes in part leaves an unsignalled request on the queue
+ * that no completion reports. The waiter must not return (and hand its
+ * pages back) when the signalled requests before the refused one are
+ * done, only once the fence's marker shows the queue ran past it.
+ */
+static void smbd_op_partial_post_fences(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, 3);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	/* u s u s: the provider takes the first three. */
+	opk_chain(c, 4, BIT(1) | BIT(3));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(3));
+	/* The signalled request that went is done. */
+	opk_complete(c, &c->op->op_cqe, IB_WC_SUCCESS);
+	/* The unsignalled one after it may still run: no return yet. */
+	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 2));
+	KUNIT_EXPECT_TRUE(test, opk_until_marker());
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(opk.errored));
+	/* The marker: everything before it is done. */
+	if (!c->reaped) {
+		opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_TRUE(test, opk_waited(c, 5 * HZ));
+	}
+	opk_release_waiter(c, 0);
+	KUNIT_EXPECT_EQ(test, c->ret, -ENOMEM);
+	opk_end(c);
+}
+
+/*
+ * Finding 1: a thread that started while connected but posts only after
+ * the teardown closed the gate (and drained the queue pair) must post
+ * nothing: the flush of such a request would come after the waits were
+ * ended, or never.
+ */
+static void smbd_op_no_post_after_close(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 2, BIT(1));
+	/* The connection ends, and the teardown closes the gate... */
+	smbd_sock_error(c->sk, -ECONNRESET);
+	flush_work(&c->sk->ss_disconnect_work);
+	mutex_lock(&c->sk->ss_teardown_mutex);
+	smbd_qp_close(c->sk);
+	mutex_unlock(&c->sk->ss_teardown_mutex);
+	/* ... and its drain stands in for the fence. */
+	complete_all(&c->sk->ss_fence_done);
+	/* Only now does the thread post. */
+	opk_wait_start(test, c);
+	KUNIT_EXPECT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.op_wrs), 0U);
+	opk_release_waiter(c, 2);
+	KUNIT_EXPECT_EQ(test, c->ret, -ECONNRESET);
+	opk_end(c);
+}
+
+/*
+ * A fence gives up a wait whose completions have not come (siw, after a
+ * TERMINATE, delivers some later, some never). The thread then leaves;
+ * a completion that comes after must find its op, still live, and free
+ * it as the last one.
+ */
+static void smbd_op_late_completion_after_give_up(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 2, BIT(0) | BIT(1));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
+	/* The first fails: the connection ends, the event work fences. */
+	opk_complete(c, &c->op->op_cqe, IB_WC_REM_ACCESS_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	/* The marker comes before the second request's completion. */
+	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, -EIO);
+	opk_end(c);
+	/* Still counted: kept for the completion to come. */
+	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	opk_complete(c, &c->op->op_cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
+}
+
+/*
+ * The same, and the completion never comes: the teardown frees the op
+ * once the completion queue is gone (kmemleak reports it otherwise).
+ */
+static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 1, BIT(0));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(1));
+	smbd_sock_error(c->sk, -ECONNRESET);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
+	opk_end(c);
+	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	mutex_lock(&c->sk->ss_teardown_mutex);
+	smbd_ops_free_orphans(c->sk);
+	mutex_unlock(&c->sk->ss_teardown_mutex);
+	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
+}
+
+static struct kunit_case smbd_op_cases[] = {
+	KUNIT_CASE(smbd_op_partial_post_fences),
+	KUNIT_CASE(smbd_op_no_post_after_close),
+	KUNIT_CASE(smbd_op_late_completion_after_give_up),
+	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
+	{}
+};
+
+static struct kunit_suite smbd_op_suite = {
+	.name = "smbd_op",
+	.exit = opk_exit,
+	.test_cases = smbd_op_cases,
+};
+
+kunit_test_suite(smbd_op_suite);
