@@ -22,7 +22,9 @@ cd "$top"
 mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | sort)
 [ ${#files[@]} -gt 0 ] || exit 0
 out=$(perl "$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
-	--ignore FILE_PATH_CHANGES -f "${files[@]}" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):' || true)
+	--ignore FILE_PATH_CHANGES -f "${files[@]}" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):' |
+	# cifs's own names, which the cifs adapter must use
+	grep -vE '^adapters/cifs/[^:]*:[0-9]+: CHECK:CAMELCASE: Avoid CamelCase: <(tcpStatus|CifsNeedReconnect)>$' || true)
 if [ -n "$out" ]; then
 	printf '%s\n' "$out"
 	echo "checkpatch: $(printf '%s\n' "$out" | wc -l) findings in ${#files[@]} files"

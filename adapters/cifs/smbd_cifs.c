@@ -13,11 +13,17 @@
  * is smbd's: negotiation, credits, segmentation and reassembly,
  * keep-alive, registration with verified remote invalidation.
  *
- * Lifetime: server->smbd_conn is an smbd_cifs_conn with a reference for
- * cifs and one per live registration. smbd_destroy() shuts the smbd
- * socket down and drops cifs's reference; the socket is released when
- * the last registration is deregistered, so a READ or WRITE that cifs
- * completes after a reconnect still finds the MR it deregisters.
+ * Lifetime: server->smbd_conn is one smbd_cifs_conn for the life of the
+ * cifs server, across reconnects: cifs reads the pointer without a lock
+ * where it registers a buffer (smb2_new_read_req(), smb2_async_writev())
+ * and in DebugData, so a reconnect must not free what a reader may still
+ * hold. Each connection is an smbd_cifs_link, current in the conn until
+ * a reconnect or smbd_destroy() replaces it; a link holds its socket,
+ * and a reference for being current and one per live registration, so
+ * a READ or WRITE that cifs completes after a reconnect still finds the
+ * MR it deregisters. Only the final smbd_destroy() (the server is going:
+ * not the one a reconnect makes) clears server->smbd_conn and drops
+ * cifs's reference to the conn; every link holds one too.
  *
  * Serialisation is cifs's: smbd_send() runs under the server mutex, as
  * do smbd_reconnect() and smbd_destroy(); smbd_recv() runs only in the
@@ -53,17 +59,33 @@ struct smbd_cifs_parts {
 };
 
 /**
- * struct smbd_cifs_conn - one SMB Direct connection of a cifs server
+ * struct smbd_cifs_conn - a cifs server's SMB Direct side, across reconnects
  * @info: what cifs sees (server->smbd_conn)
- * @sk: the smbd socket
- * @ref: cifs's reference and one per live registration
+ * @lock: guards @link against registrations (the server mutex orders
+ *	the rest: sends, reconnect and destroy; receives run in the thread
+ *	that reconnects)
+ * @link: the current connection, or NULL between a loss and a reconnect
+ * @ref: cifs's reference until the final smbd_destroy(), and each link's
  * @parts: the message smbd_send() is building (under the server mutex)
  */
 struct smbd_cifs_conn {
 	struct smbd_connection info;
-	struct smbd_sock *sk;
+	spinlock_t lock;		/* guards @link */
+	struct smbd_cifs_link *link;
 	struct kref ref;
 	struct smbd_cifs_parts parts;
+};
+
+/**
+ * struct smbd_cifs_link - one SMB Direct connection of a cifs server
+ * @conn: whose connection it is (a reference)
+ * @sk: the smbd socket; its upcalls get the link
+ * @ref: @conn's while current, and one per live registration
+ */
+struct smbd_cifs_link {
+	struct smbd_cifs_conn *conn;
+	struct smbd_sock *sk;
+	struct kref ref;
 };
 
 /**
@@ -73,11 +95,13 @@ struct smbd_cifs_conn {
  *	the SMB2 channel info ([MS-SMB2] 2.2.19, 2.2.21); it is no verbs
  *	object and nothing hands it to a device
  * @reg: smbd's registration
+ * @link: the connection it was made on (a reference)
  */
 struct smbd_cifs_mr {
 	struct smbd_mr mr;
 	struct ib_mr view;
 	struct smbd_reg *reg;
+	struct smbd_cifs_link *link;
 };
 
 static struct smbd_cifs_conn *smbd_cifs(struct smbd_connection *info)
@@ -87,10 +111,7 @@ static struct smbd_cifs_conn *smbd_cifs(struct smbd_connection *info)
 
 static void smbd_cifs_free(struct kref *ref)
 {
-	struct smbd_cifs_conn *c = container_of(ref, struct smbd_cifs_conn, ref);
-
-	smbd_sock_release(c->sk);
-	kfree(c);
+	kfree(container_of(ref, struct smbd_cifs_conn, ref));
 }
 
 static void smbd_cifs_put(struct smbd_cifs_conn *c)
@@ -98,21 +119,64 @@ static void smbd_cifs_put(struct smbd_cifs_conn *c)
 	kref_put(&c->ref, smbd_cifs_free);
 }
 
+static void smbd_cifs_link_free(struct kref *ref)
+{
+	struct smbd_cifs_link *l = container_of(ref, struct smbd_cifs_link,
+					       ref);
+
+	smbd_sock_release(l->sk);
+	smbd_cifs_put(l->conn);
+	kfree(l);
+}
+
+static void smbd_cifs_link_put(struct smbd_cifs_link *l)
+{
+	kref_put(&l->ref, smbd_cifs_link_free);
+}
+
+/* The current link with a reference, or NULL. */
+static struct smbd_cifs_link *smbd_cifs_link_get(struct smbd_cifs_conn *c)
+{
+	struct smbd_cifs_link *l;
+
+	spin_lock(&c->lock);
+	l = c->link;
+	if (l)
+		kref_get(&l->ref);
+	spin_unlock(&c->lock);
+	return l;
+}
+
+/*
+ * The current link's socket, for the callers the server mutex (or the
+ * demultiplex thread) orders against a reconnect; NULL while there is
+ * no connection.
+ */
+static struct smbd_sock *smbd_cifs_sk(struct smbd_cifs_conn *c)
+{
+	return c->link ? c->link->sk : NULL;
+}
+
 /* Copy smbd's view of the connection into the fields cifs prints. */
 static void smbd_cifs_refresh(struct smbd_cifs_conn *c)
 {
 	struct smbd_connection *info = &c->info;
+	struct smbd_sock *sk = smbd_cifs_sk(c);
 	struct smbd_sock_stats st;
 	struct smbd_sock_info si;
 
-	if (smbd_sock_query(c->sk, &si) == 0) {
+	if (!sk) {
+		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		return;
+	}
+	if (smbd_sock_query(sk, &si) == 0) {
 		atomic_set(&info->send_credits, si.send_credits);
 		atomic_set(&info->receive_credits, si.recv_credits);
 		info->receive_credit_target = si.recv_credit_target;
 	} else {
 		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
 	}
-	smbd_sock_stats(c->sk, &st);
+	smbd_sock_stats(sk, &st);
 	info->count_send_empty = st.segs_sent - st.msgs_sent;
 	info->count_enqueue_reassembly_queue = st.segs_recv;
 	info->count_dequeue_reassembly_queue = st.msgs_recv;
@@ -121,11 +185,12 @@ static void smbd_cifs_refresh(struct smbd_cifs_conn *c)
 /* smbd's upcall: the connection was established or lost. */
 static void smbd_cifs_state_change(struct smbd_sock *sk)
 {
-	struct smbd_cifs_conn *c = smbd_sock_priv(sk);
+	struct smbd_cifs_link *l = smbd_sock_priv(sk);
 	struct smbd_sock_info si;
 
-	if (smbd_sock_query(sk, &si))
-		c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+	/* Not for a link a reconnect has replaced. */
+	if (READ_ONCE(l->conn->link) == l && smbd_sock_query(sk, &si))
+		l->conn->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
 }
 
 static const struct smbd_sock_ops smbd_cifs_ops = {
@@ -154,7 +219,7 @@ static void smbd_cifs_params(struct smbd_params *p)
  * device as soon as one iWARP device exists). Only a refusal moves on to
  * the next port; each attempt gets a new socket.
  */
-static int smbd_cifs_connect(struct smbd_cifs_conn *c, struct net *net,
+static int smbd_cifs_connect(struct smbd_cifs_link *l, struct net *net,
 			     const struct sockaddr *dst)
 {
 	u16 ports[4], given = smbd_addr_port(dst);
@@ -174,18 +239,102 @@ static int smbd_cifs_connect(struct smbd_cifs_conn *c, struct net *net,
 		return ret;
 	memcpy(&a, dst, ret);
 	for (i = 0, ret = -ECONNREFUSED; i < n && ret == -ECONNREFUSED; i++) {
-		ret = smbd_sock_create(net, &p, &c->sk);
+		ret = smbd_sock_create(net, &p, &l->sk);
 		if (ret)
 			return ret;
-		smbd_sock_set_ops(c->sk, &smbd_cifs_ops, c);
+		smbd_sock_set_ops(l->sk, &smbd_cifs_ops, l);
 		smbd_addr_set_port((struct sockaddr *)&a, ports[i]);
-		ret = smbd_sock_connect(c->sk, (struct sockaddr *)&a);
+		ret = smbd_sock_connect(l->sk, (struct sockaddr *)&a);
 		if (ret) {
-			smbd_sock_release(c->sk);
-			c->sk = NULL;
+			smbd_sock_release(l->sk);
+			l->sk = NULL;
 		}
 	}
 	return ret;
+}
+
+/* What cifs reads of a new connection: its I/O sizes among them. */
+static void smbd_cifs_info(struct smbd_cifs_conn *c,
+			   const struct smbd_sock_info *si)
+{
+	struct smbdirect_socket_parameters *sp = &c->info.socket.parameters;
+
+	/*
+	 * cifs's I/O sizes come from these ([MS-SMBD] 3.1.4.7). One I/O is
+	 * one descriptor in cifs's channel info, so its size is what a
+	 * single registration maps.
+	 */
+	sp->recv_credit_max = smbd_receive_credit_max;
+	sp->send_credit_target = smbd_send_credit_target;
+	sp->max_send_size = si->max_send_size;
+	sp->max_fragmented_send_size = si->max_fragmented_send_size;
+	sp->max_recv_size = si->max_recv_size;
+	sp->max_fragmented_recv_size = si->max_fragmented_recv_size;
+	sp->max_read_write_size = si->max_reg_size;
+	sp->keepalive_interval_msec = si->keepalive_interval_ms;
+	c->info.socket.status = SMBDIRECT_SOCKET_CONNECTED;
+	c->info.protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
+	c->info.max_frmr_depth = si->max_reg_size / PAGE_SIZE;
+	c->info.responder_resources = si->responder_resources;
+	c->info.rdma_readwrite_threshold = rdma_readwrite_threshold;
+	c->info.mr_type = IB_MR_TYPE_MEM_REG;
+}
+
+/*
+ * Connect @c to @dst and make the link current; @c has none. Under the
+ * server mutex, or before cifs has the conn.
+ */
+static int smbd_cifs_link_new(struct smbd_cifs_conn *c,
+			      struct TCP_Server_Info *server,
+			      const struct sockaddr *dst)
+{
+	struct smbd_cifs_link *l;
+	struct smbd_sock_info si;
+	int ret;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	/* The socket's upcalls may come as soon as it connects. */
+	kref_init(&l->ref);
+	kref_get(&c->ref);
+	l->conn = c;
+	ret = smbd_cifs_connect(l, cifs_net_ns(server), dst);
+	if (!ret)
+		ret = smbd_sock_query(l->sk, &si);
+	if (!ret && !si.max_reg_size)
+		ret = -EOPNOTSUPP;
+	if (ret) {
+		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
+			 dst, ret);
+		if (l->sk)
+			smbd_sock_release(l->sk);
+		smbd_cifs_put(c);
+		kfree(l);
+		return ret;
+	}
+	smbd_cifs_info(c, &si);
+	spin_lock(&c->lock);
+	WARN_ON_ONCE(c->link);
+	c->link = l;
+	spin_unlock(&c->lock);
+	smbd_cifs_refresh(c);
+	return 0;
+}
+
+/* The current link, if any, shut down and no longer current. */
+static void smbd_cifs_unlink(struct smbd_cifs_conn *c)
+{
+	struct smbd_cifs_link *l;
+
+	spin_lock(&c->lock);
+	l = c->link;
+	c->link = NULL;
+	spin_unlock(&c->lock);
+	if (!l)
+		return;
+	smbd_sock_shutdown(l->sk);
+	smbd_cifs_link_put(l);
 }
 
 /**
@@ -202,49 +351,16 @@ struct smbd_connection *smbd_get_connection(struct TCP_Server_Info *server,
 					    struct sockaddr *dstaddr)
 {
 	struct smbd_cifs_conn *c;
-	struct smbd_sock_info si;
-	struct smbdirect_socket_parameters *sp;
-	int ret;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return NULL;
+	spin_lock_init(&c->lock);
 	kref_init(&c->ref);
-	ret = smbd_cifs_connect(c, cifs_net_ns(server), dstaddr);
-	if (!ret)
-		ret = smbd_sock_query(c->sk, &si);
-	if (!ret && !si.max_reg_size)
-		ret = -EOPNOTSUPP;
-	if (ret) {
-		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
-			 dstaddr, ret);
-		if (c->sk)
-			smbd_sock_release(c->sk);
-		kfree(c);
+	if (smbd_cifs_link_new(c, server, dstaddr)) {
+		smbd_cifs_put(c);
 		return NULL;
 	}
-
-	/*
-	 * cifs's I/O sizes come from these ([MS-SMBD] 3.1.4.7). One I/O is
-	 * one descriptor in cifs's channel info, so its size is what a
-	 * single registration maps.
-	 */
-	sp = &c->info.socket.parameters;
-	sp->recv_credit_max = smbd_receive_credit_max;
-	sp->send_credit_target = smbd_send_credit_target;
-	sp->max_send_size = si.max_send_size;
-	sp->max_fragmented_send_size = si.max_fragmented_send_size;
-	sp->max_recv_size = si.max_recv_size;
-	sp->max_fragmented_recv_size = si.max_fragmented_recv_size;
-	sp->max_read_write_size = si.max_reg_size;
-	sp->keepalive_interval_msec = si.keepalive_interval_ms;
-	c->info.socket.status = SMBDIRECT_SOCKET_CONNECTED;
-	c->info.protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
-	c->info.max_frmr_depth = si.max_reg_size / PAGE_SIZE;
-	c->info.responder_resources = si.responder_resources;
-	c->info.rdma_readwrite_threshold = rdma_readwrite_threshold;
-	c->info.mr_type = IB_MR_TYPE_MEM_REG;
-	smbd_cifs_refresh(c);
 	return &c->info;
 }
 
@@ -252,9 +368,12 @@ struct smbd_connection *smbd_get_connection(struct TCP_Server_Info *server,
  * smbd_destroy() - end a cifs server's SMB Direct connection
  * @server: the cifs server; server->smbd_conn may be NULL
  *
- * Wakes the demultiplex thread if it waits for data, and forgets the
- * connection; the smbd socket goes once cifs has deregistered every
- * buffer of it.
+ * Wakes the demultiplex thread if it waits for data and shuts the
+ * connection down; its smbd socket goes once cifs has deregistered every
+ * buffer of it. A reconnect's destroy (the server needs reconnecting)
+ * keeps server->smbd_conn for the next connection: cifs may be about to
+ * register a buffer through it. Any other is final: the server is going,
+ * and server->smbd_conn is cleared.
  *
  * Context: process, with the server mutex held or from the demultiplex
  * thread as it exits.
@@ -262,13 +381,21 @@ struct smbd_connection *smbd_get_connection(struct TCP_Server_Info *server,
 void smbd_destroy(struct TCP_Server_Info *server)
 {
 	struct smbd_cifs_conn *c;
+	bool final;
 
 	if (!server->smbd_conn)
 		return;
 	c = smbd_cifs(server->smbd_conn);
-	server->smbd_conn = NULL;
+	spin_lock(&server->srv_lock);
+	final = server->tcpStatus != CifsNeedReconnect;
+	spin_unlock(&server->srv_lock);
+	smbd_cifs_unlink(c);
+	if (!final) {
+		c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		return;
+	}
 	c->info.socket.status = SMBDIRECT_SOCKET_DESTROYED;
-	smbd_sock_shutdown(c->sk);
+	server->smbd_conn = NULL;
 	smbd_cifs_put(c);
 }
 
@@ -282,13 +409,18 @@ void smbd_destroy(struct TCP_Server_Info *server)
 int smbd_reconnect(struct TCP_Server_Info *server)
 {
 	struct smbd_sock_info si;
+	struct smbd_sock *sk;
 	struct sockaddr *dst;
 
-	if (server->smbd_conn &&
-	    !smbd_sock_query(smbd_cifs(server->smbd_conn)->sk, &si))
+	sk = server->smbd_conn ? smbd_cifs_sk(smbd_cifs(server->smbd_conn)) :
+				 NULL;
+	if (sk && !smbd_sock_query(sk, &si))
 		return 0;
 	smbd_destroy(server);
 	dst = (struct sockaddr *)&server->dstaddr;
+	if (server->smbd_conn)
+		return smbd_cifs_link_new(smbd_cifs(server->smbd_conn), server,
+					  dst) ? -ENOENT : 0;
 	server->smbd_conn = smbd_get_connection(server, dst);
 	return server->smbd_conn ? 0 : -ENOENT;
 }
@@ -309,9 +441,15 @@ int smbd_reconnect(struct TCP_Server_Info *server)
 int smbd_recv(struct smbd_connection *info, struct msghdr *msg)
 {
 	struct smbd_cifs_conn *c = smbd_cifs(info);
+	struct smbd_sock *sk = smbd_cifs_sk(c);
 	ssize_t n;
 
-	n = smbd_sock_recv_stream(c->sk, &msg->msg_iter, 0);
+	/* Between a loss and the reconnect, which this error asks for. */
+	if (!sk) {
+		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		return -ECONNABORTED;
+	}
+	n = smbd_sock_recv_stream(sk, &msg->msg_iter, 0);
 	if (n < 0 && n != -ERESTARTSYS)
 		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
 	else
@@ -348,7 +486,7 @@ static void smbd_cifs_kvecs(struct TCP_Server_Info *server,
 
 /* Rare: more parts than smbd joins. Send the message from one copy. */
 static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
-				   struct smbd_cifs_conn *c, size_t len,
+				   struct smbd_sock *sk, size_t len,
 				   struct smb_rqst *rqst, int num_rqst)
 {
 	struct iov_iter from, it;
@@ -370,7 +508,7 @@ static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
 	kv.iov_base = buf;
 	kv.iov_len = done;
 	iov_iter_kvec(&from, ITER_SOURCE, &kv, 1, done);
-	n = done == len ? smbd_sock_send(c->sk, &from,
+	n = done == len ? smbd_sock_send(sk, &from,
 					 smbd_send_copy_flag(len)) : -EFAULT;
 	kvfree(buf);
 	return n;
@@ -399,6 +537,7 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 {
 	struct smbd_cifs_parts *pt;
 	struct smbd_cifs_conn *c;
+	struct smbd_sock *sk;
 	struct iov_iter it;
 	ssize_t n = 0;
 	unsigned int i;
@@ -406,6 +545,9 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 	if (!server->smbd_conn)
 		return -EAGAIN;
 	c = smbd_cifs(server->smbd_conn);
+	sk = smbd_cifs_sk(c);
+	if (!sk)
+		return -EAGAIN;
 	pt = &c->parts;
 	pt->n = 0;
 	pt->len = 0;
@@ -421,13 +563,13 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 
 	if (pt->n > ARRAY_SIZE(pt->it)) {
 		i = 0;
-		n = smbd_cifs_send_copy(server, c, pt->len, rqst, num_rqst);
+		n = smbd_cifs_send_copy(server, sk, pt->len, rqst, num_rqst);
 	} else {
 		/* Small messages are copied: no wait under srv_mutex. */
 		unsigned int last = smbd_send_copy_flag(pt->len);
 
 		for (i = 0; i < pt->n; i++) {
-			n = smbd_sock_send(c->sk, &pt->it[i],
+			n = smbd_sock_send(sk, &pt->it[i],
 					   i + 1 < pt->n ? SMBD_SEND_MORE : last);
 			if (n < 0)
 				break;
@@ -440,7 +582,7 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 		return -EINTR;
 	/* Lost, or cut short by a signal: the peer cannot parse what follows. */
 	c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-	smbd_sock_shutdown(c->sk);
+	smbd_sock_shutdown(sk);
 	return -ECONNABORTED;
 }
 
@@ -455,7 +597,10 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
  *	invalidates locally otherwise, so this changes nothing here
  *
  * One MR with a fresh rkey and only the access the I/O needs ([MS-SMBD]
- * 3.1.4.3); cifs sizes its I/O so that one always suffices.
+ * 3.1.4.3); cifs sizes its I/O so that one always suffices. On the
+ * current connection, which the registration then holds: cifs calls
+ * this without the server mutex, and a reconnect may replace it
+ * meanwhile.
  *
  * Context: process; sleeps while every MR is in use.
  * Return: the registration, or NULL.
@@ -473,15 +618,19 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return NULL;
-	ret = smbd_register(c->sk, &it, writing ? SMBD_REG_PEER_WRITES :
-			    SMBD_REG_PEER_READS, &d, 1, &m->reg);
+	m->link = smbd_cifs_link_get(c);
+	ret = m->link ? smbd_register(m->link->sk, &it, writing ?
+				      SMBD_REG_PEER_WRITES :
+				      SMBD_REG_PEER_READS, &d, 1, &m->reg) :
+			-ENOTCONN;
 	if (ret != 1) {
 		cifs_dbg(VFS, "smbd: registering %zu bytes failed: %d\n",
 			 iov_iter_count(iter), ret);
+		if (m->link)
+			smbd_cifs_link_put(m->link);
 		kfree(m);
 		return NULL;
 	}
-	kref_get(&c->ref);
 	m->view.iova = d.offset;
 	m->view.rkey = d.token;
 	m->view.length = d.length;
@@ -508,12 +657,13 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 int smbd_deregister_mr(struct smbd_mr *mr)
 {
 	struct smbd_cifs_mr *m = container_of(mr, struct smbd_cifs_mr, mr);
-	struct smbd_cifs_conn *c = smbd_cifs(mr->conn);
+	struct smbd_cifs_link *l = m->link;
 
-	smbd_deregister(c->sk, m->reg);
-	atomic_dec(&c->info.mr_used_count);
+	smbd_deregister(l->sk, m->reg);
+	atomic_dec(&l->conn->info.mr_used_count);
 	kfree(m);
-	smbd_cifs_put(c);
+	/* May be the last of the link, and of the conn. */
+	smbd_cifs_link_put(l);
 	return 0;
 }
 
