@@ -19,7 +19,11 @@
 #include "smbd_internal.h"
 #include "smbd_trace.h"
 
-/* Remote segments one smbd_rdma_read()/smbd_rdma_write() may cover. */
+/*
+ * Remote segments sliced at a time: a transfer over more descriptors
+ * (an SMB2 channel info may hold 4,095) is sliced again, window after
+ * window.
+ */
 #define SMBD_RW_SEGS		16
 
 /* Fill @sgl with @len bytes of @it; returns the entries used. */
@@ -196,7 +200,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	size_t len = iov_iter_count(it), done = 0;
 	struct smbd_rw_slot *sl = NULL;
 	struct smbd_buf_desc *seg;
-	u32 i = 0, segoff = 0, n, got, nslot;
+	u32 i = 0, segoff = 0, n, got, nslot, max_rw;
 	struct smbd_op *op;
 	int nseg, ret = 0;
 
@@ -210,9 +214,12 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = -ENOMEM;
 		goto out;
 	}
-	nseg = smbd_desc_slice(descs, ndescs, offset, len,
-			       READ_ONCE(sk->ss_neg.max_read_write_size), seg,
+	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
+	nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw, seg,
 			       SMBD_RW_SEGS);
+	/* More segments than a window: this one first, full. */
+	if (nseg == -E2BIG)
+		nseg = SMBD_RW_SEGS;
 	if (nseg < 0) {
 		ret = nseg;
 		goto out;
@@ -232,7 +239,21 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = PTR_ERR(op);
 		goto out;
 	}
-	while (i < nseg && !ret) {
+	while (done < len && !ret) {
+		if (i == nseg) {
+			/* The next window, from where this one ended. */
+			nseg = smbd_desc_slice(descs, ndescs, offset + done,
+					       len - done, max_rw, seg,
+					       SMBD_RW_SEGS);
+			if (nseg == -E2BIG)
+				nseg = SMBD_RW_SEGS;
+			if (nseg < 0) {
+				ret = nseg;
+				break;
+			}
+			i = 0;
+			segoff = 0;
+		}
 		n = smbd_desc_pieces(seg, nseg, i, segoff, SMBD_RW_CHUNK, pc,
 				     nslot);
 		got = smbd_rw_ctx_get(sk, n);
@@ -279,11 +300,13 @@ out:
  * @offset: where in the peer's buffer (the descriptors laid end to end)
  *	to start
  *
+ * Any number of descriptors: they are taken SMBD_RW_SEGS at a time.
+ *
  * Context: process; sleeps until the data is in @to.
  * Return: the bytes read; -EINVAL, -ERANGE (beyond the descriptors),
- * -EMSGSIZE (above MaxReadWriteSize), -E2BIG (too many segments),
- * -EFAULT, -ENOMEM, -ENOTCONN, or the connection's error: an access the
- * peer's registration refuses ends the connection.
+ * -EMSGSIZE (above MaxReadWriteSize), -EFAULT, -ENOMEM, -ENOTCONN, or
+ * the connection's error: an access the peer's registration refuses ends
+ * the connection.
  */
 ssize_t smbd_rdma_read(struct smbd_sock *sk, struct iov_iter *to,
 		       const struct smbd_buf_desc *descs, u32 ndescs,

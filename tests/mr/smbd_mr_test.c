@@ -61,6 +61,11 @@
 
 #define MT_MAGIC	0x6d727431	/* "mrt1" */
 #define MT_MAX_DESC	16
+/*
+ * Descriptors a request may carry: as many as an SMB2 channel info
+ * (ReadChannelInfoLength and WriteChannelInfoLength are 16-bit).
+ */
+#define MT_WIRE_DESC	(U16_MAX / SMBD_BUF_DESC_LEN)
 #define MT_CANARY	0xa5
 #define MT_OUT_MAX	(32 << 10)
 
@@ -84,8 +89,29 @@ struct mt_req {
 	__le32 inv;		/* 1: answer with Send with Invalidate */
 	__le32 inv_token;
 	__le32 ndesc;
-	u8 desc[MT_MAX_DESC * SMBD_BUF_DESC_LEN];
+	u8 desc[MT_WIRE_DESC * SMBD_BUF_DESC_LEN];	/* ndesc of them sent */
 };
+
+/* A request's length on the wire: its descriptors only. */
+static size_t mt_req_len(u32 ndesc)
+{
+	return offsetof(struct mt_req, desc) +
+	       min_t(u32, ndesc, MT_WIRE_DESC) * SMBD_BUF_DESC_LEN;
+}
+
+static int mt_req_send(struct smbd_sock *sk, struct mt_req *req)
+{
+	struct kvec kv = { .iov_base = req,
+			   .iov_len = mt_req_len(le32_to_cpu(req->ndesc)) };
+	struct iov_iter it;
+	ssize_t n;
+
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
+	n = smbd_sock_send(sk, &it, 0);
+	if (n < 0)
+		return n;
+	return n == kv.iov_len ? 0 : -EPROTO;
+}
 
 struct mt_resp {
 	__le32 magic;
@@ -175,6 +201,7 @@ struct mt_conn {
 	struct mt_server *srv;
 	struct smbd_sock *sk;
 	struct task_struct *task;
+	struct smbd_buf_desc *descs;	/* MT_WIRE_DESC, decoded requests */
 	u8 *data;		/* the thread's buffer, grown on demand */
 	size_t size;		/* of data */
 	size_t cap;		/* MaxReadWriteSize: the most data may grow to */
@@ -220,7 +247,7 @@ static int mt_serve_pad(struct mt_conn *c, u32 len, u64 seed)
 
 static int mt_serve_one(struct mt_conn *c, struct mt_req *req)
 {
-	struct smbd_buf_desc descs[MT_MAX_DESC];
+	struct smbd_buf_desc *descs = c->descs;
 	struct mt_resp resp = { .magic = cpu_to_le32(MT_MAGIC) };
 	u32 op = le32_to_cpu(req->op), len = le32_to_cpu(req->len);
 	u64 seed = le64_to_cpu(req->seed), off = le64_to_cpu(req->offset);
@@ -245,9 +272,9 @@ static int mt_serve_one(struct mt_conn *c, struct mt_req *req)
 			return n;
 		goto answer;
 	}
-	nd = ndesc <= MT_MAX_DESC ?
+	nd = ndesc <= MT_WIRE_DESC ?
 	     smbd_desc_decode(req->desc, ndesc * SMBD_BUF_DESC_LEN, descs,
-			      MT_MAX_DESC) : -E2BIG;
+			      MT_WIRE_DESC) : -E2BIG;
 	n = nd < 0 ? nd : mt_conn_room(c, len);
 	if (n)
 		goto answer;
@@ -292,21 +319,30 @@ static int mt_conn_thread(void *arg)
 	struct mt_conn *c = arg;
 	struct smbd_sock_info info = {};
 	struct mt_req *req;
-	int err;
 
 	allow_signal(SIGKILL);
 	req = kmalloc(sizeof(*req), GFP_KERNEL);
+	c->descs = kvmalloc_array(MT_WIRE_DESC, sizeof(*c->descs), GFP_KERNEL);
 	if (!smbd_sock_query(c->sk, &info))
 		c->cap = info.max_read_write_size;
-	while (req && c->cap) {
-		err = mt_kvec_io(c->sk, req, sizeof(*req), false);
-		if (err || le32_to_cpu(req->magic) != MT_MAGIC)
+	while (req && c->descs && c->cap) {
+		struct kvec kv = { .iov_base = req, .iov_len = sizeof(*req) };
+		struct iov_iter it;
+		ssize_t n;
+
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(*req));
+		n = smbd_sock_recv(c->sk, &it, 0, NULL);
+		if (n < (ssize_t)offsetof(struct mt_req, desc) ||
+		    le32_to_cpu(req->magic) != MT_MAGIC ||
+		    n != mt_req_len(le32_to_cpu(req->ndesc)))
 			break;
 		if (mt_serve_one(c, req))
 			break;
 	}
 	vfree(c->data);
 	c->data = NULL;
+	kvfree(c->descs);
+	c->descs = NULL;
 	kfree(req);
 	/* Whatever ended the loop, the client hears of it. */
 	smbd_sock_shutdown(c->sk);
@@ -476,7 +512,8 @@ static struct mt_req *mt_req_new(u32 op, u64 seed, u64 off, u32 len,
 	struct mt_req *req;
 	int i;
 
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	/* Only as long as it is sent: most requests carry one descriptor. */
+	req = kzalloc(mt_req_len(nd), GFP_KERNEL);
 	if (!req)
 		return NULL;
 	req->magic = cpu_to_le32(MT_MAGIC);
@@ -521,7 +558,7 @@ static int mt_request_status(struct smbd_sock *sk, u32 op, u64 seed,
 	req = mt_req_new(op, seed, off, len, d, nd, inv, inv_token);
 	if (!req)
 		return -ENOMEM;
-	err = mt_kvec_io(sk, req, sizeof(*req), true);
+	err = mt_req_send(sk, req);
 	kfree(req);
 	return err ?: mt_answer(sk, status);
 }
@@ -750,14 +787,14 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 				  &reg[i]) == 1)
 			nd++;
 	}
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc(mt_req_len(1), GFP_KERNEL);
 	if (req && nd == 4) {
 		req->magic = cpu_to_le32(MT_MAGIC);
 		req->op = cpu_to_le32(MT_OP_SLOW_READ);
 		req->len = cpu_to_le32(SZ_1M);
 		req->ndesc = cpu_to_le32(1);
 		smbd_desc_encode(&d[3], req->desc);
-		err = mt_kvec_io(sk, req, sizeof(*req), true);
+		err = mt_req_send(sk, req);
 	}
 	kfree(req);
 	/* the server is reading (or about to): end it all now */
@@ -771,12 +808,113 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 		 "4 registrations, 2 left to release, a read in flight: %d", err);
 }
 
+/*
+ * The descriptors @d[@nd] of one registration cut into pieces: with
+ * @misaligned, lengths alternate between @unit - 1 and @unit + 1 (the
+ * last takes what is left), else all are @unit. A piece never crosses
+ * a registered descriptor. Returns how many were written to @out.
+ */
+static u32 mt_cut(const struct smbd_buf_desc *d, int nd, u32 unit,
+		  bool misaligned, struct smbd_buf_desc *out, u32 max)
+{
+	u32 n = 0, off = 0, want;
+	int r = 0;
+
+	while (r < nd && n < max) {
+		want = misaligned ? (n & 1 ? unit + 1 : unit - 1) : unit;
+		want = min(want, d[r].length - off);
+		out[n].offset = d[r].offset + off;
+		out[n].token = d[r].token;
+		out[n].length = want;
+		n++;
+		off += want;
+		if (off == d[r].length) {
+			r++;
+			off = 0;
+		}
+	}
+	return r == nd ? n : 0;
+}
+
+/*
+ * [MS-SMBD] 3.1.4.5, 3.1.4.6: the server moves a buffer described by
+ * @k descriptors, as an SMB2 READ or WRITE's channel info may list up
+ * to 4,095 (a 16-bit length): pieces of one registration, each direction,
+ * checked byte for byte and around. @misaligned: odd lengths, and the
+ * buffer at an odd offset. Within MaxReadWriteSize and 1 MiB.
+ */
+static void mt_descs(struct mt_client *m, u32 k, bool misaligned)
+{
+	/* At most 1 MiB in all: siw in the TCG guest moves 1-3 MiB/s. */
+	u32 unit = min_t(u32, PAGE_SIZE, min_t(u32, m->max_rw, SZ_1M) / k & ~7U);
+	size_t off = misaligned ? 3 : 0, len, bad;
+	struct smbd_buf_desc *pc;
+	char name[48], why[96] = "";
+	int dir, nd, err;
+	u32 n = 0;
+
+	snprintf(name, sizeof(name), "mr/descs-%u-%s", k,
+		 misaligned ? "misaligned" : "aligned");
+	/* unit - 1 and unit + 1 alternate: k pieces fit in k * unit bytes */
+	len = (size_t)k * unit - (misaligned && k % 2 ? 1 : 0);
+	pc = kvmalloc_array(MT_WIRE_DESC, sizeof(*pc), GFP_KERNEL);
+	if (!pc || unit < 2) {
+		mt_check(false, name, "setup: unit %u of %u bytes", unit,
+			 m->max_rw);
+		kvfree(pc);
+		return;
+	}
+	for (dir = 0; dir < 2 && !why[0]; dir++) {
+		bool peer_writes = !dir;
+		u64 seed = m->c->seed + m->n++;
+		struct smbd_reg *reg;
+		struct iov_iter it;
+		struct kvec kv;
+
+		memset(m->buf.va, MT_CANARY, off + len + 64);
+		if (!peer_writes)
+			mt_fill(m->buf.va + off, len, seed, 0);
+		testbuf_iter(&m->buf, off, len,
+			     peer_writes ? ITER_DEST : ITER_SOURCE, dir, &kv,
+			     &it);
+		nd = smbd_register(m->sk, &it, peer_writes ?
+				   SMBD_REG_PEER_WRITES : SMBD_REG_PEER_READS,
+				   m->d, MT_MAX_DESC, &reg);
+		if (nd < 0) {
+			snprintf(why, sizeof(why), "register %zu bytes: %d",
+				 len, nd);
+			break;
+		}
+		n = mt_cut(m->d, nd, unit, misaligned, pc, MT_WIRE_DESC);
+		err = n ? mt_request(m->sk, peer_writes ? MT_OP_WRITE :
+				     MT_OP_READ, seed, 0, len, pc, n, false, 0) :
+			  -E2BIG;
+		err = smbd_deregister(m->sk, reg) ?: err;
+		if (err)
+			snprintf(why, sizeof(why), "%s over %u descriptors: %d",
+				 peer_writes ? "write" : "read", n, err);
+		else if (peer_writes &&
+			 !mt_is_pattern(m->buf.va + off, len, seed, 0, &bad))
+			snprintf(why, sizeof(why),
+				 "write: data differs at byte %zu of %zu", bad,
+				 len);
+		else if (memchr_inv(m->buf.va, MT_CANARY, off) ||
+			 memchr_inv(m->buf.va + off + len, MT_CANARY, 64))
+			snprintf(why, sizeof(why), "%s: bytes around changed",
+				 peer_writes ? "write" : "read");
+	}
+	mt_check(!why[0], name, "%s%u descriptors of about %u bytes, %zu in all, both ways",
+		 why[0] ? why : "", n, unit, len);
+	kvfree(pc);
+}
+
 static void mt_cmd_mr(struct mt_cmd *c)
 {
 	static const struct { size_t off, len; } sz[] = {
 		{ 0, 1 }, { 0, 4095 }, { 0, 4096 }, { 0, 4097 },
 		{ 1, 4096 }, { 100, 4097 }, { 0, SZ_1M }, { 3, SZ_1M },
 	};
+	static const u32 ndescs[] = { 1, 2, 16, 256, MT_WIRE_DESC };
 	struct smbd_sock_info info = {};
 	struct mt_client m = { .c = c };
 	char name[64];
@@ -805,6 +943,10 @@ static void mt_cmd_mr(struct mt_cmd *c)
 	mt_xfer(&m, "mr/remote-invalidate", 0, 65536, false, true, 1, 0, 1);
 	mt_xfer(&m, "mr/remote-invalidate-read", 5, 65536, true, false, 1, 0, 1);
 	mt_scattered(&m);
+	for (i = 0; i < ARRAY_SIZE(ndescs); i++) {
+		mt_descs(&m, ndescs[i], false);
+		mt_descs(&m, ndescs[i], true);
+	}
 	mt_wrong_rkey(&m);
 	mt_window_closed(c, &m);
 	mt_teardown(c, &m);
@@ -1328,7 +1470,7 @@ static int mt_fault_pad(struct mt_fault *f)
 		f->pad_errors++;
 		return -ENOMEM;
 	}
-	err = mt_kvec_io(f->sk, req, sizeof(*req), true);
+	err = mt_req_send(f->sk, req);
 	kfree(req);
 	for (i = 0; !err && i < nparts; i++) {
 		bool last = i == nparts - 1;
