@@ -32,7 +32,9 @@
  * smbd sends is checked: sizes, credits, Reserved and Padding zero.
  * Then two findings of the reliability audit, each on a connection of its
  * own: a sender at its last Send Credit woken by a receive reposted
- * (last-credit-wake), and RDMA Writes with Immediate refused (on RoCE; the
+ * (last-credit-wake), a peer with few credits sending a message in
+ * one-byte segments (few-credits-small-segments), and RDMA Writes with
+ * Immediate refused (on RoCE; the
  * sockets they ended are kept until unload, for the guest plan to read
  * the reason of the refusal in smbd's debugfs).
  * Result lines: "ok NAME", "not ok NAME - why", "info ...".
@@ -2620,6 +2622,169 @@ out:
 	kfree(snd);
 }
 
+/* smbd's consumer receiving one message, blocking, off the test thread. */
+struct hrcv {
+	struct work_struct work;
+	struct smbd_sock *sk;
+	struct completion done;
+	ssize_t ret;
+	u32 len;
+	u8 data[];
+};
+
+static void hrcv_fn(struct work_struct *work)
+{
+	struct hrcv *rcv = container_of(work, struct hrcv, work);
+	struct kvec kv = { .iov_base = rcv->data, .iov_len = rcv->len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, rcv->len);
+	rcv->ret = smbd_sock_recv(rcv->sk, &it, 0, NULL);
+	complete(&rcv->done);
+}
+
+/* The few-credits peer: its CreditsRequested, and its message. */
+#define FC_CREDITS	10
+#define FC_SEGS		4096
+#define FC_SEND		(H_MSG_MAX * 2)	/* smbd's own message, with @busy */
+
+/*
+ * A peer that holds few credits and sends a message in many tiny
+ * segments (any DataLength from 0 up is legal, [MS-SMBD] 2.2.3): we ask
+ * smbd for FC_CREDITS, grant it back only what we repost, as a Windows
+ * client does, and send one upper-layer message of FC_SEGS bytes as
+ * FC_SEGS one-byte segments while smbd's consumer waits for it in a
+ * blocking receive. Each segment spends one of our credits; smbd must
+ * grant them back as its receives are posted again ([MS-SMBD] 3.1.5.8,
+ * 3.1.5.9), whatever it holds itself. A wait of 5 s for a credit is a
+ * stall and fails the case; the longest wait is reported. At our last
+ * credit we ask for a response (SMB_DIRECT_RESPONSE_REQUESTED), as a
+ * Windows client does. With @busy, smbd's consumer sends a message of
+ * its own meanwhile, as a server answering earlier requests does: that
+ * sender, not the grant work, then holds the send path whenever smbd's
+ * credits run low.
+ */
+static void h_few_credits(struct hrun *r, bool busy)
+{
+	const char *name = busy ? "few-credits-small-segments-while-sending" :
+			   "few-credits-small-segments";
+	unsigned long t0, w0, longest = 0;
+	struct hrcv *rcv = NULL;
+	struct hsnd *snd = NULL;
+	bool done = true, sdone = true;
+	struct hpair p = {};
+	u32 i, sent = 0;
+	struct hconn *c;
+	struct hmsg *m;
+	struct hdt d;
+	int ret;
+
+	ret = hp_open_creq(r, &p, FC_CREDITS, FC_CREDITS);
+	if (ret) {
+		CHECK(r, false, name, "connect: %d", ret);
+		goto out;
+	}
+	c = p.c;
+	rcv = kvmalloc(struct_size(rcv, data, FC_SEGS), GFP_KERNEL);
+	if (!rcv)
+		goto out;
+	INIT_WORK(&rcv->work, hrcv_fn);
+	init_completion(&rcv->done);
+	rcv->sk = p.s->sk;
+	rcv->len = FC_SEGS;
+	done = false;
+	queue_work(system_unbound_wq, &rcv->work);
+	if (busy) {
+		snd = kmalloc(struct_size(snd, data, FC_SEND), GFP_KERNEL);
+		if (!snd)
+			goto finish;
+		INIT_WORK(&snd->work, hsnd_fn);
+		init_completion(&snd->done);
+		snd->sk = p.s->sk;
+		snd->len = FC_SEND;
+		for (i = 0; i < FC_SEND; i++)
+			snd->data[i] = rnd(&r->rs);
+		h_inbox_free(c);
+		sdone = false;
+		queue_work(system_unbound_wq, &snd->work);
+	}
+
+	t0 = jiffies;
+	for (i = 0; i < FC_SEGS; i++) {
+		u8 byte = i * 7 + 1;
+
+		h_dt_default(&d, 1, FC_SEGS - 1 - i);
+		d.creq = FC_CREDITS;
+		h_poll(c);
+		if (c->send_credits == 1)
+			d.flags = DT_RESPONSE_REQUESTED;
+		w0 = jiffies;
+		ret = h_send_dt(c, NULL, &d, &byte, false);
+		if (ret)
+			break;
+		longest = max(longest, jiffies - w0);
+		sent++;
+	}
+	done = wait_for_completion_timeout(&rcv->done, 5 * HZ);
+	if (snd) {
+		unsigned long end = jiffies + 5 * HZ;
+
+		/* Credits for the rest of smbd's message. */
+		while (!completion_done(&snd->done) && !READ_ONCE(c->disc) &&
+		       time_before(jiffies, end)) {
+			h_poll(c);
+			if (c->to_grant && c->send_credits)
+				h_grant(c);
+			wait_event_timeout(c->wait,
+					   !list_empty_careful(&c->ready) ||
+					   READ_ONCE(c->disc),
+					   msecs_to_jiffies(10));
+		}
+		h_poll(c);
+		sdone = completion_done(&snd->done);
+		m = list_first_entry_or_null(&c->inbox, struct hmsg, node);
+		CHECK(r, sdone && snd->ret == FC_SEND && m &&
+		      m->len == FC_SEND && !memcmp(m->data, snd->data, FC_SEND),
+		      "few-credits-own-message-through",
+		      "smbd's send %s %zd of %u bytes, we got %u",
+		      sdone ? "gave" : "still waits", sdone ? snd->ret : 0,
+		      FC_SEND, m ? m->len : 0);
+	}
+	for (i = 0; done && rcv->ret == FC_SEGS && i < FC_SEGS; i++)
+		if (rcv->data[i] != (u8)(i * 7 + 1))
+			break;
+	CHECK(r, !ret && done && rcv->ret == FC_SEGS && i == FC_SEGS, name,
+	      "%u of %u one-byte segments sent with %u credits (last send %d) in %u ms, longest wait for a credit %u ms; smbd's receive %s %zd%s",
+	      sent, FC_SEGS, FC_CREDITS, ret,
+	      jiffies_to_msecs(jiffies - t0), jiffies_to_msecs(longest),
+	      done ? "gave" : "still waits", done ? rcv->ret : 0,
+	      done && rcv->ret == FC_SEGS && i < FC_SEGS ?
+	      ", different data" : "");
+	testctl_info(r->out,
+		     "%s %s: %u one-byte segments in %u ms, longest wait for a credit %u ms",
+		     r->pfx, name, sent, jiffies_to_msecs(jiffies - t0),
+		     jiffies_to_msecs(longest));
+finish:
+	if (!done || !sdone) {
+		/* Its end wakes reader and sender; only then may it go. */
+		h_destroy(p.c);
+		p.c = NULL;
+		smbd_sock_shutdown(p.s->sk);
+		if (!done)
+			wait_for_completion(&rcv->done);
+		if (!sdone)
+			wait_for_completion(&snd->done);
+	}
+out:
+	hp_close(&p);
+	if (rcv)
+		flush_work(&rcv->work);
+	if (snd)
+		flush_work(&snd->work);
+	kvfree(rcv);
+	kfree(snd);
+}
+
 /*
  * smbd's sockets whose connection ended on our RDMA Write with Immediate,
  * kept until unload: the reason of the refusal is in their debugfs
@@ -2880,6 +3045,8 @@ static void h_run(struct hrun *r)
 
 	/* 5. findings 7 and 8 of the reliability audit */
 	h_last_credit(r);
+	h_few_credits(r, false);
+	h_few_credits(r, true);
 	h_write_imm(r, 0);
 	h_write_imm(r, 64);
 
