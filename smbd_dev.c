@@ -12,6 +12,7 @@
 #include <linux/netdevice.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
@@ -164,14 +165,40 @@ static bool smbd_dev_has_netdev(struct ib_device *ibdev,
 	return !ib_find_gid(ibdev, &gid, &port, NULL);
 }
 
+/*
+ * The interfaces an address on @netdev may use to reach a device: itself
+ * and every device below it (a VLAN's real device, a bond's slaves, a
+ * bridge's ports, through any number of levels), held.
+ */
+#define SMBD_LOWER_MAX	16
+
+struct smbd_lower {
+	struct net_device *dev[SMBD_LOWER_MAX];
+	u32 n;
+};
+
+static int smbd_lower_add(struct net_device *dev,
+			  struct netdev_nested_priv *priv)
+{
+	struct smbd_lower *l = priv->data;
+
+	if (l->n == SMBD_LOWER_MAX)
+		return 1;	/* enough: the rest is not looked at */
+	dev_hold(dev);
+	l->dev[l->n++] = dev;
+	return 0;
+}
+
 /**
  * smbd_netdev_capable() - can SMB Direct reach a network interface
  * @netdev: the interface
  *
  * For a server's interface list (the RDMA_CAPABLE flag of [MS-SMB2]
  * FSCTL_QUERY_NETWORK_INTERFACE_INFO): whether an RDMA device smbd runs
- * connections on has @netdev as a port (RoCE, iWARP) or has a port with
- * @netdev's GID (IPoIB).
+ * connections on has @netdev, or a device below it, as a port (RoCE and
+ * iWARP; RoCE deployments put the address on a VLAN, a bond or a bridge
+ * above the port), or has a port with @netdev's GID (IPoIB). A VLAN or a
+ * bridge above an interface no RDMA device uses is not capable.
  *
  * Context: process; sleeps (takes the device list's mutex). May be
  * called with the RTNL held.
@@ -179,18 +206,28 @@ static bool smbd_dev_has_netdev(struct ib_device *ibdev,
  */
 bool smbd_netdev_capable(struct net_device *netdev)
 {
+	struct netdev_nested_priv priv;
+	struct smbd_lower l = {};
 	struct smbd_device *sd;
 	bool found = false;
+	u32 i;
 
 	might_sleep();
+	priv.data = &l;
+	smbd_lower_add(netdev, &priv);
+	rcu_read_lock();
+	netdev_walk_all_lower_dev_rcu(netdev, smbd_lower_add, &priv);
+	rcu_read_unlock();
 	mutex_lock(&smbd_devices_lock);
 	list_for_each_entry(sd, &smbd_devices, sd_list) {
-		if (smbd_dev_has_netdev(sd->sd_ibdev, netdev)) {
-			found = true;
+		for (i = 0; i < l.n && !found; i++)
+			found = smbd_dev_has_netdev(sd->sd_ibdev, l.dev[i]);
+		if (found)
 			break;
-		}
 	}
 	mutex_unlock(&smbd_devices_lock);
+	for (i = 0; i < l.n; i++)
+		dev_put(l.dev[i]);
 	return found;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_netdev_capable, SMBD);
@@ -220,6 +257,41 @@ bool smbd_any_iwarp(void)
 }
 EXPORT_SYMBOL_NS_GPL(smbd_any_iwarp, SMBD);
 
+/*
+ * debugfs "interfaces": every interface of the initial namespace and
+ * whether smbd_netdev_capable() says SMB Direct reaches it, as a server
+ * would report it in FSCTL_QUERY_NETWORK_INTERFACE_INFO.
+ */
+#define SMBD_IFACES_MAX	64
+
+static int smbd_interfaces_show(struct seq_file *m, void *v)
+{
+	struct net_device **devs, *dev;
+	u32 n = 0, i;
+
+	devs = kcalloc(SMBD_IFACES_MAX, sizeof(*devs), GFP_KERNEL);
+	if (!devs)
+		return -ENOMEM;
+	rcu_read_lock();
+	for_each_netdev_rcu(&init_net, dev) {
+		if (n == SMBD_IFACES_MAX)
+			break;
+		dev_hold(dev);
+		devs[n++] = dev;
+	}
+	rcu_read_unlock();
+	seq_puts(m, "interface\trdma_capable\n");
+	for (i = 0; i < n; i++) {
+		seq_printf(m, "%s\t%s\n", devs[i]->name,
+			   smbd_netdev_capable(devs[i]) ? "yes" : "no");
+		dev_put(devs[i]);
+	}
+	kfree(devs);
+	return 0;
+}
+
+DEFINE_SHOW_ATTRIBUTE(smbd_interfaces);
+
 /**
  * smbd_dev_init() - start following RDMA devices
  * @root: smbd's debugfs directory, for its "devices" file
@@ -230,6 +302,8 @@ EXPORT_SYMBOL_NS_GPL(smbd_any_iwarp, SMBD);
 int smbd_dev_init(struct dentry *root)
 {
 	debugfs_create_file("devices", 0444, root, NULL, &smbd_devices_fops);
+	debugfs_create_file("interfaces", 0444, root, NULL,
+			    &smbd_interfaces_fops);
 	return ib_register_client(&smbd_ib_client);
 }
 

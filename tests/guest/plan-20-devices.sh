@@ -3,7 +3,9 @@
 #
 # Guest plan: smbd's ib_client sees the rxe (RoCE) and siw (iWARP)
 # devices with their real limits, follows a device's removal and return,
-# and survives being unloaded and loaded again.
+# and survives being unloaded and loaded again. Then the RDMA_CAPABLE
+# flag of each interface: VLANs, bonds and bridges above RDMA ports, and
+# the same above a plain interface.
 
 DEVS=/sys/kernel/debug/smbd/devices
 RDMA=/usr/bin/rdma
@@ -47,3 +49,60 @@ insmod /smbd/smbd.ko
 result $? "devices: reload smbd.ko"
 listed rxe0 "ib/roce" && listed siw0 iwarp
 result $? "devices: both devices seen after reload"
+
+# The RDMA_CAPABLE flag a server reports for each interface
+# (smbd_netdev_capable(), smbd's debugfs "interfaces"): an interface
+# above an RDMA port (a VLAN, a bridge, a bond, a VLAN on a bond) is
+# capable; the same above an interface no RDMA device uses is not.
+IFACES=/sys/kernel/debug/smbd/interfaces
+IP=/usr/sbin/ip
+[ -x $IP ] || IP=/sbin/ip
+# capable NAME IF WANT: smbd says WANT (yes or no) for IF
+capable() {
+	_got=$(awk -v i="$2" '$1 == i { print $2 }' $IFACES)
+	if [ "$_got" = "$3" ]; then
+		echo "SMBD-TEST: ok interfaces: $1 - $2 $_got"
+	else
+		echo "SMBD-TEST: not ok interfaces: $1 - $2 says \"$_got\", want $3"
+	fi
+}
+q() { "$@" >/dev/null 2>&1; }
+q $IP link add link smbdr0 name smbdr0.7 type vlan id 7
+q $IP link add link smbds0 name smbds0.7 type vlan id 7
+q $IP link add smbdn0 type dummy
+q $IP link add link smbdn0 name smbdn0.7 type vlan id 7
+q $IP link add smbdc0 type dummy
+q $RDMA link add rxec0 type rxe netdev smbdc0
+q $IP link add smbdbond0 type bond
+q $IP link set smbdc0 master smbdbond0
+q $IP link add link smbdbond0 name smbdbond0.9 type vlan id 9
+q $IP link add smbdc1 type dummy
+q $RDMA link add rxec1 type rxe netdev smbdc1
+q $IP link add smbdbr0 type bridge
+q $IP link set smbdc1 master smbdbr0
+q $IP link add smbdn1 type dummy
+q $IP link add smbdbr1 type bridge
+q $IP link set smbdn1 master smbdbr1
+echo "smbd interfaces:"
+cat $IFACES
+capable "RoCE port" smbdr0 yes
+capable "iWARP port" smbds0 yes
+capable "VLAN on a RoCE port" smbdr0.7 yes
+capable "VLAN on an iWARP port" smbds0.7 yes
+capable "bond of a RoCE port" smbdbond0 yes
+capable "VLAN on a bond of a RoCE port" smbdbond0.9 yes
+capable "bridge with a RoCE port" smbdbr0 yes
+capable "loopback" lo no
+capable "plain interface" smbdn0 no
+capable "VLAN on a plain interface" smbdn0.7 no
+capable "bridge with a plain interface" smbdbr1 no
+for _l in smbdr0.7 smbds0.7 smbdn0.7 smbdbond0.9 smbdbr0 smbdbr1 smbdbond0; do
+	q $IP link delete $_l
+done
+q $RDMA link delete rxec0
+q $RDMA link delete rxec1
+for _l in smbdc0 smbdc1 smbdn0 smbdn1; do
+	q $IP link delete $_l
+done
+! grep -q "^rxec" $DEVS
+result $? "interfaces: the extra devices are gone"
