@@ -13,8 +13,10 @@ skip() { echo "SMBD-TEST: skip $1${2:+ - $2}"; }
 
 # No network device backed by hardware (virtual ones, like our dummies,
 # sit0 or lo, live under /sys/devices/virtual), no PCI network controller.
+# Devices are links; bonding's control file bonding_masters is not one.
 extra=
 for n in /sys/class/net/*; do
+	[ -L "$n" ] || continue
 	case $(readlink -f "$n") in /sys/devices/virtual/*) ;; *) extra="$extra ${n##*/}" ;; esac
 done
 for d in /sys/bus/pci/devices/*; do

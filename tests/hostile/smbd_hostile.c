@@ -2417,11 +2417,15 @@ static int hp_open_creq(struct hrun *r, struct hpair *p, u16 creq, u16 grant)
 	return ret;
 }
 
-/* smbd's consumer sending one message, blocking, off the test thread. */
+/*
+ * smbd's consumer sending (or, with @recv, receiving) one message,
+ * blocking, off the test thread.
+ */
 struct hsnd {
 	struct work_struct work;
 	struct smbd_sock *sk;
 	struct completion done;
+	bool recv;
 	ssize_t ret;
 	u32 len;
 	u8 data[];
@@ -2433,8 +2437,10 @@ static void hsnd_fn(struct work_struct *work)
 	struct kvec kv = { .iov_base = snd->data, .iov_len = snd->len };
 	struct iov_iter it;
 
-	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, snd->len);
-	snd->ret = smbd_sock_send(snd->sk, &it, 0);
+	iov_iter_kvec(&it, snd->recv ? ITER_DEST : ITER_SOURCE, &kv, 1,
+		      snd->len);
+	snd->ret = snd->recv ? smbd_sock_recv(snd->sk, &it, 0, NULL) :
+			       smbd_sock_send(snd->sk, &it, 0);
 	complete(&snd->done);
 }
 
@@ -2545,6 +2551,7 @@ static void h_last_credit(struct hrun *r)
 	INIT_WORK(&snd->work, hsnd_fn);
 	init_completion(&snd->done);
 	snd->sk = p.s->sk;
+	snd->recv = false;
 	snd->len = len;
 	for (i = 0; i < len; i++)
 		snd->data[i] = rnd(&r->rs);
@@ -2622,27 +2629,6 @@ out:
 	kfree(snd);
 }
 
-/* smbd's consumer receiving one message, blocking, off the test thread. */
-struct hrcv {
-	struct work_struct work;
-	struct smbd_sock *sk;
-	struct completion done;
-	ssize_t ret;
-	u32 len;
-	u8 data[];
-};
-
-static void hrcv_fn(struct work_struct *work)
-{
-	struct hrcv *rcv = container_of(work, struct hrcv, work);
-	struct kvec kv = { .iov_base = rcv->data, .iov_len = rcv->len };
-	struct iov_iter it;
-
-	iov_iter_kvec(&it, ITER_DEST, &kv, 1, rcv->len);
-	rcv->ret = smbd_sock_recv(rcv->sk, &it, 0, NULL);
-	complete(&rcv->done);
-}
-
 /* The few-credits peer: its CreditsRequested, and its message. */
 #define FC_CREDITS	10
 #define FC_SEGS		4096
@@ -2669,7 +2655,7 @@ static void h_few_credits(struct hrun *r, bool busy)
 	const char *name = busy ? "few-credits-small-segments-while-sending" :
 			   "few-credits-small-segments";
 	unsigned long t0, w0, longest = 0;
-	struct hrcv *rcv = NULL;
+	struct hsnd *rcv = NULL;
 	struct hsnd *snd = NULL;
 	bool done = true, sdone = true;
 	struct hpair p = {};
@@ -2688,9 +2674,10 @@ static void h_few_credits(struct hrun *r, bool busy)
 	rcv = kvmalloc(struct_size(rcv, data, FC_SEGS), GFP_KERNEL);
 	if (!rcv)
 		goto out;
-	INIT_WORK(&rcv->work, hrcv_fn);
+	INIT_WORK(&rcv->work, hsnd_fn);
 	init_completion(&rcv->done);
 	rcv->sk = p.s->sk;
+	rcv->recv = true;
 	rcv->len = FC_SEGS;
 	done = false;
 	queue_work(system_unbound_wq, &rcv->work);
@@ -2701,6 +2688,7 @@ static void h_few_credits(struct hrun *r, bool busy)
 		INIT_WORK(&snd->work, hsnd_fn);
 		init_completion(&snd->done);
 		snd->sk = p.s->sk;
+		snd->recv = false;
 		snd->len = FC_SEND;
 		for (i = 0; i < FC_SEND; i++)
 			snd->data[i] = rnd(&r->rs);
