@@ -17,7 +17,10 @@
 # 16 of the others) the server RDMA-writes into the old descriptors,
 # which must fail and change nothing ([MS-SMBD] 3.1.4.4; on siw this
 # draws a TERMINATE, whose late completions once hit a dead stack
-# frame); a short run right after sees no error at all. Last,
+# frame); a short run right after sees no error at all. On rxe, ib_cm
+# then loses every DREQ, as under failslab when its allocation fails: a
+# server ending a connection is silent to its client, whose keep-alive
+# must end it within seconds (inject/rxe/lost-dreq). Last,
 # per provider, the full memory registration check list ("mr") on a
 # fresh server (inject/<prov>/clean-after). Kernel reports (KASAN,
 # lockdep, kmemleak, hung tasks) fail the run as everywhere else. Loads
@@ -140,10 +143,28 @@ smbd_point() {
 	knob "$_d" space 0
 	knob "$_d" probability "$5"
 	echo "SMBD-INFO: $_p: probability $5 %, interval 1, times -1; $THREADS threads for $SECS s"
-	run "$_p" faults "$2" "$3" $SECS $THREADS
+	faults "$_p" "$2" "$3"
 	knob "$_d" probability 0
 	_f1=$(cat "$_d/fired")
 	after_window "$_p" "$2" "$3" $((_f1 - _f0)) "probability $5 %"
+}
+
+# faults PREFIX ADDR PORT: the faults command with the point on; if it
+# still runs 45 s after its window, smbd's connections go to the log
+# while its threads still wait (the command tells where they wait)
+faults() {
+	: > /tmp/inject-running
+	(
+		sleep $((SECS + 45))
+		[ -e /tmp/inject-running ] || exit 0
+		echo "SMBD-INFO: $1: still running $((SECS + 45)) s after the start; smbd's connections:"
+		sed 's/^/    /' /sys/kernel/debug/smbd/connections
+	) &
+	_wp=$!
+	run "$1" faults "$2" "$3" $SECS $THREADS
+	rm -f /tmp/inject-running
+	kill $_wp 2>/dev/null
+	wait $_wp 2>/dev/null
 }
 
 # after_window PREFIX ADDR PORT FIRED WHAT: the point is off: its knobs
@@ -203,10 +224,61 @@ kernel_point() {
 	knob "$_d" cache-filter N
 	knob "$_d" probability "$5"
 	echo "SMBD-INFO: $_p: probability $5 %, interval $6, stack filter 0x$TEXT_START-0x$TEXT_END depth 32, not through $7; $THREADS threads for $SECS s"
-	run "$_p" faults "$2" "$3" $SECS $THREADS
+	faults "$_p" "$2" "$3"
 	knob "$_d" probability 0
 	_t1=$(cat "$_d/times")
 	after_window "$_p" "$2" "$3" $((TIMES - _t1)) "probability $5 %, interval $6"
+}
+
+# lost_dreq PREFIX ADDR PORT: ib_cm loses every DREQ (failslab, only
+# for calls through its DREQ sender: ib_send_cm_dreq, and the function
+# before it when that is its helper), as one whose allocation failed
+# under the failslab point does; the server then ends a connection
+# without a word to its client, which must find out by its idle
+# connection timer (the mr command "silent"). InfiniBand's CM only: on
+# iWARP the close is TCP's.
+lost_dreq() {
+	_p=$1/lost-dreq
+	_d=/sys/kernel/debug/failslab
+	if [ ! -e "$_d/require-start" ]; then
+		echo "SMBD-TEST: skip $_p - no failslab stack filter"
+		return
+	fi
+	awk '$2 ~ /^[tT]$/ { print $1, $3 }' /proc/kallsyms | sort \
+		> /tmp/inject-syms
+	_e=$(awk 'f { print $1; exit } $2 == "ib_send_cm_dreq" { f = 1 }' /tmp/inject-syms)
+	_s=$(awk '$2 == "ib_send_cm_dreq" { print (p == "cm_send_dreq_locked") ? pa : $1; exit }
+		  { p = $2; pa = $1 }' /tmp/inject-syms)
+	rm -f /tmp/inject-syms
+	if [ -z "$(hex16 "$_s")" ] || [ -z "$(hex16 "$_e")" ]; then
+		echo "SMBD-TEST: skip $_p - ib_send_cm_dreq not in /proc/kallsyms"
+		return
+	fi
+	run "$_p" listen "$2" "$3"
+	knob_save "$_d" probability interval times space verbose task-filter \
+		stacktrace-depth require-start require-end reject-start \
+		reject-end ignore-gfp-wait min-order cache-filter
+	knob "$_d" verbose 0
+	knob "$_d" interval 1
+	knob "$_d" times $TIMES
+	knob "$_d" space 0
+	knob "$_d" task-filter N
+	knob "$_d" stacktrace-depth 32
+	knob "$_d" reject-start 0
+	knob "$_d" reject-end 0
+	knob "$_d" require-start "0x$_s"
+	knob "$_d" require-end "0x$_e"
+	knob "$_d" ignore-gfp-wait N
+	knob "$_d" min-order 0
+	knob "$_d" cache-filter N
+	knob "$_d" probability 100
+	echo "SMBD-INFO: $_p: every allocation through 0x$_s-0x$_e (ib_cm's DREQ) fails"
+	run "$_p" silent "$2" "$3"
+	knob "$_d" probability 0
+	_t1=$(cat "$_d/times")
+	knob_restore
+	fired "$_p" $((TIMES - _t1)) "ib_cm's DREQ"
+	run "$_p" stop "$2" "$3"
 }
 
 # clean_after PREFIX ADDR PORT: the mr command's check list on a fresh
@@ -263,6 +335,7 @@ for p in rxe:192.0.2.1:6545 siw:192.0.2.17:6555; do
 	smbd_point "inject/$name" "$addr" $((port + 3)) fail_wc 2
 	kernel_point "inject/$name" "$addr" $((port + 4)) failslab 1 8 $prov
 	kernel_point "inject/$name" "$addr" $((port + 5)) fail_page_alloc 2 1 $prov
+	[ "$name" = rxe ] && lost_dreq "inject/$name" "$addr" $((port + 7))
 	clean_after "inject/$name" "$addr" $((port + 6))
 done
 

@@ -48,6 +48,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/prandom.h>
+#include <linux/sched/debug.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -483,6 +484,8 @@ struct mt_cmd {
 	struct sockaddr_storage dst;
 	u64 seed;
 	u32 neg_timeout_ms;	/* 0: smbd's default */
+	u32 ka_interval_ms;	/* with ka_timeout_ms; 0: smbd's default */
+	u32 ka_timeout_ms;
 };
 
 static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
@@ -494,6 +497,10 @@ static int mt_connect(struct mt_cmd *c, u16 mr_count, struct smbd_sock **skp)
 	p.mr_count = mr_count;
 	if (c->neg_timeout_ms)
 		p.negotiate_timeout_ms = c->neg_timeout_ms;
+	if (c->ka_interval_ms) {
+		p.keepalive_interval_ms = c->ka_interval_ms;
+		p.keepalive_timeout_ms = c->ka_timeout_ms;
+	}
 	err = smbd_sock_create(&init_net, &p, skp);
 	if (err)
 		return err;
@@ -1252,6 +1259,14 @@ static void mt_cmd_bench(struct mt_cmd *c)
 #define MT_FAULT_IO_MAX		SZ_1M
 #define MT_FAULT_PAD_MAX	SZ_256K
 #define MT_FAULT_NEG_MS		10000	/* not the initiator's 120 s */
+/*
+ * A fault may cost the peer's disconnect: an allocation that fails in
+ * ib_cm's DREQ (failslab, from smbd's disconnect work) leaves the other
+ * side connected, and a client waiting for its answer only learns from
+ * its idle connection timer ([MS-SMBD] 3.1.6.2). Not after 120 s: the
+ * threads end within MT_FAULT_GRACE_S.
+ */
+#define MT_FAULT_KA_MS		5000
 #define MT_FAULT_GRACE_S	60	/* after SECONDS, to end */
 #define MT_FAULT_KILL_S		10	/* after SIGKILL, to end */
 #define MT_FAULT_PARTS		3
@@ -1289,8 +1304,14 @@ struct mt_fault {
 	u32 connect_errors;
 	u32 pokes;		/* server writes into a deregistered buffer */
 	u32 poke_refused;
+	const char *phase;	/* what it does now: told when it is late */
 	char why[128];		/* the first corruption */
 };
+
+static void mt_fault_phase(struct mt_fault *f, const char *phase)
+{
+	WRITE_ONCE(f->phase, phase);
+}
 
 static __printf(2, 3) void mt_fault_bad(struct mt_fault *f,
 					const char *fmt, ...)
@@ -1332,6 +1353,7 @@ static int mt_fault_connect(struct mt_fault *f)
 	int err;
 
 	f->sk = NULL;
+	mt_fault_phase(f, "connect");
 	err = mt_connect(&f->c, MT_FAULT_MRS, &f->sk);
 	if (err) {
 		f->sk = NULL;
@@ -1387,15 +1409,19 @@ static int mt_fault_rdma(struct mt_fault *f)
 		mt_fill(va + off, len, seed, 0);
 	testbuf_iter(&f->buf, off, len, peer_writes ? ITER_DEST : ITER_SOURCE,
 		     bvec, &kv, &it);
+	mt_fault_phase(f, "register");
 	nd = smbd_register(f->sk, &it, peer_writes ? SMBD_REG_PEER_WRITES :
 			   SMBD_REG_PEER_READS, f->d, MT_MAX_DESC, &reg);
 	if (nd < 0) {
 		f->reg_errors++;
 		return nd;
 	}
+	mt_fault_phase(f, peer_writes ? "write request and answer" :
+			  "read request and answer");
 	err = mt_request_status(f->sk, peer_writes ? MT_OP_WRITE : MT_OP_READ,
 				seed, 0, len, f->d, nd, inv, f->d[0].token,
 				&status);
+	mt_fault_phase(f, "deregister");
 	derr = smbd_deregister(f->sk, reg);
 	f->ios++;
 	/* Whatever failed, nothing outside the buffer may have changed. */
@@ -1428,6 +1454,7 @@ static int mt_fault_rdma(struct mt_fault *f)
 		return 0;
 	memset(va, MT_CANARY, off + len + 64);
 	f->pokes++;
+	mt_fault_phase(f, "poke request and answer");
 	err = mt_request_status(f->sk, MT_OP_WRITE, seed, 0, len, f->d, nd,
 				false, 0, &status);
 	if (memchr_inv(va, MT_CANARY, off + len + 64))
@@ -1465,6 +1492,7 @@ static int mt_fault_pad(struct mt_fault *f)
 	u32 i;
 
 	mt_fill(f->buf.va, len, seed, 0);
+	mt_fault_phase(f, "message request");
 	req = mt_req_new(MT_OP_PAD, seed, 0, len, NULL, 0, false, 0);
 	if (!req) {
 		f->pad_errors++;
@@ -1487,6 +1515,7 @@ static int mt_fault_pad(struct mt_fault *f)
 	}
 	if (!err && n != len)
 		err = -EPROTO;
+	mt_fault_phase(f, "message answer");
 	err = err ?: mt_answer(f->sk, &status);
 	f->ios++;
 	f->pads++;
@@ -1516,6 +1545,7 @@ static int mt_fault_thread(void *arg)
 		      mt_fault_pad(f);
 		/* On an error, and now and then on our own: a new connection */
 		if (err || !--f->left) {
+			mt_fault_phase(f, "release");
 			smbd_sock_release(f->sk);
 			f->sk = NULL;
 		}
@@ -1634,6 +1664,8 @@ static void mt_cmd_faults(struct mt_cmd *c, u32 secs, u32 nthreads,
 			break;
 		fs[i]->c = *c;
 		fs[i]->c.neg_timeout_ms = MT_FAULT_NEG_MS;
+		fs[i]->c.ka_interval_ms = MT_FAULT_KA_MS;
+		fs[i]->c.ka_timeout_ms = MT_FAULT_KA_MS;
 		fs[i]->deadline = deadline;
 		fs[i]->seed = get_random_u64();
 		init_completion(&fs[i]->done);
@@ -1656,6 +1688,10 @@ static void mt_cmd_faults(struct mt_cmd *c, u32 secs, u32 nthreads,
 			continue;
 		fs[i]->late = true;
 		late++;
+		/* Where it waits, for the log: before it is woken */
+		mt_info("faults: thread %u is late, in: %s", i,
+			READ_ONCE(fs[i]->phase) ?: "-");
+		sched_show_task(fs[i]->task);
 		WRITE_ONCE(fs[i]->stop, true);
 		send_sig(SIGKILL, fs[i]->task, 1);
 	}
@@ -1725,6 +1761,81 @@ static int mt_faults_args(struct mt_cmd *c, int argc, char **argv)
 	return 0;
 }
 
+static u64 mt_keepalives(struct smbd_sock *sk)
+{
+	struct smbd_sock_stats st;
+
+	smbd_sock_stats(sk, &st);
+	return st.keepalives_sent;
+}
+
+/* The idle connection timer of the silent command's client. */
+#define MT_SILENT_KA_MS		2000
+#define MT_SILENT_SLACK_MS	8000	/* events, and rxe's own retries */
+#define MT_SILENT_WAIT_MS	60000	/* at most, for a client left waiting */
+
+/*
+ * silent: a request the server refuses (a message request of 0 bytes)
+ * ends the connection from its side. With the plan having ib_cm lose
+ * every DREQ (failslab on its DREQ sender), no word of it reaches the
+ * client, which waits for its answer: its idle connection timer must end
+ * the connection ([MS-SMBD] 3.1.6.2: a keep-alive request, no answer
+ * within the timeout), within KeepaliveInterval, the timeout and a
+ * slack. Without the plan's fault the disconnect arrives at once.
+ */
+static void mt_cmd_silent(struct mt_cmd *c)
+{
+	u32 bound = 2 * MT_SILENT_KA_MS + MT_SILENT_SLACK_MS;
+	unsigned long end;
+	struct smbd_sock *sk;
+	struct mt_resp resp;
+	struct mt_req *req;
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+	ktime_t t0;
+	s64 ms;
+	int err;
+
+	c->ka_interval_ms = MT_SILENT_KA_MS;
+	c->ka_timeout_ms = MT_SILENT_KA_MS;
+	err = mt_connect(c, 1, &sk);
+	if (!mt_check(!err, "silent/connect", "%d", err))
+		return;
+	req = mt_req_new(MT_OP_PAD, 0, 0, 0, NULL, 0, false, 0);
+	err = req ? mt_req_send(sk, req) : -ENOMEM;
+	kfree(req);
+	if (!mt_check(!err, "silent/request", "%d", err))
+		goto out;
+	/* Polled, so that a client no timer ends is a failure, not a hang. */
+	t0 = ktime_get();
+	end = jiffies + msecs_to_jiffies(MT_SILENT_WAIT_MS);
+	do {
+		kv.iov_base = &resp;
+		kv.iov_len = sizeof(resp);
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(resp));
+		n = smbd_sock_recv(sk, &it, SMBD_RECV_NONBLOCK, NULL);
+		if (n != -EAGAIN)
+			break;
+		msleep_interruptible(20);
+	} while (time_before(jiffies, end) && !signal_pending(current));
+	ms = ktime_ms_delta(ktime_get(), t0);
+	if (n >= 0)
+		mt_check(false, "silent/ends",
+			 "an answer (%zd bytes) to a refused request", n);
+	else if (n == -EAGAIN)
+		mt_check(false, "silent/ends",
+			 "still connected %lld ms after the server ended the connection (keep-alive every %u ms, answer within %u ms)",
+			 ms, MT_SILENT_KA_MS, MT_SILENT_KA_MS);
+	else
+		mt_check(ms <= bound, "silent/ends",
+			 "the client saw %zd after %lld ms, %llu keep-alive(s) sent (at most %u: keep-alive every %u ms, answer within %u ms)",
+			 n, ms, mt_keepalives(sk), bound, MT_SILENT_KA_MS,
+			 MT_SILENT_KA_MS);
+out:
+	smbd_sock_release(sk);
+}
+
 static int mt_run(char *line)
 {
 	struct mt_server *srv;
@@ -1761,6 +1872,8 @@ static int mt_run(char *line)
 		mt_cmd_split(&c);
 	else if (!strcmp(argv[0], "bench"))
 		mt_cmd_bench(&c);
+	else if (!strcmp(argv[0], "silent"))
+		mt_cmd_silent(&c);
 	else
 		err = -EINVAL;
 out:
