@@ -235,7 +235,9 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
  *	on an address of an RDMA device picks SMB Direct's default for that
  *	device ([MS-SMBD] 1.9, 2.1: %SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB
  *	on IB/RoCE); a wildcard address needs an explicit port (one listener
- *	per port serves both kinds of device).
+ *	per port serves both kinds of device). An IPv6 address, the
+ *	wildcard too, serves IPv6 only: a listener for each family, on one
+ *	port, serves both.
  *
  * Context: process; may sleep. Takes the socket's ss_cm_mutex.
  * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
@@ -265,7 +267,14 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 			    IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	ret = rdma_bind_addr(id, (struct sockaddr *)&a);
+	/*
+	 * Not the namespace's bindv6only: with it off an IPv6 wildcard
+	 * would take IPv4 too, and an IPv4 listener on the same port would
+	 * then fail with -EADDRINUSE.
+	 */
+	ret = a.ss_family == AF_INET6 ? rdma_set_afonly(id, 1) : 0;
+	if (!ret)
+		ret = rdma_bind_addr(id, (struct sockaddr *)&a);
 	if (ret) {
 		rdma_destroy_id(id);
 		return ret;
