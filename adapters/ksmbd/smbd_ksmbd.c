@@ -12,13 +12,14 @@
  * Everything else is smbd's: negotiation, credits, segmentation and
  * reassembly, keep-alive, RDMA read and write.
  *
- * Listening: one smbd listener on every IPv4 address of the initial
- * network namespace (as the stock ksmbd), on port 5445 when an iWARP
- * device exists at ksmbd_rdma_init() and on 445 otherwise: iWARP runs
- * over TCP, and ksmbd's own TCP listener has 445 ([MS-SMBD] 1.9). An
- * accept thread makes each negotiated connection a ksmbd connection
- * with its handler thread (ksmbd_conn_handler_loop), as ksmbd's TCP
- * transport does.
+ * Listening: an smbd listener on every IPv4 address of the initial
+ * network namespace (as the stock ksmbd) and one on every IPv6 address
+ * (unlike it: ksmbd lists IPv6 interfaces to multichannel clients too),
+ * on port 5445 when an iWARP device exists at ksmbd_rdma_init() and on
+ * 445 otherwise: iWARP runs over TCP, and ksmbd's own TCP listener has
+ * 445 ([MS-SMBD] 1.9). An accept thread per listener makes each
+ * negotiated connection a ksmbd connection with its handler thread
+ * (ksmbd_conn_handler_loop), as ksmbd's TCP transport does.
  *
  * Lifetime: a struct smbd_ksmbd_conn is one connection's ksmbd transport
  * and owns its smbd socket. The accept thread hands it to ksmbd and never
@@ -86,9 +87,14 @@ struct smbd_ksmbd_conn {
 	atomic_t events;
 };
 
-/* The listener and its accept thread (under ksmbd's init_lock). */
-static struct smbd_sock *smbd_ksmbd_lsk;
-static struct task_struct *smbd_ksmbd_acceptor;
+/* A listener and its accept thread. */
+struct smbd_ksmbd_listener {
+	struct smbd_sock *lsk;
+	struct task_struct *acceptor;
+};
+
+/* IPv4's and IPv6's, on one port (under ksmbd's init_lock). */
+static struct smbd_ksmbd_listener smbd_ksmbd_ls[2];
 static u16 smbd_ksmbd_port;
 
 /* ksmbd.mountd's "smbd max io size" (the largest RDMA read or write). */
@@ -560,12 +566,72 @@ bool ksmbd_rdma_capable_netdev(struct net_device *netdev)
 	return smbd_netdev_capable(netdev);
 }
 
+/*
+ * Listen on @addr and start the accept thread; @l stays empty on failure.
+ * Context: process, under ksmbd's init_lock; sleeps.
+ */
+static int smbd_ksmbd_listen(struct smbd_ksmbd_listener *l,
+			     const struct sockaddr *addr,
+			     const struct smbd_params *p)
+{
+	struct task_struct *task;
+	struct smbd_sock *lsk;
+	int ret;
+
+	ret = smbd_sock_create(&init_net, p, &lsk);
+	if (ret)
+		return ret;
+	ret = smbd_sock_bind(lsk, addr);
+	if (!ret)
+		ret = smbd_sock_listen(lsk, KSMBD_SOCKET_BACKLOG);
+	if (ret)
+		goto fail;
+	task = kthread_create(smbd_ksmbd_accept_fn, lsk, "ksmbd-rdma%s:%u",
+			      addr->sa_family == AF_INET6 ? "6" : "",
+			      smbd_ksmbd_port);
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto fail;
+	}
+	/* The thread may end on its own: kthread_stop_put() needs it. */
+	get_task_struct(task);
+	l->lsk = lsk;
+	l->acceptor = task;
+	wake_up_process(task);
+	return 0;
+
+fail:
+	smbd_sock_release(lsk);
+	return ret;
+}
+
+/*
+ * Shut @l's listener down, which ends a blocked smbd_sock_accept(), wait
+ * for the accept thread, then release the listener with the connections
+ * nobody accepted. Nothing when @l is empty.
+ * Context: process, under ksmbd's init_lock; sleeps.
+ */
+static void smbd_ksmbd_unlisten(struct smbd_ksmbd_listener *l)
+{
+	if (!l->lsk)
+		return;
+	smbd_sock_shutdown(l->lsk);
+	kthread_stop_put(l->acceptor);
+	l->acceptor = NULL;
+	smbd_sock_release(l->lsk);
+	l->lsk = NULL;
+}
+
 /**
  * ksmbd_rdma_init() - start listening for SMB Direct connections
  *
- * One listener on every IPv4 address of the initial network namespace,
- * on port 5445 if an iWARP device exists now and 445 otherwise, with
- * MaxReadWriteSize from init_smbd_max_io_size(); then the accept thread.
+ * A listener on every IPv4 address of the initial network namespace and
+ * one on every IPv6 address, on port 5445 if an iWARP device exists now
+ * and 445 otherwise, with MaxReadWriteSize from init_smbd_max_io_size();
+ * each with its accept thread. ksmbd lists IPv6 addresses among its
+ * interfaces too (FSCTL_QUERY_NETWORK_INTERFACE_INFO), flagged
+ * RDMA-capable by their device: a multichannel client tries them. IPv4
+ * alone serves when IPv6 cannot be had.
  *
  * Context: process, under ksmbd's init_lock; sleeps.
  * Return: 0, or an errno (ksmbd then does not start); nothing is left
@@ -577,17 +643,21 @@ int ksmbd_rdma_init(void)
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = htonl(INADDR_ANY),
 	};
-	struct task_struct *task;
-	struct smbd_sock *lsk;
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
 	struct smbd_params p;
 	u16 port;
 	int ret;
 
-	if (smbd_ksmbd_lsk)
+	if (smbd_ksmbd_ls[0].lsk)
 		return 0;
 	/* [MS-SMBD] 1.9: 5445 as soon as an iWARP device exists, else 445. */
 	port = smbd_any_iwarp() ? SMBD_PORT_IWARP : SMBD_PORT_IB;
 	sin.sin_port = htons(port);
+	sin6.sin6_port = htons(port);
+	smbd_ksmbd_port = port;
 
 	smbd_params_init(&p, true);
 	/*
@@ -599,57 +669,37 @@ int ksmbd_rdma_init(void)
 	p.max_send_size = 1364;
 	p.max_recv_size = 1364;
 	p.max_read_write_size = get_smbd_max_read_write_size();
-	ret = smbd_sock_create(&init_net, &p, &lsk);
-	if (ret)
-		goto fail;
-	ret = smbd_sock_bind(lsk, (struct sockaddr *)&sin);
-	if (!ret)
-		ret = smbd_sock_listen(lsk, KSMBD_SOCKET_BACKLOG);
-	if (ret)
-		goto fail_sock;
-	task = kthread_create(smbd_ksmbd_accept_fn, lsk, "ksmbd-rdma:%u",
-			      port);
-	if (IS_ERR(task)) {
-		ret = PTR_ERR(task);
-		goto fail_sock;
+	ret = smbd_ksmbd_listen(&smbd_ksmbd_ls[0], (struct sockaddr *)&sin,
+				&p);
+	if (ret) {
+		pr_err("cannot listen for SMB Direct on port %u: %d\n", port,
+		       ret);
+		return ret;
 	}
-	/* The thread may end on its own: kthread_stop_put() needs it. */
-	get_task_struct(task);
-	smbd_ksmbd_lsk = lsk;
-	smbd_ksmbd_acceptor = task;
-	smbd_ksmbd_port = port;
-	wake_up_process(task);
-	ksmbd_debug(RDMA, "SMB Direct listener on port %u\n", port);
+	if (IS_ENABLED(CONFIG_IPV6)) {
+		ret = smbd_ksmbd_listen(&smbd_ksmbd_ls[1],
+					(struct sockaddr *)&sin6, &p);
+		if (ret)
+			pr_warn("no SMB Direct over IPv6 on port %u: %d\n",
+				port, ret);
+	}
+	ksmbd_debug(RDMA, "SMB Direct listeners on port %u\n", port);
 	return 0;
-
-fail_sock:
-	smbd_sock_release(lsk);
-fail:
-	pr_err("cannot listen for SMB Direct on port %u: %d\n", port, ret);
-	return ret;
 }
 
 /**
  * ksmbd_rdma_stop_listening() - accept no more SMB Direct connections
  *
- * Shuts the listener down, which ends a blocked smbd_sock_accept(), waits
- * for the accept thread, then releases the listener with the connections
- * nobody accepted. Connections already handed to ksmbd stay (ksmbd's
- * stop_sessions() ends them). Does nothing when not listening.
+ * Ends both listeners with their accept threads; the connections nobody
+ * accepted go with them. Connections already handed to ksmbd stay
+ * (ksmbd's stop_sessions() ends them). Does nothing when not listening.
  *
  * Context: process, under ksmbd's init_lock; sleeps.
  */
 void ksmbd_rdma_stop_listening(void)
 {
-	struct smbd_sock *lsk = smbd_ksmbd_lsk;
-
-	if (!lsk)
-		return;
-	smbd_sock_shutdown(lsk);
-	kthread_stop_put(smbd_ksmbd_acceptor);
-	smbd_ksmbd_acceptor = NULL;
-	smbd_sock_release(lsk);
-	smbd_ksmbd_lsk = NULL;
+	smbd_ksmbd_unlisten(&smbd_ksmbd_ls[1]);
+	smbd_ksmbd_unlisten(&smbd_ksmbd_ls[0]);
 }
 
 /**
