@@ -253,7 +253,7 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" SMBD_VM_LABEL=smb-vm \
 		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
 		3>&1 >"$out/vm-smb-summary.log" 2>&1
-	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal)' "$out/vm-smb.log" | tr -d '\r' || true
+	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal|multichannel)' "$out/vm-smb.log" | tr -d '\r' || true
 	cat "$out/vm-smb-summary.log"
 	add_counts "$out/vm-smb-summary.log" "SMB VM run"
 else

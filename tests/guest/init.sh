@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the smbd test VM (busybox sh). Sets up two soft-RDMA links on
-# dummy netdevs, runs every /smbd/plan*.sh, dumps kmemleak and reboots
-# (with QEMU's -no-reboot a reboot ends QEMU; this kernel has no ACPI, so
-# a power-off would only halt).
+# /init of the smbd test VM (busybox sh). Sets up soft-RDMA links on
+# dummy netdevs, two per provider (rxe0 and rxe1, siw0 and siw1), runs
+# every /smbd/plan*.sh, dumps kmemleak and reboots (with QEMU's
+# -no-reboot a reboot ends QEMU; this kernel has no ACPI, so a power-off
+# would only halt).
 #
 # busybox sh runs its own applets before $PATH: call iproute2 and kmod by
 # full path. Output protocol, one per line (see scripts/check-log.sh):
@@ -84,10 +85,21 @@ step "smbdr0 addr6" $IP -6 addr add 2001:db8::1/64 dev smbdr0 nodad
 # 1364-byte SMB Direct message is one packet instead of two.
 step "smbdr0 mtu" $IP link set smbdr0 mtu 9000
 step "smbdr0 up" $IP link set smbdr0 up
+# A second link per provider, on the same subnet, for SMB multichannel
+# (tests/guest/smb/plan-75-multichannel.sh): rxe1 and siw1 below.
+step "smbdr1 dummy" $IP link add smbdr1 type dummy
+step "smbdr1 addr" $IP addr add 192.0.2.2/28 dev smbdr1
+step "smbdr1 addr6" $IP -6 addr add 2001:db8::2/64 dev smbdr1 nodad
+step "smbdr1 mtu" $IP link set smbdr1 mtu 9000
+step "smbdr1 up" $IP link set smbdr1 up
 step "smbds0 dummy" $IP link add smbds0 type dummy
 step "smbds0 addr" $IP addr add 192.0.2.17/28 dev smbds0
 step "smbds0 addr6" $IP -6 addr add 2001:db8:0:1::1/64 dev smbds0 nodad
 step "smbds0 up" $IP link set smbds0 up
+step "smbds1 dummy" $IP link add smbds1 type dummy
+step "smbds1 addr" $IP addr add 192.0.2.18/28 dev smbds1
+step "smbds1 addr6" $IP -6 addr add 2001:db8:0:1::2/64 dev smbds1 nodad
+step "smbds1 up" $IP link set smbds1 up
 step "accept_local" sysctl -w net.ipv4.conf.all.accept_local=1
 # smbdtest.stock=1: Debian's stock kernel (scripts/stock-kernel.sh), which
 # has rxe but no siw and no kmemleak; only then may those be missing.
@@ -101,11 +113,13 @@ grep -q 'smbdtest.strict=1' /proc/cmdline && SMBD_MISSING=nok
 export SMBD_MISSING
 step "modprobe rdma_rxe" $MODPROBE rdma_rxe
 step "rxe0 on smbdr0" $RDMA link add rxe0 type rxe netdev smbdr0
+step "rxe1 on smbdr1" $RDMA link add rxe1 type rxe netdev smbdr1
 if [ $STOCK = 1 ] && ! $MODPROBE -n siw 2>/dev/null; then
 	echo "SMBD-SETUP: skip siw (this kernel has none)"
 else
 	step "modprobe siw" $MODPROBE siw
 	step "siw0 on smbds0" $RDMA link add siw0 type siw netdev smbds0
+	step "siw1 on smbds1" $RDMA link add siw1 type siw netdev smbds1
 fi
 step "rdma link" $RDMA link show
 step "net links" $IP -br link show

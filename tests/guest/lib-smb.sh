@@ -34,6 +34,13 @@ SMB_CIFS_KO=${SMB_CIFS_KO:-}
 SMB_MOUNT_OPTS=${SMB_MOUNT_OPTS:-rdma,vers=3.1.1}
 SMB_MOUNTD_LOG=${SMB_MOUNTD_LOG:-/tmp/ksmbd.mountd.log}
 SMB_MOUNTD_OPTS=${SMB_MOUNTD_OPTS:--v}	# -v: its log has the shares and users
+# ksmbd's "server multi channel support" (yes/no). SMB_INTERFACES, when
+# set (netdev names, one space apart): "bind interfaces only = yes" with
+# "interfaces = $SMB_INTERFACES", so that ksmbd lists only those in
+# FSCTL_QUERY_NETWORK_INTERFACE_INFO (a multichannel client's candidates)
+# and binds its TCP listener to them. Read by each smb_server_start.
+SMB_MULTICHANNEL=${SMB_MULTICHANNEL:-no}
+SMB_INTERFACES=${SMB_INTERFACES:-}
 
 SMB_MODPROBE=/usr/sbin/modprobe
 SMB_INSMOD=/usr/sbin/insmod
@@ -174,7 +181,13 @@ smb_server_start() {
 	mkdir -p "$SMB_EXPORT/$SMB_SHARE"
 	chmod 0777 "$SMB_EXPORT/$SMB_SHARE"
 	# This kernel has no tmpfs xattrs: no DOS attributes or streams in
-	# xattrs. No leases or multichannel: one plain session.
+	# xattrs. No leases; no multichannel unless SMB_MULTICHANNEL=yes:
+	# one plain session.
+	# SMB_INTERFACES: two more lines (an empty line when unset).
+	_bind=
+	if [ -n "$SMB_INTERFACES" ]; then
+		_bind=$(printf 'bind interfaces only = yes\ninterfaces = %s' "$SMB_INTERFACES")
+	fi
 	cat > /etc/ksmbd/ksmbd.conf <<-EOF
 	[global]
 		netbios name = SMBDTEST
@@ -183,7 +196,8 @@ smb_server_start() {
 		server min protocol = SMB2_10
 		server max protocol = SMB3_11
 		server signing = disabled
-		server multi channel support = no
+		server multi channel support = ${SMB_MULTICHANNEL:-no}
+		$_bind
 		smb2 leases = no
 		map to guest = never
 		guest account = nobody
