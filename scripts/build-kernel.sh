@@ -84,7 +84,9 @@ fi
 # accepted it freed the listener: use-after-free at its destroy),
 # kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
 # when a server closed a connection still negotiating, and freed its
-# receive pool under a posted receive) and
+# receive pool under a posted receive),
+# kernel/cifs-multichannel-mount.patch (without CONFIG_CIFS_DFS_UPCALL,
+# as here, cifs opened no extra channel at mount) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do
