@@ -7,7 +7,11 @@
 # cifs.ko and ksmbd.ko are built from Debian's linux-source-6.12
 # (fs/smb/client, fs/smb/server), unchanged, except that each one's SMB
 # Direct object is replaced in its object list by our adapter
-# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o for ksmbd.
+# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o for ksmbd;
+# and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
+# without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
+# open no extra channel at mount; with it, as Debian's are, the patched
+# code is not built).
 # The kernel source is extracted at build time into a cache outside the
 # tree ($SMBD_CACHE, default ~/.cache/smbd), keyed by the package version;
 # it is never part of the repository. KDIR is a kernel build tree of the
@@ -68,14 +72,21 @@ if [ ! -x "$asn1c" ]; then
 	[ -x "$asn1c" ] || gcc -O2 -I"$src/include" -o "$asn1c" "$src/scripts/asn1_compiler.c"
 fi
 
-# build NAME DIR MODULE ADAPTER
+# build NAME DIR MODULE ADAPTER [PATCH...]: PATCH, from kernel/, is a fix
+# to the stock code of NAME outside its SMB Direct object (each explained
+# in its file)
 build() {
-	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0
+	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p
+	shift 4
 	b=$out/$name-build
 	rm -rf "$b"
 	mkdir -p "$b/fs/smb"
 	cp -a "$src/fs/smb/$dir" "$src/fs/smb/common" "$b/fs/smb/"
 	cp -a "$src/fs/nls" "$b/fs/"	# nls_ucs2_utils.h
+	for p in "$@"; do
+		patch -d "$b" -p1 --forward --no-backup-if-mismatch -s < "$top/kernel/$p" ||
+			{ echo "adapters: kernel/$p did not apply" >&2; return 1; }
+	done
 	ln -s "$top/adapters/$name/$adapter" "$b/fs/smb/$dir/$adapter"
 	cp "$top/adapters/$name/Kbuild" "$b/fs/smb/$dir/Kbuild"
 	for a in "$b/fs/smb/$dir"/*.asn1; do
@@ -104,7 +115,7 @@ build() {
 
 for p in $parts; do
 	case $p in
-	cifs) build cifs client cifs.ko smbd_cifs.c ;;
+	cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
 	ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
 	esac
