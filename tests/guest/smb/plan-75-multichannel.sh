@@ -40,6 +40,8 @@
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
+# shellcheck source=tests/guest/lib-bounded.sh
+. /smbd/lib-bounded.sh
 SMB_CIFS_KO=/smbd/cifs.ko	# both on smbd
 SMB_KSMBD_KO=/smbd/ksmbd.ko
 
@@ -70,9 +72,9 @@ report() {
 	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
 	return "$1"
 }
+blog() { mlog "$@"; }
 mlog() { echo "    multichannel: $*"; }
 info() { echo "SMBD-INFO: multichannel: $*"; }
-indent() { sed "s/^/    $1/"; }
 # past T0 SECS: SECS have passed since uptime T0
 past() { awk -v a="$1" -v s="$2" -v b="$(uptime_s)" 'BEGIN { exit !(b - a >= s) }'; }
 # fsize FILE: its size, 0 when there is none
@@ -87,67 +89,6 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 # mibps MIB SECS: MiB/s
 mibps() { awk -v m="$1" -v t="$2" 'BEGIN { if (t < 0.01) t = 0.01; printf "%.1f", m / t }'; }
 
-# descendants PID: every process below PID
-descendants() {
-	cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
-		{ pid = $1; sub(/.*\) /, ""); pp[pid] = $2 }
-		END {
-			n = 1; q[1] = root
-			for (i = 1; i <= n; i++)
-				for (p in pp)
-					if (pp[p] == q[i]) { q[++n] = p; print p }
-		}'
-}
-
-# stacks PID...: each PID's and its descendants' kernel stacks
-stacks() {
-	for _sp in "$@" $(for _sq in "$@"; do descendants "$_sq"; done); do
-		[ -r "/proc/$_sp/stack" ] || continue
-		mlog "task $_sp $(cat "/proc/$_sp/comm" 2>/dev/null) ($(sed 's/.*) //' "/proc/$_sp/stat" 2>/dev/null | cut -d' ' -f1)):"
-		indent "      " < "/proc/$_sp/stack"
-	done
-}
-
-# bounded SECS CMD...: run CMD (a command or a function) in the
-# background, wait up to SECS for it to end. B_RC: its exit status, or
-# "hung" (it and its children are then sent SIGKILL, which a task stuck
-# in the kernel outlives; their stacks are printed, HUNG=1); B_T: the
-# seconds it took; $T/b.out: its output. Returns 0 iff CMD ended with 0.
-bounded() {
-	_bs=$1
-	shift
-	rm -f $T/b.rc
-	_bt0=$(uptime_s)
-	("$@" > $T/b.out 2>&1; echo $? > $T/b.rc) &
-	_bp=$!
-	_bn=$((_bs * 5))
-	while [ ! -s $T/b.rc ] && [ $_bn -gt 0 ]; do
-		sleep 0.2
-		_bn=$((_bn - 1))
-	done
-	B_T=$(since "$_bt0")
-	if [ -s $T/b.rc ]; then
-		wait $_bp
-		B_RC=$(cat $T/b.rc)
-		return "$B_RC"
-	fi
-	B_RC=hung
-	HUNG=1
-	mlog "still running after $_bs s: $*"
-	stacks $_bp
-	# shellcheck disable=SC2046 # a list of pids
-	kill -9 $_bp $(descendants $_bp) 2>/dev/null
-	return 1
-}
-# tbounded SECS PROGRAM...: PROGRAM under timeout SECS (it ends one that
-# runs too long: status 143), itself bounded at SECS + 10 (for one stuck
-# in the kernel, which no signal ends)
-tbounded() {
-	_ts=$1
-	shift
-	bounded $((_ts + 10)) timeout "$_ts" "$@"
-}
-show_out() { [ -s $T/b.out ] && indent "  " < $T/b.out; }
 # why: what bounded saw, for a report
 why() {
 	case $B_RC in
@@ -155,17 +96,6 @@ why() {
 	143) echo "timed out (rc 143)" ;;
 	*) echo "rc=$B_RC" ;;
 	esac
-}
-
-rmmod_q() { $SMB_RMMOD "$1" 2>/dev/null; }
-# rmmod_wait NAME: rmmod NAME, retrying while it is in use (cifs and
-# ksmbd drop their last references from worker threads), up to LIMIT - 5 s
-rmmod_wait() {
-	smb_loaded "$1" || return 0
-	smb_wait $((LIMIT - 5)) rmmod_q "$1" && return 0
-	$SMB_RMMOD "$1"
-	grep "^$1 " /proc/modules
-	return 1
 }
 
 mounted() { grep -q " $MNT cifs " /proc/mounts; }
