@@ -177,6 +177,37 @@ after_window() {
 	run "$1" stop "$2" "$3"
 }
 
+# stack_filter DIR PREFIX INTERVAL REQ_START REQ_END REJ_START REJ_END:
+# failslab's or fail_page_alloc's knobs (in DIR, saved first for
+# knob_restore): every INTERVAL-th call with a frame in REQ_START-REQ_END
+# and none in REJ_START-REJ_END (hex, or empty for no such range), all
+# the times, sleeping allocations and order-0 pages too; the probability
+# is still the caller's to set
+stack_filter() {
+	knob_save "$1" probability interval times space verbose task-filter \
+		stacktrace-depth require-start require-end reject-start \
+		reject-end ignore-gfp-wait min-order cache-filter
+	knob "$1" verbose 0
+	knob "$1" interval "$3"
+	knob "$1" times $TIMES
+	knob "$1" space 0
+	knob "$1" task-filter N
+	knob "$1" stacktrace-depth 32
+	if [ -n "$6" ]; then
+		knob "$1" reject-start "0x$6"
+		knob "$1" reject-end "0x$7"
+	else
+		knob "$1" reject-start 0
+		knob "$1" reject-end 0
+	fi
+	knob "$1" require-start "$4"
+	knob "$1" require-end "$5"
+	knob "$1" ignore-gfp-wait N ||
+		echo "SMBD-INFO: $2: no ignore-gfp-wait: only allocations that cannot sleep fail"
+	knob "$1" min-order 0
+	knob "$1" cache-filter N
+}
+
 # kernel_point PREFIX ADDR PORT NAME PROBABILITY INTERVAL PROVIDER:
 # failslab or fail_page_alloc, only for calls with smbd.ko's text on the
 # stack and not the provider's (PROVIDER: its module): smbd's own
@@ -197,31 +228,10 @@ kernel_point() {
 		return
 	fi
 	run "$_p" listen "$2" "$3"
-	knob_save "$_d" probability interval times space verbose task-filter \
-		stacktrace-depth require-start require-end reject-start \
-		reject-end ignore-gfp-wait min-order cache-filter
-	knob "$_d" verbose 0
-	knob "$_d" interval "$6"
-	knob "$_d" times $TIMES
-	knob "$_d" space 0
-	knob "$_d" task-filter N
-	knob "$_d" stacktrace-depth 32
 	mod_text "$7"
-	if [ -n "$TEXT_START" ]; then
-		knob "$_d" reject-start "0x$TEXT_START"
-		knob "$_d" reject-end "0x$TEXT_END"
-	else
-		knob "$_d" reject-start 0
-		knob "$_d" reject-end 0
-	fi
+	_js=$TEXT_START _je=$TEXT_END
 	smbd_text
-	knob "$_d" require-start "0x$TEXT_START"
-	knob "$_d" require-end "0x$TEXT_END"
-	# allocations that may sleep fail too; and order 0 pages
-	knob "$_d" ignore-gfp-wait N ||
-		echo "SMBD-INFO: $_p: no ignore-gfp-wait: only allocations that cannot sleep fail"
-	knob "$_d" min-order 0
-	knob "$_d" cache-filter N
+	stack_filter "$_d" "$_p" "$6" "0x$TEXT_START" "0x$TEXT_END" "$_js" "$_je"
 	knob "$_d" probability "$5"
 	echo "SMBD-INFO: $_p: probability $5 %, interval $6, stack filter 0x$TEXT_START-0x$TEXT_END depth 32, not through $7; $THREADS threads for $SECS s"
 	faults "$_p" "$2" "$3"
@@ -255,22 +265,7 @@ lost_dreq() {
 		return
 	fi
 	run "$_p" listen "$2" "$3"
-	knob_save "$_d" probability interval times space verbose task-filter \
-		stacktrace-depth require-start require-end reject-start \
-		reject-end ignore-gfp-wait min-order cache-filter
-	knob "$_d" verbose 0
-	knob "$_d" interval 1
-	knob "$_d" times $TIMES
-	knob "$_d" space 0
-	knob "$_d" task-filter N
-	knob "$_d" stacktrace-depth 32
-	knob "$_d" reject-start 0
-	knob "$_d" reject-end 0
-	knob "$_d" require-start "0x$_s"
-	knob "$_d" require-end "0x$_e"
-	knob "$_d" ignore-gfp-wait N
-	knob "$_d" min-order 0
-	knob "$_d" cache-filter N
+	stack_filter "$_d" "$_p" 1 "0x$_s" "0x$_e" "" ""
 	knob "$_d" probability 100
 	echo "SMBD-INFO: $_p: every allocation through 0x$_s-0x$_e (ib_cm's DREQ) fails"
 	run "$_p" silent "$2" "$3"
