@@ -11,7 +11,9 @@
 # and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
 # without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
 # open no extra channel at mount; with it, as Debian's are, the patched
-# code is not built).
+# code is not built), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
+# client that requires signing could not read over RDMA) and
+# kernel/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
 # The kernel source is extracted at build time into a cache outside the
 # tree ($SMBD_CACHE, default ~/.cache/smbd), keyed by the package version;
 # it is never part of the repository. KDIR is a kernel build tree of the
@@ -116,7 +118,7 @@ build() {
 for p in $parts; do
 	case $p in
 	cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
-	ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ;;
+	ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
 	esac
 done
