@@ -402,6 +402,14 @@ static int smbd_ksmbd_rdma(struct ksmbd_transport *t, void *buf,
 		ret = smbd_rdma_write(c->sk, &it, d, nd, 0);
 	if (ret >= 0 && (size_t)ret != len)
 		ret = -EIO;
+	/*
+	 * [MS-SMB2] 3.3.5.13: descriptors that hold less than the transfer,
+	 * or a transfer above MaxReadWriteSize, are the client's error:
+	 * STATUS_INVALID_PARAMETER, which ksmbd answers for -EINVAL (any
+	 * other error becomes STATUS_INVALID_HANDLE).
+	 */
+	if (ret == -ERANGE || ret == -EMSGSIZE)
+		ret = -EINVAL;
 out:
 	if (d != stack)
 		kfree(d);
