@@ -111,7 +111,7 @@ build() {
 }
 
 # The consumer test modules, built against smbd.ko's Module.symvers.
-test_dirs="tests/kmod tests/fault tests/churn tests/hostile tests/interop tests/mr"
+test_dirs="tests/kmod tests/fault tests/churn tests/hostile tests/interop tests/mr tests/smb2c"
 test_modules=""
 build_test_modules() {
 	local kdir=$1 d log rc=0
@@ -244,8 +244,9 @@ fi
 # The SMB pairings boot a VM of their own: cifs and ksmbd, each stock or
 # on smbd (adapters/), over rxe and siw (tests/guest/smb).
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
-# The hostile server for cifs on smbd (plan-73-hostile-mount.sh).
-smb_extra=$(ls tests/hostile/smbd_hostile.ko 2>/dev/null)
+# The hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
+# SMB2 client that reaches ksmbd on smbd the Windows way (plan-76).
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
@@ -253,7 +254,7 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" SMBD_VM_LABEL=smb-vm \
 		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
 		3>&1 >"$out/vm-smb-summary.log" 2>&1
-	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal|multichannel)' "$out/vm-smb.log" | tr -d '\r' || true
+	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal|multichannel|windows)' "$out/vm-smb.log" | tr -d '\r' || true
 	cat "$out/vm-smb-summary.log"
 	add_counts "$out/vm-smb-summary.log" "SMB VM run"
 else

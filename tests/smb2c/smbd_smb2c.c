@@ -1,0 +1,1331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd_smb2c.ko: an SMB2 client of the test suite's own that takes the
+ * only road a Windows client takes to SMB Direct ([MS-SMB2] 3.2.4.2.3,
+ * 3.2.5.3.3, [MS-SMBD] 1.3): SMB 3.0.2 over TCP first, NTLMv2, signing
+ * (required), FSCTL_QUERY_NETWORK_INTERFACE_INFO, then an RDMA channel
+ * through smbd to an interface the server marks RDMA-capable, the
+ * session bound to it, and file I/O through Buffer Descriptor V1 lists
+ * (SMB2_CHANNEL_RDMA_V1 and SMB2_CHANNEL_RDMA_V1_INVALIDATE).
+ *
+ * It builds and parses every SMB2 and NTLMSSP message itself: nothing of
+ * cifs, ksmbd or smbd's SMB side is used, only smbd's transport API
+ * (include/smbd.h) and the kernel's crypto and socket calls.
+ *
+ * debugfs /sys/kernel/debug/smbd_smb2c/ctl takes one command:
+ *   win LABEL TCPADDR RDMAADDR RDMAPORT USER PASSWORD SHARE
+ * and /sys/kernel/debug/smbd_smb2c/result has its lines: "ok NAME" or
+ * "not ok NAME - why" for each step (NAME is LABEL/step), and one
+ * "info iface IFINDEX v4|v6 ADDRESS CAPABILITY SPEED" line per entry the
+ * server listed, for the guest plan to check per interface.
+ *
+ * Every step is bounded: a watchdog shuts both connections down when the
+ * command runs past SC_DEADLINE_S, so a silent server fails the checks
+ * instead of hanging the plan.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <crypto/hash.h>
+#include <linux/inet.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/unaligned.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+#include "smbd.h"
+#include "../include/smbd_testbuf.h"
+#include "../include/smbd_testctl.h"
+
+#define SC_OUT_MAX	(32 << 10)
+#define SC_MSG_MAX	(128 << 10)	/* largest message either way */
+#define SC_DEADLINE_S	240
+#define SC_CREDITS	256		/* CreditRequest of every request */
+#define SC_DESC_MAX	(U16_MAX / SMBD_BUF_DESC_LEN)	/* 4,095 */
+#define SC_REG_DESC	64		/* descriptors one registration gives */
+/* The WRITE: 4,095 descriptors of 1,025 bytes (4,197,375 bytes). */
+#define SC_BIG_UNIT	1025
+#define SC_BUF_SIZE	(SC_DESC_MAX * SC_BIG_UNIT + PAGE_SIZE)
+#define SC_CANARY	0x5c
+
+/* [MS-SMB2] 2.2.1.2: the SMB2 header (sync form), 64 bytes. */
+#define H_PROTO		0
+#define H_SIZE		4
+#define H_CHARGE	6
+#define H_STATUS	8
+#define H_CMD		12
+#define H_CREDIT	14
+#define H_FLAGS		16
+#define H_NEXT		20
+#define H_MID		24
+#define H_PID		32
+#define H_TID		36
+#define H_SID		40
+#define H_SIG		48
+#define H_LEN		64
+
+#define FL_RESPONSE	0x1
+#define FL_ASYNC	0x2
+#define FL_SIGNED	0x8
+
+enum {
+	C_NEGOTIATE = 0, C_SESSION_SETUP, C_LOGOFF, C_TREE_CONNECT,
+	C_TREE_DISCONNECT, C_CREATE, C_CLOSE, C_FLUSH, C_READ, C_WRITE,
+	C_LOCK, C_IOCTL, C_CANCEL, C_ECHO
+};
+
+#define ST_SUCCESS		0x00000000
+#define ST_PENDING		0x00000103
+#define ST_MORE_PROCESSING	0xc0000016
+#define ST_INVALID_PARAMETER	0xc000000d
+
+#define D_SMB302	0x0302
+#define CAP_MULTI_CHANNEL	0x08
+/*
+ * Signing enabled and required, as a client that requires it: ksmbd signs
+ * the final SESSION_SETUP answer of an SMB 3.0.x session only then.
+ */
+#define SEC_SIGNING		0x03
+#define SESS_FLAG_BINDING	0x01
+#define CH_RDMA_V1		1
+#define CH_RDMA_V1_INVALIDATE	2
+#define FSCTL_QUERY_NETWORK_INTERFACE_INFO	0x001401fc
+#define IFACE_RSS	0x1
+#define IFACE_RDMA	0x2
+#define IFACE_LEN	152
+
+/* [MS-NLMP] 2.2.2.5 */
+#define NTLM_FLAGS	(0x00000001 /* UNICODE */ | 0x00000004 /* REQUEST_TARGET */ | \
+			 0x00000200 /* NTLM */ | 0x00008000 /* ALWAYS_SIGN */ | \
+			 0x00080000 /* EXTENDED_SESSIONSECURITY */ | \
+			 0x00800000 /* TARGET_INFO */ | 0x20000000 /* 128 */ | \
+			 0x80000000 /* 56 */)
+#define NTLM_DOMAIN	"WORKGROUP"
+#define NTLM_HOST	"SMBDTEST"
+
+struct sc_conn {
+	const char *what;		/* "tcp" or "rdma" */
+	struct socket *tcp;
+	struct smbd_sock *sk;
+	u64 mid;			/* next MessageId */
+	u32 credits;			/* granted, not yet spent */
+	bool sign;
+	u8 key[16];			/* its signing key, when @sign */
+	struct smbd_recv_info rinfo;	/* of the last message (rdma) */
+	u32 rlen;			/* length of the last message */
+};
+
+struct sc_run {
+	const char *label;
+	struct sockaddr_storage tcp_dst, rdma_dst;
+	const char *tcp_host, *user, *pass, *share;
+	u8 guid[16];
+	u64 sid;
+	u8 sess_sign[16];		/* Session.SigningKey */
+	u32 tid;
+	u8 fid[16];
+	u32 max_rw;
+	struct sc_conn tcp, rdma;
+	u8 *tx, *rx;
+	struct testbuf buf;
+	u64 seed;
+	struct mutex lock;		/* the sockets against the watchdog */
+	struct delayed_work watchdog;
+	bool expired;
+};
+
+static struct testctl sc_ctl;
+#define sc_info(fmt, ...) testctl_info(&sc_ctl.out, fmt, ##__VA_ARGS__)
+
+static __printf(4, 5) bool sc_check(struct sc_run *r, bool ok,
+				    const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = testctl_vcheck(&sc_ctl.out, ok, r->label, name, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* ---- MD4 ([RFC1320]), for the NT hash; the kernel's crypto has none ---- */
+
+static void sc_md4_block(u32 h[4], const u8 *p)
+{
+	static const u8 r2[16] = { 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14,
+				   3, 7, 11, 15 };
+	static const u8 r3[16] = { 0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13,
+				   3, 11, 7, 15 };
+	static const u8 s[3][4] = { { 3, 7, 11, 19 }, { 3, 5, 9, 13 },
+				    { 3, 9, 11, 15 } };
+	u32 x[16], a = h[0], b = h[1], c = h[2], d = h[3], f, t;
+	int i, k;
+
+	for (i = 0; i < 16; i++)
+		x[i] = get_unaligned_le32(p + 4 * i);
+	for (i = 0; i < 48; i++) {
+		if (i < 16) {
+			f = (b & c) | (~b & d);
+			k = i;
+		} else if (i < 32) {
+			f = ((b & c) | (b & d) | (c & d)) + 0x5a827999;
+			k = r2[i - 16];
+		} else {
+			f = (b ^ c ^ d) + 0x6ed9eba1;
+			k = r3[i - 32];
+		}
+		t = rol32(a + f + x[k], s[i / 16][i % 4]);
+		a = d;
+		d = c;
+		c = b;
+		b = t;
+	}
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+}
+
+static void sc_md4(const u8 *msg, size_t len, u8 out[16])
+{
+	u32 h[4] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476 };
+	u8 tail[128] = {};
+	size_t full = len & ~63UL, n = len - full, tl;
+	int i;
+
+	for (i = 0; i < full; i += 64)
+		sc_md4_block(h, msg + i);
+	memcpy(tail, msg + full, n);
+	tail[n] = 0x80;
+	tl = n + 9 > 64 ? 128 : 64;
+	put_unaligned_le64((u64)len * 8, tail + tl - 8);
+	for (i = 0; i < tl; i += 64)
+		sc_md4_block(h, tail + i);
+	for (i = 0; i < 4; i++)
+		put_unaligned_le32(h[i], out + 4 * i);
+}
+
+/* ---- hashes through the crypto API ---- */
+
+/* @alg keyed with @key (NULL: none) over @n parts: its digest in @out */
+static int sc_hash(const char *alg, const u8 *key, unsigned int klen,
+		   const struct kvec *parts, int n, u8 *out)
+{
+	struct crypto_shash *tfm;
+	int i, err;
+
+	tfm = crypto_alloc_shash(alg, 0, 0);
+	if (IS_ERR(tfm))
+		return PTR_ERR(tfm);
+	{
+		SHASH_DESC_ON_STACK(desc, tfm);
+
+		desc->tfm = tfm;
+		err = key ? crypto_shash_setkey(tfm, key, klen) : 0;
+		err = err ?: crypto_shash_init(desc);
+		for (i = 0; i < n && !err; i++)
+			err = crypto_shash_update(desc, parts[i].iov_base,
+						  parts[i].iov_len);
+		err = err ?: crypto_shash_final(desc, out);
+		shash_desc_zero(desc);
+	}
+	crypto_free_shash(tfm);
+	return err;
+}
+
+static int sc_hmac_md5(const u8 *key, const void *a, size_t alen,
+		       const void *b, size_t blen, u8 out[16])
+{
+	struct kvec p[2] = { { (void *)a, alen }, { (void *)b, blen } };
+
+	return sc_hash("hmac(md5)", key, 16, p, b ? 2 : 1, out);
+}
+
+/*
+ * [MS-SMB2] 3.1.4.2: SP800-108 counter mode, HMAC-SHA256, one round,
+ * L = 128: the SMB 3.0.x signing key from a session key.
+ */
+static int sc_signing_key(const u8 session_key[16], u8 out[16])
+{
+	static const u8 one[4] = { 0, 0, 0, 1 }, zero[1] = { 0 };
+	static const u8 l128[4] = { 0, 0, 0, 128 };
+	struct kvec p[5] = {
+		{ (void *)one, 4 }, { "SMB2AESCMAC", 12 }, { (void *)zero, 1 },
+		{ "SmbSign", 8 }, { (void *)l128, 4 },
+	};
+	u8 full[32];
+	int err;
+
+	err = sc_hash("hmac(sha256)", session_key, 16, p, 5, full);
+	memcpy(out, full, 16);
+	memzero_explicit(full, sizeof(full));
+	return err;
+}
+
+/* [MS-SMB2] 3.1.4.1: AES-128-CMAC of @msg with its Signature zeroed. */
+static int sc_cmac(const u8 key[16], u8 *msg, u32 len, u8 out[16])
+{
+	struct kvec p = { msg, len };
+	u8 saved[16];
+	int err;
+
+	memcpy(saved, msg + H_SIG, 16);
+	memset(msg + H_SIG, 0, 16);
+	err = sc_hash("cmac(aes)", key, 16, &p, 1, out);
+	memcpy(msg + H_SIG, saved, 16);
+	return err;
+}
+
+static int sc_sign(const u8 key[16], u8 *msg, u32 len)
+{
+	u8 mac[16];
+	int err;
+
+	put_unaligned_le32(get_unaligned_le32(msg + H_FLAGS) | FL_SIGNED,
+			   msg + H_FLAGS);
+	err = sc_cmac(key, msg, len, mac);
+	if (!err)
+		memcpy(msg + H_SIG, mac, 16);
+	return err;
+}
+
+/* 0 when @msg is signed with @key; -ENOMSG unsigned, -EBADMSG wrongly. */
+static int sc_verify(const u8 key[16], u8 *msg, u32 len)
+{
+	u8 mac[16];
+	int err;
+
+	if (!(get_unaligned_le32(msg + H_FLAGS) & FL_SIGNED))
+		return -ENOMSG;
+	err = sc_cmac(key, msg, len, mac);
+	if (err)
+		return err;
+	return memcmp(mac, msg + H_SIG, 16) ? -EBADMSG : 0;
+}
+
+/*
+ * True when @msg's Signature is the MAC of a 4-byte Direct TCP length
+ * field (0 or the message's) and the message: a server that signed its
+ * TCP framing along with the message.
+ */
+static bool sc_prefixed(const u8 key[16], u8 *msg, u32 len)
+{
+	__be32 pre[2] = { 0, cpu_to_be32(len) };
+	struct kvec p[2] = { { NULL, 4 }, { msg, len } };
+	u8 saved[16], mac[16];
+	bool same = false;
+	int i;
+
+	memcpy(saved, msg + H_SIG, 16);
+	memset(msg + H_SIG, 0, 16);
+	for (i = 0; i < 2 && !same; i++) {
+		p[0].iov_base = &pre[i];
+		same = !sc_hash("cmac(aes)", key, 16, p, 2, mac) &&
+		       !memcmp(mac, saved, 16);
+	}
+	memcpy(msg + H_SIG, saved, 16);
+	return same;
+}
+
+/* ASCII @s as UTF-16LE at @out, upper-cased with @upper: its length */
+static u32 sc_utf16(u8 *out, const char *s, bool upper)
+{
+	u32 n = 0;
+
+	for (; *s; s++, n += 2)
+		put_unaligned_le16(upper ? toupper(*s) : *s, out + n);
+	return n;
+}
+
+/* ---- transports: TCP (a 4-byte length first) and smbd ---- */
+
+static int sc_tcp_io(struct socket *s, void *buf, u32 len, bool send)
+{
+	struct msghdr mh = { .msg_flags = send ? MSG_NOSIGNAL : MSG_WAITALL };
+	struct kvec kv;
+	int n;
+
+	while (len) {
+		kv.iov_base = buf;
+		kv.iov_len = len;
+		n = send ? kernel_sendmsg(s, &mh, &kv, 1, len) :
+			   kernel_recvmsg(s, &mh, &kv, 1, len, MSG_WAITALL);
+		if (n <= 0)
+			return n ?: -ECONNRESET;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int sc_send(struct sc_conn *c, u8 *msg, u32 len)
+{
+	struct kvec kv = { msg, len };
+	struct iov_iter it;
+	__be32 nb;
+	ssize_t n;
+	int err;
+
+	if (c->tcp) {
+		nb = cpu_to_be32(len);
+		err = sc_tcp_io(c->tcp, &nb, 4, true);
+		return err ?: sc_tcp_io(c->tcp, msg, len, true);
+	}
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	n = smbd_sock_send(c->sk, &it, 0);
+	if (n < 0)
+		return n;
+	return n == len ? 0 : -EIO;
+}
+
+static int sc_recv(struct sc_conn *c, u8 *buf)
+{
+	struct kvec kv = { buf, SC_MSG_MAX };
+	struct iov_iter it;
+	__be32 nb;
+	ssize_t n;
+	u32 len;
+	int err;
+
+	memset(&c->rinfo, 0, sizeof(c->rinfo));
+	if (c->tcp) {
+		err = sc_tcp_io(c->tcp, &nb, 4, false);
+		if (err)
+			return err;
+		len = be32_to_cpu(nb) & 0xffffff;
+		if (len > SC_MSG_MAX)
+			return -EMSGSIZE;
+		err = sc_tcp_io(c->tcp, buf, len, false);
+		c->rlen = len;
+		return err;
+	}
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, SC_MSG_MAX);
+	n = smbd_sock_recv(c->sk, &it, 0, &c->rinfo);
+	if (n < 0)
+		return n;
+	c->rlen = n;
+	return 0;
+}
+
+/*
+ * Fill the header of the request in r->tx for @c: @cmd, the session and
+ * tree ids of the run, a MessageId later.
+ */
+static u8 *sc_req(struct sc_run *r, u16 cmd, u32 body_len)
+{
+	u8 *h = r->tx;
+
+	memset(h, 0, H_LEN + body_len);
+	memcpy(h + H_PROTO, "\xfeSMB", 4);
+	put_unaligned_le16(64, h + H_SIZE);
+	put_unaligned_le16(cmd, h + H_CMD);
+	put_unaligned_le16(SC_CREDITS, h + H_CREDIT);
+	put_unaligned_le32(0xfeff, h + H_PID);
+	put_unaligned_le32(r->tid, h + H_TID);
+	put_unaligned_le64(r->sid, h + H_SID);
+	return h + H_LEN;
+}
+
+/*
+ * Send the request in r->tx (@len bytes, @charge credits) on @c, signed
+ * with @key (NULL: @c's key if it signs, else unsigned), and receive its
+ * final answer into r->rx (interim STATUS_PENDING answers skipped). The
+ * answer to a signed request must be signed with the same key, except a
+ * SESSION_SETUP's, which the caller checks. Returns the NT status in
+ * @status, or a negative errno.
+ */
+static int sc_call(struct sc_run *r, struct sc_conn *c, u32 len, u16 charge,
+		   const u8 *key, u32 *status)
+{
+	u16 cmd = get_unaligned_le16(r->tx + H_CMD), spend = max_t(u16, charge, 1);
+	u64 mid = c->mid;
+	u8 *h = r->rx;
+	int err;
+
+	if (!key && c->sign)
+		key = c->key;
+	if (c->credits < spend)
+		return -ENOSPC;
+	put_unaligned_le16(charge, r->tx + H_CHARGE);
+	put_unaligned_le64(mid, r->tx + H_MID);
+	c->mid += spend;
+	c->credits -= spend;
+	if (key) {
+		err = sc_sign(key, r->tx, len);
+		if (err)
+			return err;
+	}
+	err = sc_send(c, r->tx, len);
+	if (err)
+		return err;
+	for (;;) {
+		err = sc_recv(c, h);
+		if (err)
+			return err;
+		/* the shortest answer: LOGOFF's and ECHO's, 4 bytes */
+		if (c->rlen < H_LEN + 4 || memcmp(h, "\xfeSMB", 4) ||
+		    !(get_unaligned_le32(h + H_FLAGS) & FL_RESPONSE) ||
+		    get_unaligned_le16(h + H_CMD) != cmd ||
+		    get_unaligned_le64(h + H_MID) != mid) {
+			pr_info("%s: %s: answer to command %u mid %llu: %u bytes, command %u, mid %llu, status %#x\n",
+				r->label, c->what, cmd, mid, c->rlen,
+				get_unaligned_le16(h + H_CMD),
+				get_unaligned_le64(h + H_MID),
+				get_unaligned_le32(h + H_STATUS));
+			return -EPROTO;
+		}
+		c->credits += get_unaligned_le16(h + H_CREDIT);
+		*status = get_unaligned_le32(h + H_STATUS);
+		if (*status == ST_PENDING &&
+		    (get_unaligned_le32(h + H_FLAGS) & FL_ASYNC))
+			continue;
+		break;
+	}
+	if (key && cmd != C_SESSION_SETUP) {
+		err = sc_verify(key, h, c->rlen);
+		if (err)
+			pr_info("%s: %s: answer to command %u (%u bytes, status %#x, flags %#x) not signed right: %d%s\n",
+				r->label, c->what, cmd, c->rlen, *status,
+				get_unaligned_le32(h + H_FLAGS), err,
+				err == -EBADMSG && sc_prefixed(key, h, c->rlen) ?
+				"; it is the MAC of the message after its 4-byte TCP length" : "");
+		return err;
+	}
+	return 0;
+}
+
+/* Echo until @c holds @need credits (the server grants some each time). */
+static int sc_credits(struct sc_run *r, struct sc_conn *c, u32 need)
+{
+	int i, err = 0;
+	u32 st;
+
+	for (i = 0; i < 16 && c->credits < need && !err; i++) {
+		put_unaligned_le16(4, sc_req(r, C_ECHO, 4));
+		err = sc_call(r, c, H_LEN + 4, 1, NULL, &st);
+		if (!err && st)
+			err = -EREMOTEIO;
+	}
+	return err ?: (c->credits < need ? -ENOSPC : 0);
+}
+
+/* ---- SMB2 commands ---- */
+
+/* [MS-SMB2] 2.2.3: SMB 3.0.2 only, multichannel, signing enabled */
+static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
+			u32 *caps)
+{
+	u8 *b = sc_req(r, C_NEGOTIATE, 38);
+	u32 st;
+	int err;
+
+	put_unaligned_le16(36, b);
+	put_unaligned_le16(1, b + 2);
+	put_unaligned_le16(SEC_SIGNING, b + 4);
+	put_unaligned_le32(CAP_MULTI_CHANNEL, b + 8);
+	memcpy(b + 12, r->guid, 16);
+	put_unaligned_le16(D_SMB302, b + 36);
+	c->credits = 1;
+	err = sc_call(r, c, H_LEN + 38, 0, NULL, &st);
+	if (err)
+		return err;
+	if (st || c->rlen < H_LEN + 64)
+		return -EREMOTEIO;
+	b = r->rx + H_LEN;
+	*dialect = get_unaligned_le16(b + 4);
+	*caps = get_unaligned_le32(b + 24);
+	return 0;
+}
+
+/* The security buffer of the SESSION_SETUP answer in r->rx. */
+static u8 *sc_sess_blob(struct sc_run *r, struct sc_conn *c, u32 *len)
+{
+	u8 *b = r->rx + H_LEN;
+	u32 off = get_unaligned_le16(b + 4);
+
+	if (c->rlen < H_LEN + 8)
+		return NULL;
+	*len = get_unaligned_le16(b + 6);
+	if (off < H_LEN + 8 || off + *len > c->rlen)
+		return NULL;
+	return r->rx + off;
+}
+
+/*
+ * [MS-NLMP] 3.1.5.1.2, 3.3.2: the AUTHENTICATE_MESSAGE answering the
+ * CHALLENGE_MESSAGE @ch (@chlen bytes), NTLMv2, into @out; the session
+ * key in @skey. Returns its length or a negative errno.
+ */
+static int sc_ntlm_auth(struct sc_run *r, const u8 *ch, u32 chlen, u8 *out,
+			u32 room, u8 skey[16])
+{
+	u32 ti_len, ti_off, blob_len, pos, ulen, dlen, hlen, nt_len;
+	u8 nthash[16], owf[16], proof[16], *pw, *who, *blob;
+	int err;
+
+	if (chlen < 48 || memcmp(ch, "NTLMSSP", 8) ||
+	    get_unaligned_le32(ch + 8) != 2)
+		return -EPROTO;
+	ti_len = get_unaligned_le16(ch + 40);
+	ti_off = get_unaligned_le32(ch + 44);
+	if (ti_off > chlen || ti_len > chlen - ti_off)
+		return -EPROTO;
+	blob_len = 28 + ti_len + 4;
+	nt_len = 16 + blob_len;
+	if (64 + 24 + nt_len + 2 * (strlen(NTLM_DOMAIN) + strlen(r->user) +
+				    strlen(NTLM_HOST)) > room)
+		return -E2BIG;
+
+	/* NTOWFv2: HMAC-MD5 keyed with MD4(UTF-16(password)) */
+	pw = kmalloc(2 * strlen(r->pass) + 2 * strlen(r->user) +
+		     2 * strlen(NTLM_DOMAIN) + 2, GFP_KERNEL);
+	if (!pw)
+		return -ENOMEM;
+	sc_md4(pw, sc_utf16(pw, r->pass, false), nthash);
+	who = pw;
+	hlen = sc_utf16(who, r->user, true);
+	hlen += sc_utf16(who + hlen, NTLM_DOMAIN, false);
+	err = sc_hmac_md5(nthash, who, hlen, NULL, 0, owf);
+	kfree(pw);
+	if (err)
+		return err;
+
+	/* the fixed part, then LM (24 zeros), NT, domain, user, host */
+	memset(out, 0, 64 + 24 + nt_len);
+	memcpy(out, "NTLMSSP", 8);
+	put_unaligned_le32(3, out + 8);
+	pos = 64;
+	put_unaligned_le16(24, out + 12);
+	put_unaligned_le16(24, out + 14);
+	put_unaligned_le32(pos, out + 16);
+	pos += 24;
+	put_unaligned_le16(nt_len, out + 20);
+	put_unaligned_le16(nt_len, out + 22);
+	put_unaligned_le32(pos, out + 24);
+	blob = out + pos + 16;
+	blob[0] = 1;
+	blob[1] = 1;
+	put_unaligned_le64(div_u64(ktime_get_real_ns(), 100) +
+			   116444736000000000ULL, blob + 8);
+	get_random_bytes(blob + 16, 8);
+	memcpy(blob + 28, ch + ti_off, ti_len);
+	err = sc_hmac_md5(owf, ch + 24, 8, blob, blob_len, proof);
+	if (err)
+		return err;
+	memcpy(out + pos, proof, 16);
+	err = sc_hmac_md5(owf, proof, 16, NULL, 0, skey);
+	if (err)
+		return err;
+	pos += nt_len;
+	dlen = sc_utf16(out + pos, NTLM_DOMAIN, false);
+	put_unaligned_le16(dlen, out + 28);
+	put_unaligned_le16(dlen, out + 30);
+	put_unaligned_le32(pos, out + 32);
+	pos += dlen;
+	ulen = sc_utf16(out + pos, r->user, false);
+	put_unaligned_le16(ulen, out + 36);
+	put_unaligned_le16(ulen, out + 38);
+	put_unaligned_le32(pos, out + 40);
+	pos += ulen;
+	hlen = sc_utf16(out + pos, NTLM_HOST, false);
+	put_unaligned_le16(hlen, out + 44);
+	put_unaligned_le16(hlen, out + 46);
+	put_unaligned_le32(pos, out + 48);
+	pos += hlen;
+	put_unaligned_le32(pos, out + 56);	/* no session key */
+	put_unaligned_le32(NTLM_FLAGS, out + 60);
+	memzero_explicit(owf, sizeof(owf));
+	memzero_explicit(nthash, sizeof(nthash));
+	return pos;
+}
+
+/*
+ * [MS-SMB2] 3.2.4.2.3 and 3.2.5.3: NTLMSSP in two SESSION_SETUP rounds.
+ * @binding: bind r->sid to @c ([MS-SMB2] 3.2.5.3.3): both requests
+ * signed with Session.SigningKey. The signing key the exchange yields
+ * (Session.SigningKey, or this channel's) goes to @key, checked against
+ * the final answer's signature. @why says what failed.
+ */
+static int sc_session_setup(struct sc_run *r, struct sc_conn *c,
+			    bool binding, u8 key[16], char *why, size_t wlen)
+{
+	u8 *b, *blob, skey[16];
+	u32 st, blen;
+	int err, n;
+
+	b = sc_req(r, C_SESSION_SETUP, 24 + 32);
+	put_unaligned_le16(25, b);
+	b[2] = binding ? SESS_FLAG_BINDING : 0;
+	b[3] = SEC_SIGNING;
+	put_unaligned_le16(H_LEN + 24, b + 12);
+	put_unaligned_le16(32, b + 14);
+	memcpy(b + 24, "NTLMSSP", 8);
+	put_unaligned_le32(1, b + 32);
+	put_unaligned_le32(NTLM_FLAGS, b + 36);
+	err = sc_call(r, c, H_LEN + 24 + 32, 1, binding ? r->sess_sign : NULL,
+		      &st);
+	if (err || st != ST_MORE_PROCESSING) {
+		snprintf(why, wlen, "NEGOTIATE_MESSAGE: error %d, status %#x",
+			 err, st);
+		return err ?: -EREMOTEIO;
+	}
+	if (!binding)
+		r->sid = get_unaligned_le64(r->rx + H_SID);
+	blob = sc_sess_blob(r, c, &blen);
+	if (!blob) {
+		snprintf(why, wlen, "CHALLENGE_MESSAGE outside the answer");
+		return -EPROTO;
+	}
+	/* the challenge moves to r->tx's tail: r->rx is reused */
+	b = sc_req(r, C_SESSION_SETUP, 24);
+	if (blen > SC_MSG_MAX / 4)
+		return -EPROTO;
+	memcpy(r->tx + SC_MSG_MAX - blen, blob, blen);
+	n = sc_ntlm_auth(r, r->tx + SC_MSG_MAX - blen, blen, b + 24,
+			 SC_MSG_MAX / 2, skey);
+	if (n < 0) {
+		snprintf(why, wlen, "AUTHENTICATE_MESSAGE: %d", n);
+		return n;
+	}
+	put_unaligned_le16(25, b);
+	b[2] = binding ? SESS_FLAG_BINDING : 0;
+	b[3] = SEC_SIGNING;
+	put_unaligned_le16(H_LEN + 24, b + 12);
+	put_unaligned_le16(n, b + 14);
+	err = sc_call(r, c, H_LEN + 24 + n, 1, binding ? r->sess_sign : NULL,
+		      &st);
+	if (err || st) {
+		snprintf(why, wlen, "AUTHENTICATE_MESSAGE answered: error %d, status %#x",
+			 err, st);
+		return err ?: -EREMOTEIO;
+	}
+	err = sc_signing_key(skey, key);
+	memzero_explicit(skey, sizeof(skey));
+	if (err)
+		return err;
+	/* [MS-SMB2] 3.3.5.5.3: the final answer is signed with that key */
+	err = sc_verify(key, r->rx, c->rlen);
+	if (err)
+		snprintf(why, wlen, "final answer not signed with the %s signing key",
+			 binding ? "channel's" : "session's");
+	return err;
+}
+
+static int sc_tree_connect(struct sc_run *r, struct sc_conn *c)
+{
+	char path[160];
+	u32 st, n;
+	u8 *b;
+	int err;
+
+	snprintf(path, sizeof(path), "\\\\%s\\%s", r->tcp_host, r->share);
+	b = sc_req(r, C_TREE_CONNECT, 8 + 2 * strlen(path));
+	put_unaligned_le16(9, b);
+	n = sc_utf16(b + 8, path, false);
+	put_unaligned_le16(H_LEN + 8, b + 4);
+	put_unaligned_le16(n, b + 6);
+	err = sc_call(r, c, H_LEN + 8 + n, 1, NULL, &st);
+	if (err)
+		return err;
+	if (st)
+		return -EREMOTEIO;
+	r->tid = get_unaligned_le32(r->rx + H_TID);
+	return 0;
+}
+
+static int sc_create(struct sc_run *r, struct sc_conn *c, const char *name)
+{
+	u32 st, n;
+	u8 *b;
+	int err;
+
+	b = sc_req(r, C_CREATE, 56 + 2 * strlen(name));
+	put_unaligned_le16(57, b);
+	put_unaligned_le32(2, b + 4);		/* Impersonation */
+	/* FILE_READ_DATA, FILE_WRITE_DATA, FILE_READ_ATTRIBUTES, SYNCHRONIZE */
+	put_unaligned_le32(0x00100083, b + 24);
+	put_unaligned_le32(0x80, b + 28);	/* FILE_ATTRIBUTE_NORMAL */
+	put_unaligned_le32(7, b + 32);		/* share read, write, delete */
+	put_unaligned_le32(5, b + 36);		/* FILE_OVERWRITE_IF */
+	put_unaligned_le32(0x40, b + 40);	/* FILE_NON_DIRECTORY_FILE */
+	n = sc_utf16(b + 56, name, false);
+	put_unaligned_le16(H_LEN + 56, b + 44);
+	put_unaligned_le16(n, b + 46);
+	err = sc_call(r, c, H_LEN + 56 + n, 1, NULL, &st);
+	if (err)
+		return err;
+	if (st || c->rlen < H_LEN + 88)
+		return -EREMOTEIO;
+	memcpy(r->fid, r->rx + H_LEN + 64, 16);
+	return 0;
+}
+
+static int sc_simple(struct sc_run *r, struct sc_conn *c, u16 cmd)
+{
+	u32 st, len = 4;
+	u8 *b;
+	int err;
+
+	if (cmd == C_CLOSE) {
+		b = sc_req(r, cmd, 24);
+		put_unaligned_le16(24, b);
+		memcpy(b + 8, r->fid, 16);
+		len = 24;
+	} else {
+		put_unaligned_le16(4, sc_req(r, cmd, 4));
+	}
+	err = sc_call(r, c, H_LEN + len, 1, NULL, &st);
+	return err ?: (st ? -EREMOTEIO : 0);
+}
+
+/*
+ * [MS-SMB2] 2.2.31.4, 3.3.5.15.11: the server's interfaces, one info
+ * line each; true when @want (the RDMA address asked for) is among them
+ * marked RDMA-capable.
+ */
+static bool sc_interfaces(struct sc_run *r, struct sc_conn *c, int *nr,
+			  char *why, size_t wlen)
+{
+	const struct sockaddr_in *want = (void *)&r->rdma_dst;
+	u32 st, off, cnt, pos = 0, next, cap;
+	bool found = false;
+	u8 *b, *e, *sa;
+	int err;
+
+	b = sc_req(r, C_IOCTL, 56);
+	put_unaligned_le16(57, b);
+	put_unaligned_le32(FSCTL_QUERY_NETWORK_INTERFACE_INFO, b + 4);
+	memset(b + 8, 0xff, 16);
+	put_unaligned_le32(H_LEN + 56, b + 24);
+	put_unaligned_le32(H_LEN + 56, b + 36);
+	put_unaligned_le32(SC_MSG_MAX / 2, b + 44);
+	put_unaligned_le32(1, b + 48);		/* SMB2_0_IOCTL_IS_FSCTL */
+	err = sc_call(r, c, H_LEN + 56, 1, NULL, &st);
+	*nr = 0;
+	if (err || st) {
+		snprintf(why, wlen, "error %d, status %#x", err, st);
+		return false;
+	}
+	if (c->rlen < H_LEN + 48) {
+		snprintf(why, wlen, "answer of %u bytes", c->rlen);
+		return false;
+	}
+	b = r->rx + H_LEN;
+	off = get_unaligned_le32(b + 32);
+	cnt = get_unaligned_le32(b + 36);
+	if (off > c->rlen || cnt > c->rlen - off) {
+		snprintf(why, wlen, "output %u bytes at %u, answer %u", cnt,
+			 off, c->rlen);
+		return false;
+	}
+	while (pos + IFACE_LEN <= cnt) {
+		e = r->rx + off + pos;
+		sa = e + 24;
+		cap = get_unaligned_le32(e + 8);
+		(*nr)++;
+		if (get_unaligned_le16(sa) == 2) {
+			sc_info("iface %u v4 %pI4 %u %llu",
+				get_unaligned_le32(e + 4), sa + 4, cap,
+				get_unaligned_le64(e + 16));
+			if (want->sin_family == AF_INET &&
+			    !memcmp(sa + 4, &want->sin_addr, 4) &&
+			    (cap & IFACE_RDMA))
+				found = true;
+		} else if (get_unaligned_le16(sa) == 0x17) {
+			sc_info("iface %u v6 %pI6c %u %llu",
+				get_unaligned_le32(e + 4), sa + 8, cap,
+				get_unaligned_le64(e + 16));
+		}
+		next = get_unaligned_le32(e);
+		if (!next)
+			break;
+		if (next < IFACE_LEN) {
+			snprintf(why, wlen, "entry %d: Next %u", *nr, next);
+			return false;
+		}
+		pos += next;
+	}
+	if (!found)
+		snprintf(why, wlen, "%pISc not listed RDMA-capable among %d entries",
+			 &r->rdma_dst, *nr);
+	return found;
+}
+
+/* ---- I/O through Buffer Descriptor V1 lists ---- */
+
+static u8 sc_pat(u64 seed, size_t i)
+{
+	return (u8)((i * 2654435761U) >> 13) ^ (u8)(seed * 131) ^ (u8)(i >> 11);
+}
+
+/*
+ * The registered descriptors @d[@nd] cut into at most @max pieces of
+ * @unit bytes (a piece never crosses a registered descriptor; the last
+ * of each is shorter). Returns the count; the bytes covered in @len.
+ */
+static u32 sc_cut(const struct smbd_buf_desc *d, int nd, u32 unit, u32 max,
+		  struct smbd_buf_desc *out, size_t *len)
+{
+	u32 n = 0, off;
+	int i;
+
+	*len = 0;
+	for (i = 0; i < nd && n < max; i++) {
+		for (off = 0; off < d[i].length && n < max; n++) {
+			out[n].offset = d[i].offset + off;
+			out[n].token = d[i].token;
+			out[n].length = min(unit, d[i].length - off);
+			off += out[n].length;
+			*len += out[n].length;
+		}
+	}
+	return n;
+}
+
+/*
+ * One SMB2 WRITE (@write) or READ on the RDMA channel of @len bytes at
+ * file offset 0, through @k pieces of @unit bytes of a buffer at @boff;
+ * @inv: SMB2_CHANNEL_RDMA_V1_INVALIDATE. Fills @why on failure; the
+ * bytes moved in @moved.
+ */
+static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
+		      u32 k, u32 unit, bool inv, size_t *moved, char *why,
+		      size_t wlen)
+{
+	struct sc_conn *c = &r->rdma;
+	struct smbd_buf_desc reg_d[SC_REG_DESC], *pc;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	u32 n, st, i, got;
+	int nd, err, derr;
+	u16 charge;
+	u8 *b;
+
+	pc = kvmalloc_array(SC_DESC_MAX, sizeof(*pc), GFP_KERNEL);
+	if (!pc)
+		return -ENOMEM;
+	testbuf_iter(&r->buf, boff, len, write ? ITER_SOURCE : ITER_DEST,
+		     unit & 1, &kv, &it);
+	nd = smbd_register(c->sk, &it, write ? SMBD_REG_PEER_READS :
+			   SMBD_REG_PEER_WRITES, reg_d, SC_REG_DESC, &reg);
+	if (nd < 0) {
+		snprintf(why, wlen, "register %zu bytes: %d", len, nd);
+		kvfree(pc);
+		return nd;
+	}
+	n = sc_cut(reg_d, nd, unit, min(k, (u32)SC_DESC_MAX), pc, moved);
+	charge = DIV_ROUND_UP(*moved, SZ_64K);
+	err = sc_credits(r, c, charge);
+	if (err) {
+		snprintf(why, wlen, "%u credits wanted, %u held: %d", charge,
+			 c->credits, err);
+		goto out;
+	}
+	/* WRITE and READ requests share the layout of the 48 bytes here */
+	b = sc_req(r, write ? C_WRITE : C_READ, 48 + n * SMBD_BUF_DESC_LEN);
+	put_unaligned_le16(49, b);
+	memcpy(b + 16, r->fid, 16);
+	if (write) {
+		put_unaligned_le32(inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1,
+				   b + 32);
+		put_unaligned_le32(*moved, b + 36);
+		put_unaligned_le16(H_LEN + 48, b + 40);
+		put_unaligned_le16(n * SMBD_BUF_DESC_LEN, b + 42);
+	} else {
+		put_unaligned_le32(*moved, b + 4);
+		put_unaligned_le32(inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1,
+				   b + 36);
+		put_unaligned_le16(H_LEN + 48, b + 44);
+		put_unaligned_le16(n * SMBD_BUF_DESC_LEN, b + 46);
+	}
+	for (i = 0; i < n; i++)
+		smbd_desc_encode(&pc[i], b + 48 + i * SMBD_BUF_DESC_LEN);
+	err = sc_call(r, c, H_LEN + 48 + n * SMBD_BUF_DESC_LEN, charge, NULL,
+		      &st);
+	if (err || st) {
+		snprintf(why, wlen, "%s over %u descriptors: error %d, status %#x",
+			 write ? "WRITE" : "READ", n, err, st);
+		err = err ?: -EREMOTEIO;
+		goto out;
+	}
+	if (c->rlen < H_LEN + 16) {
+		snprintf(why, wlen, "%s answered in %u bytes",
+			 write ? "WRITE" : "READ", c->rlen);
+		err = -EPROTO;
+		goto out;
+	}
+	b = r->rx + H_LEN;
+	got = write ? get_unaligned_le32(b + 4) :
+		      get_unaligned_le32(b + 4) + get_unaligned_le32(b + 8);
+	if (got != *moved) {
+		snprintf(why, wlen, "%s of %zu bytes answered %u",
+			 write ? "WRITE" : "READ", *moved, got);
+		err = -EIO;
+	} else if (inv != (c->rinfo.invalidated &&
+			   c->rinfo.token == pc[0].token)) {
+		snprintf(why, wlen, "%s %s: answer %s token %#x (ours %#x)",
+			 write ? "WRITE" : "READ",
+			 inv ? "RDMA_V1_INVALIDATE" : "RDMA_V1",
+			 c->rinfo.invalidated ? "invalidated" : "did not invalidate",
+			 c->rinfo.token, pc[0].token);
+		err = -EIO;
+	}
+	if (!err)
+		*why = 0;
+out:
+	derr = smbd_deregister(c->sk, reg);
+	if (derr && !err) {
+		snprintf(why, wlen, "deregister: %d", derr);
+		err = derr;
+	}
+	kvfree(pc);
+	return err;
+}
+
+/*
+ * @k descriptors of @unit bytes: write a pattern through them, read it
+ * back through as many into a buffer with canaries around, compare.
+ * Misaligned (@unit odd): the buffer at an odd address, bvec pieces.
+ */
+static void sc_descs(struct sc_run *r, u32 k, u32 unit)
+{
+	bool odd = unit & 1;
+	size_t boff = odd ? 3 : 0, len = (size_t)k * unit, moved = 0, i;
+	char name[48], why[160] = "";
+	u64 seed = r->seed++;
+	ktime_t t0 = ktime_get();
+	int err;
+
+	snprintf(name, sizeof(name), "descs-%u-%s", k,
+		 odd ? "misaligned" : "aligned");
+	for (i = 0; i < len; i++)
+		r->buf.va[boff + i] = sc_pat(seed, i);
+	err = sc_rdma_io(r, true, boff, len, k, unit, odd, &moved, why,
+			 sizeof(why));
+	if (!err) {
+		len = moved;
+		sc_info("written %zu", len);
+		memset(r->buf.va, SC_CANARY, boff + len + 64);
+		err = sc_rdma_io(r, false, boff, len, k, unit, !odd, &moved,
+				 why, sizeof(why));
+	}
+	if (!err && moved != len) {
+		snprintf(why, sizeof(why), "read %zu of %zu", moved, len);
+		err = -EIO;
+	}
+	for (i = 0; !err && i < len; i++) {
+		if (r->buf.va[boff + i] != sc_pat(seed, i)) {
+			snprintf(why, sizeof(why), "byte %zu of %zu differs", i,
+				 len);
+			err = -EIO;
+		}
+	}
+	if (!err && (memchr_inv(r->buf.va, SC_CANARY, boff) ||
+		     memchr_inv(r->buf.va + boff + len, SC_CANARY, 64))) {
+		snprintf(why, sizeof(why), "bytes around the read buffer changed");
+		err = -EIO;
+	}
+	sc_check(r, !err, name, "%s%s%u-byte pieces, %zu bytes written and read back, %lld ms",
+		 why, why[0] ? "; " : "", unit, len,
+		 ktime_ms_delta(ktime_get(), t0));
+}
+
+/*
+ * WRITEs the server must refuse at once, the connection going on: more
+ * bytes than MaxReadWriteSize, and more bytes than the descriptors hold.
+ */
+static void sc_refused(struct sc_run *r)
+{
+	struct sc_conn *c = &r->rdma;
+	struct smbd_buf_desc d = { .offset = 0x10000, .token = 0x1234 };
+	static const char * const what[] = { "write-above-max-refused",
+					     "write-beyond-descriptors-refused" };
+	ktime_t t0;
+	u32 st, len;
+	int i, err;
+	u8 *b;
+
+	for (i = 0; i < 2; i++) {
+		len = i ? 8192 : r->max_rw + 4096;
+		d.length = i ? 4096 : len;
+		err = sc_credits(r, c, DIV_ROUND_UP(len, SZ_64K));
+		b = sc_req(r, C_WRITE, 48 + SMBD_BUF_DESC_LEN);
+		put_unaligned_le16(49, b);
+		memcpy(b + 16, r->fid, 16);
+		put_unaligned_le32(CH_RDMA_V1, b + 32);
+		put_unaligned_le32(len, b + 36);
+		put_unaligned_le16(H_LEN + 48, b + 40);
+		put_unaligned_le16(SMBD_BUF_DESC_LEN, b + 42);
+		smbd_desc_encode(&d, b + 48);
+		t0 = ktime_get();
+		err = err ?: sc_call(r, c, H_LEN + 48 + SMBD_BUF_DESC_LEN,
+				     DIV_ROUND_UP(len, SZ_64K), NULL, &st);
+		sc_check(r, !err && st == ST_INVALID_PARAMETER &&
+			 ktime_ms_delta(ktime_get(), t0) < 5000, what[i],
+			 "%u bytes, descriptor of %u: error %d, status %#x (want %#x) after %lld ms",
+			 len, d.length, err, st, ST_INVALID_PARAMETER,
+			 ktime_ms_delta(ktime_get(), t0));
+	}
+}
+
+/* ---- the command ---- */
+
+static void sc_watchdog(struct work_struct *w)
+{
+	struct sc_run *r = container_of(w, struct sc_run, watchdog.work);
+
+	mutex_lock(&r->lock);
+	r->expired = true;
+	pr_info("%s: past %d s, shutting the connections down\n", r->label,
+		SC_DEADLINE_S);
+	if (r->tcp.tcp)
+		kernel_sock_shutdown(r->tcp.tcp, SHUT_RDWR);
+	if (r->rdma.sk)
+		smbd_sock_shutdown(r->rdma.sk);
+	mutex_unlock(&r->lock);
+}
+
+static int sc_tcp_connect(struct sc_run *r)
+{
+	struct socket *s;
+	int err;
+
+	err = sock_create_kern(&init_net, r->tcp_dst.ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &s);
+	if (err)
+		return err;
+	s->sk->sk_rcvtimeo = 60 * HZ;
+	s->sk->sk_sndtimeo = 60 * HZ;
+	err = kernel_connect(s, (struct sockaddr *)&r->tcp_dst,
+			     r->tcp_dst.ss_family == AF_INET6 ?
+			     sizeof(struct sockaddr_in6) :
+			     sizeof(struct sockaddr_in), 0);
+	if (err) {
+		sock_release(s);
+		return err;
+	}
+	mutex_lock(&r->lock);
+	r->tcp.tcp = s;
+	mutex_unlock(&r->lock);
+	return 0;
+}
+
+static int sc_rdma_connect(struct sc_run *r)
+{
+	struct smbd_sock_info info;
+	struct smbd_params p;
+	struct smbd_sock *sk;
+	int err;
+
+	smbd_params_init(&p, false);
+	err = smbd_sock_create(&init_net, &p, &sk);
+	if (err)
+		return err;
+	mutex_lock(&r->lock);
+	r->rdma.sk = sk;
+	mutex_unlock(&r->lock);
+	err = smbd_sock_connect(sk, (struct sockaddr *)&r->rdma_dst);
+	if (!err)
+		err = smbd_sock_query(sk, &info);
+	if (!err)
+		r->max_rw = info.max_read_write_size;
+	return err;
+}
+
+/* The TCP half: up to the interface list. False when it cannot go on. */
+static bool sc_tcp_part(struct sc_run *r)
+{
+	char why[160] = "";
+	u32 caps = 0;
+	u16 dialect = 0;
+	int err, nr;
+	bool ok;
+
+	err = sc_tcp_connect(r);
+	err = err ?: sc_negotiate(r, &r->tcp, &dialect, &caps);
+	if (!sc_check(r, !err && dialect == D_SMB302 &&
+		      (caps & CAP_MULTI_CHANNEL), "tcp-negotiate",
+		      "dialect %#x, capabilities %#x, error %d", dialect, caps,
+		      err))
+		return false;
+	err = sc_session_setup(r, &r->tcp, false, r->sess_sign, why,
+			       sizeof(why));
+	if (!sc_check(r, !err, "tcp-session-setup",
+		      "%sNTLMv2 as %s, session %#llx%s", why, r->user, r->sid,
+		      err ? "" : ", final answer signed"))
+		return false;
+	r->tcp.sign = true;
+	memcpy(r->tcp.key, r->sess_sign, 16);
+	err = sc_tree_connect(r, &r->tcp);
+	if (!sc_check(r, !err, "tcp-tree-connect", "\\\\%s\\%s: %d, tree %#x",
+		      r->tcp_host, r->share, err, r->tid))
+		return false;
+	why[0] = 0;
+	ok = sc_interfaces(r, &r->tcp, &nr, why, sizeof(why));
+	return sc_check(r, ok, "tcp-interfaces", "%s%s%d entries, signed",
+			why, why[0] ? "; " : "", nr);
+}
+
+/* The RDMA channel: bound to the session, then I/O through it. */
+static void sc_rdma_part(struct sc_run *r)
+{
+	static const u32 ks[] = { 1, 2, 16, 256, SC_DESC_MAX };
+	char why[160] = "", name[40];
+	u32 caps = 0, unit;
+	u16 dialect = 0;
+	ktime_t t0;
+	int err, i;
+
+	t0 = ktime_get();
+	err = sc_rdma_connect(r);
+	err = err ?: sc_negotiate(r, &r->rdma, &dialect, &caps);
+	if (!sc_check(r, !err && dialect == D_SMB302, "rdma-negotiate",
+		      "%pISpc, dialect %#x, MaxReadWriteSize %u, error %d, %lld ms",
+		      &r->rdma_dst, dialect, r->max_rw, err,
+		      ktime_ms_delta(ktime_get(), t0)))
+		return;
+	err = sc_session_setup(r, &r->rdma, true, r->rdma.key, why,
+			       sizeof(why));
+	if (!sc_check(r, !err, "rdma-bind",
+		      "%ssession %#llx bound, requests signed with Session.SigningKey%s",
+		      why, r->sid, err ? "" : ", final answer with the channel's"))
+		return;
+	r->rdma.sign = true;
+	snprintf(name, sizeof(name), "smb2c-%s.bin", r->label);
+	err = sc_create(r, &r->rdma, name);
+	if (!sc_check(r, !err, "rdma-create", "%s over the bound channel: %d",
+		      name, err))
+		return;
+	for (i = 0; i < ARRAY_SIZE(ks); i++) {
+		/* 1 MiB at most each (siw moves 1-3 MiB/s under TCG) */
+		unit = min_t(u32, PAGE_SIZE, SZ_1M / ks[i]);
+		sc_descs(r, ks[i], unit);
+		/*
+		 * 4,095 misaligned: the issue's 1,025-byte pieces (4 MiB).
+		 * The time goes by the descriptor (each an RDMA operation,
+		 * a few milliseconds under TCG), not by the byte.
+		 */
+		sc_descs(r, ks[i], ks[i] == SC_DESC_MAX ? SC_BIG_UNIT : unit - 1);
+	}
+	sc_refused(r);
+	err = sc_simple(r, &r->rdma, C_CLOSE);
+	sc_check(r, !err, "rdma-close", "%d", err);
+}
+
+static void sc_cmd_win(struct sc_run *r)
+{
+	int err;
+
+	INIT_DELAYED_WORK(&r->watchdog, sc_watchdog);
+	schedule_delayed_work(&r->watchdog, SC_DEADLINE_S * HZ);
+	if (sc_tcp_part(r))
+		sc_rdma_part(r);
+	if (r->tcp.sign) {
+		err = sc_simple(r, &r->tcp, C_LOGOFF);
+		sc_check(r, !err, "tcp-logoff", "%d", err);
+	}
+	cancel_delayed_work_sync(&r->watchdog);
+	sc_check(r, !r->expired, "in-time", "within %d s", SC_DEADLINE_S);
+	if (r->rdma.sk)
+		smbd_sock_release(r->rdma.sk);
+	if (r->tcp.tcp)
+		sock_release(r->tcp.tcp);
+}
+
+/* MD4 against [RFC1320]'s own examples, before it is trusted. */
+static bool sc_md4_ok(void)
+{
+	static const u8 want_abc[16] = {
+		0xa4, 0x48, 0x01, 0x7a, 0xaf, 0x21, 0xd8, 0x52,
+		0x5f, 0xc1, 0x0a, 0xe8, 0x7a, 0xa6, 0x72, 0x9d };
+	static const u8 want_long[16] = {	/* "1234567890" x 8 */
+		0xe3, 0x3b, 0x4d, 0xdc, 0x9c, 0x38, 0xf2, 0x19,
+		0x9c, 0x3e, 0x7b, 0x16, 0x4f, 0xcc, 0x05, 0x36 };
+	u8 out[16], msg[80];
+	int i;
+
+	sc_md4((const u8 *)"abc", 3, out);
+	if (memcmp(out, want_abc, 16))
+		return false;
+	for (i = 0; i < 80; i++)
+		msg[i] = '0' + (i + 1) % 10;
+	sc_md4(msg, 80, out);
+	return !memcmp(out, want_long, 16);
+}
+
+static int sc_run_cmd(char *line)
+{
+	struct sc_run *r;
+	char **argv;
+	int argc, err = 0;
+
+	argv = argv_split(GFP_KERNEL, line, &argc);
+	if (!argv)
+		return -ENOMEM;
+	if (argc != 8 || strcmp(argv[0], "win")) {
+		err = -EINVAL;
+		goto out;
+	}
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		err = -ENOMEM;
+		goto out;
+	}
+	mutex_init(&r->lock);
+	r->label = argv[1];
+	r->tcp_host = argv[2];
+	r->user = argv[5];
+	r->pass = argv[6];
+	r->share = argv[7];
+	r->tcp.what = "tcp";
+	r->rdma.what = "rdma";
+	r->seed = get_random_u32();
+	generate_random_uuid(r->guid);
+	if (inet_pton_with_scope(&init_net, AF_UNSPEC, argv[2], "445",
+				 &r->tcp_dst) ||
+	    inet_pton_with_scope(&init_net, AF_UNSPEC, argv[3], argv[4],
+				 &r->rdma_dst)) {
+		err = -EINVAL;
+	} else {
+		r->tx = kvmalloc(SC_MSG_MAX, GFP_KERNEL);
+		r->rx = kvmalloc(SC_MSG_MAX, GFP_KERNEL);
+		if (!r->tx || !r->rx || testbuf_alloc(&r->buf, SC_BUF_SIZE))
+			err = -ENOMEM;
+		else if (sc_check(r, sc_md4_ok(), "md4",
+				  "[RFC1320] examples"))
+			sc_cmd_win(r);
+		testbuf_free(&r->buf);
+	}
+	kvfree(r->tx);
+	kvfree(r->rx);
+	kfree(r);
+out:
+	argv_free(argv);
+	return err;
+}
+
+static int __init smbd_smb2c_init(void)
+{
+	return testctl_init(&sc_ctl, "smbd_smb2c", SC_OUT_MAX, 256,
+			    sc_run_cmd);
+}
+
+static void __exit smbd_smb2c_exit(void)
+{
+	testctl_remove(&sc_ctl);
+	testctl_out_free(&sc_ctl.out);
+}
+
+module_init(smbd_smb2c_init);
+module_exit(smbd_smb2c_exit);
+
+MODULE_DESCRIPTION("smbd tests: an SMB2 client that reaches SMB Direct the Windows way");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(SMBD);
+MODULE_SOFTDEP("pre: md5 hmac sha256 cmac aes");
