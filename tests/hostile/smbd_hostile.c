@@ -1436,6 +1436,38 @@ static int hp_open(struct hrun *r, struct hpair *p)
 }
 
 /*
+ * smbd sends @len bytes of @data on @p and we must get them, granting it
+ * credits as it needs them, within 5 s. 0, or the error with @got, the
+ * bytes of the first message that came (0 if none).
+ */
+static int hp_from_smbd(struct hpair *p, const u8 *data, u32 len, u32 *got)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	struct hconn *c = p->c;
+	struct hmsg *m;
+	int ret;
+
+	/* smbd needs credits, which ride on our messages. */
+	h_poll(c);
+	if (c->to_grant && c->send_credits)
+		h_grant(c);
+	ret = hs_send(p->s, data, len, 5000);
+	while (!ret && list_empty(&c->inbox) && time_before(jiffies, end)) {
+		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
+				   READ_ONCE(c->disc), msecs_to_jiffies(20));
+		h_poll(c);
+		if (c->to_grant >= 8 && c->send_credits)
+			h_grant(c);
+	}
+	m = list_first_entry_or_null(&c->inbox, struct hmsg, node);
+	*got = m ? m->len : 0;
+	if (!ret && (!m || m->len != len || memcmp(m->data, data, len)))
+		ret = -EIO;
+	h_inbox_free(c);
+	return ret;
+}
+
+/*
  * Health: data both ways on @p. We send @len bytes (fragmented as needed)
  * and smbd must deliver them; smbd sends them back and we must get them.
  */
@@ -1443,10 +1475,8 @@ static bool hp_echo(struct hrun *r, struct hpair *p, u32 len)
 {
 	struct hconn *c = p->c;
 	struct hside *s = p->s;
-	u32 maxpay = c->max_send - DT_PAYLOAD, done = 0, n;
-	unsigned long end;
+	u32 maxpay = c->max_send - DT_PAYLOAD, done = 0, n, got;
 	unsigned long t0 = jiffies;
-	struct hmsg *m;
 	struct hdt d;
 	u8 *data;
 	u32 i;
@@ -1470,28 +1500,12 @@ static bool hp_echo(struct hrun *r, struct hpair *p, u32 len)
 		FAIL(r, echo, "to smbd: %d, %s", ret, s->wrong ? s->why : "");
 		goto out;
 	}
-	/* Back: smbd needs credits, which ride on our messages. */
-	h_poll(c);
-	if (c->to_grant && c->send_credits)
-		h_grant(c);
+	/* Back. */
 	c->got = 0;
-	ret = hs_send(s, data, len, 5000);
-	end = jiffies + 5 * HZ;
-	while (!ret && list_empty(&c->inbox) && time_before(jiffies, end)) {
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-				   READ_ONCE(c->disc), msecs_to_jiffies(20));
-		h_poll(c);
-		if (c->to_grant >= 8 && c->send_credits)
-			h_grant(c);
-	}
-	m = list_first_entry_or_null(&c->inbox, struct hmsg, node);
-	if (ret || !m || m->len != len || memcmp(m->data, data, len)) {
-		FAIL(r, echo, "from smbd: send %d, got %u of %u bytes%s", ret,
-		     m ? m->len : 0, len,
-		     m && m->len == len ? ", different" : "");
-		ret = ret ?: -EIO;
-	}
-	h_inbox_free(c);
+	ret = hp_from_smbd(p, data, len, &got);
+	if (ret)
+		FAIL(r, echo, "from smbd: %d, got %u of %u bytes%s", ret, got,
+		     len, ret == -EIO && got == len ? ", different" : "");
 out:
 	kfree(data);
 	if (!ret)
@@ -2877,7 +2891,7 @@ static void h_write_imm(struct hrun *r, u32 len)
 	u8 *buf = NULL;
 	struct htx *tx;
 	struct kvec kv;
-	u32 rkey = 0, rmax;
+	u32 rkey = 0, rmax, got;
 	int ret;
 
 	/* Asking for all smbd can post: each of its buffers is posted. */
@@ -2914,6 +2928,19 @@ static void h_write_imm(struct hrun *r, u32 len)
 		}
 		raddr = desc.offset;
 		rkey = desc.token;
+		/*
+		 * smbd posts the registration and returns: its MR is valid
+		 * once smbd's send queue ran past it, as any later message
+		 * of smbd's shows (a consumer sends the descriptor in one).
+		 * We learned the descriptor directly: wait for a message.
+		 */
+		ret = hp_from_smbd(&p, (const u8 *)"reg", 3, &got);
+		if (ret) {
+			CHECK(r, false, name,
+			      "setup: smbd's message after registering: %d, %u bytes",
+			      ret, got);
+			goto out;
+		}
 	}
 	ret = h_credit(p.c, p.s);
 	tx = ret ? NULL : h_tx_slot(p.c);
