@@ -66,23 +66,9 @@ capable() {
 		echo "SMBD-TEST: not ok interfaces: $1 - $2 says \"$_got\", want $3"
 	fi
 }
-q() { "$@" >/dev/null 2>&1; }
-q $IP link add link smbdr0 name smbdr0.7 type vlan id 7
-q $IP link add link smbds0 name smbds0.7 type vlan id 7
-q $IP link add smbdn0 type dummy
-q $IP link add link smbdn0 name smbdn0.7 type vlan id 7
-q $IP link add smbdc0 type dummy
-q $RDMA link add rxec0 type rxe netdev smbdc0
-q $IP link add smbdbond0 type bond
-q $IP link set smbdc0 master smbdbond0
-q $IP link add link smbdbond0 name smbdbond0.9 type vlan id 9
-q $IP link add smbdc1 type dummy
-q $RDMA link add rxec1 type rxe netdev smbdc1
-q $IP link add smbdbr0 type bridge
-q $IP link set smbdc1 master smbdbr0
-q $IP link add smbdn1 type dummy
-q $IP link add smbdbr1 type bridge
-q $IP link set smbdn1 master smbdbr1
+# shellcheck source=tests/guest/lib-ifaces.sh
+. /smbd/lib-ifaces.sh
+ifaces_up
 echo "smbd interfaces:"
 cat $IFACES
 capable "RoCE port" smbdr0 yes
@@ -96,13 +82,8 @@ capable "loopback" lo no
 capable "plain interface" smbdn0 no
 capable "VLAN on a plain interface" smbdn0.7 no
 capable "bridge with a plain interface" smbdbr1 no
-for _l in smbdr0.7 smbds0.7 smbdn0.7 smbdbond0.9 smbdbr0 smbdbr1 smbdbond0; do
-	q $IP link delete $_l
-done
-q $RDMA link delete rxec0
-q $RDMA link delete rxec1
-for _l in smbdc0 smbdc1 smbdn0 smbdn1; do
-	q $IP link delete $_l
-done
+capable "veth" smbdv0 no
+capable "VLAN on a veth" smbdv0.5 no
+ifaces_down
 ! grep -q "^rxec" $DEVS
 result $? "interfaces: the extra devices are gone"

@@ -98,6 +98,7 @@ enum {
 #define IFACE_RSS	0x1
 #define IFACE_RDMA	0x2
 #define IFACE_LEN	152
+#define SC_IFACE_MAX	256		/* entries parsed at most */
 
 /* [MS-NLMP] 2.2.2.5 */
 #define NTLM_FLAGS	(0x00000001 /* UNICODE */ | 0x00000004 /* REQUEST_TARGET */ | \
@@ -118,6 +119,7 @@ struct sc_conn {
 	u8 key[16];			/* its signing key, when @sign */
 	struct smbd_recv_info rinfo;	/* of the last message (rdma) */
 	u32 rlen;			/* length of the last message */
+	u32 max_write;			/* the server's MaxWriteSize */
 };
 
 struct sc_run {
@@ -447,6 +449,7 @@ static int sc_call(struct sc_run *r, struct sc_conn *c, u32 len, u16 charge,
 	u8 *h = r->rx;
 	int err;
 
+	*status = 0;
 	if (!key && c->sign)
 		key = c->key;
 	if (c->credits < spend)
@@ -539,6 +542,7 @@ static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
 	b = r->rx + H_LEN;
 	*dialect = get_unaligned_le16(b + 4);
 	*caps = get_unaligned_le32(b + 24);
+	c->max_write = get_unaligned_le32(b + 36);
 	return 0;
 }
 
@@ -554,6 +558,14 @@ static u8 *sc_sess_blob(struct sc_run *r, struct sc_conn *c, u32 *len)
 	if (off < H_LEN + 8 || off + *len > c->rlen)
 		return NULL;
 	return r->rx + off;
+}
+
+/* An NTLMSSP payload field at @at ([MS-NLMP] 2.2.1.3): @len bytes at @off. */
+static void sc_ntlm_field(u8 *msg, u32 at, u32 len, u32 off)
+{
+	put_unaligned_le16(len, msg + at);
+	put_unaligned_le16(len, msg + at + 2);
+	put_unaligned_le32(off, msg + at + 4);
 }
 
 /*
@@ -600,13 +612,9 @@ static int sc_ntlm_auth(struct sc_run *r, const u8 *ch, u32 chlen, u8 *out,
 	memcpy(out, "NTLMSSP", 8);
 	put_unaligned_le32(3, out + 8);
 	pos = 64;
-	put_unaligned_le16(24, out + 12);
-	put_unaligned_le16(24, out + 14);
-	put_unaligned_le32(pos, out + 16);
+	sc_ntlm_field(out, 12, 24, pos);
 	pos += 24;
-	put_unaligned_le16(nt_len, out + 20);
-	put_unaligned_le16(nt_len, out + 22);
-	put_unaligned_le32(pos, out + 24);
+	sc_ntlm_field(out, 20, nt_len, pos);
 	blob = out + pos + 16;
 	blob[0] = 1;
 	blob[1] = 1;
@@ -623,21 +631,15 @@ static int sc_ntlm_auth(struct sc_run *r, const u8 *ch, u32 chlen, u8 *out,
 		return err;
 	pos += nt_len;
 	dlen = sc_utf16(out + pos, NTLM_DOMAIN, false);
-	put_unaligned_le16(dlen, out + 28);
-	put_unaligned_le16(dlen, out + 30);
-	put_unaligned_le32(pos, out + 32);
+	sc_ntlm_field(out, 28, dlen, pos);
 	pos += dlen;
 	ulen = sc_utf16(out + pos, r->user, false);
-	put_unaligned_le16(ulen, out + 36);
-	put_unaligned_le16(ulen, out + 38);
-	put_unaligned_le32(pos, out + 40);
+	sc_ntlm_field(out, 36, ulen, pos);
 	pos += ulen;
 	hlen = sc_utf16(out + pos, NTLM_HOST, false);
-	put_unaligned_le16(hlen, out + 44);
-	put_unaligned_le16(hlen, out + 46);
-	put_unaligned_le32(pos, out + 48);
+	sc_ntlm_field(out, 44, hlen, pos);
 	pos += hlen;
-	put_unaligned_le32(pos, out + 56);	/* no session key */
+	sc_ntlm_field(out, 52, 0, pos);		/* no session key */
 	put_unaligned_le32(NTLM_FLAGS, out + 60);
 	memzero_explicit(owf, sizeof(owf));
 	memzero_explicit(nthash, sizeof(nthash));
@@ -682,9 +684,11 @@ static int sc_session_setup(struct sc_run *r, struct sc_conn *c,
 		return -EPROTO;
 	}
 	/* the challenge moves to r->tx's tail: r->rx is reused */
-	b = sc_req(r, C_SESSION_SETUP, 24);
-	if (blen > SC_MSG_MAX / 4)
+	if (blen > SC_MSG_MAX / 4) {
+		snprintf(why, wlen, "CHALLENGE_MESSAGE of %u bytes", blen);
 		return -EPROTO;
+	}
+	b = sc_req(r, C_SESSION_SETUP, 24);
 	memcpy(r->tx + SC_MSG_MAX - blen, blob, blen);
 	n = sc_ntlm_auth(r, r->tx + SC_MSG_MAX - blen, blen, b + 24,
 			 SC_MSG_MAX / 2, skey);
@@ -791,6 +795,7 @@ static int sc_simple(struct sc_run *r, struct sc_conn *c, u16 cmd)
 static bool sc_interfaces(struct sc_run *r, struct sc_conn *c, int *nr,
 			  char *why, size_t wlen)
 {
+	const struct sockaddr_in6 *want6 = (void *)&r->rdma_dst;
 	const struct sockaddr_in *want = (void *)&r->rdma_dst;
 	u32 st, off, cnt, pos = 0, next, cap;
 	bool found = false;
@@ -823,7 +828,7 @@ static bool sc_interfaces(struct sc_run *r, struct sc_conn *c, int *nr,
 			 off, c->rlen);
 		return false;
 	}
-	while (pos + IFACE_LEN <= cnt) {
+	while (cnt - pos >= IFACE_LEN && *nr < SC_IFACE_MAX) {
 		e = r->rx + off + pos;
 		sa = e + 24;
 		cap = get_unaligned_le32(e + 8);
@@ -840,12 +845,17 @@ static bool sc_interfaces(struct sc_run *r, struct sc_conn *c, int *nr,
 			sc_info("iface %u v6 %pI6c %u %llu",
 				get_unaligned_le32(e + 4), sa + 8, cap,
 				get_unaligned_le64(e + 16));
+			if (want->sin_family == AF_INET6 &&
+			    !memcmp(sa + 8, &want6->sin6_addr, 16) &&
+			    (cap & IFACE_RDMA))
+				found = true;
 		}
 		next = get_unaligned_le32(e);
 		if (!next)
 			break;
-		if (next < IFACE_LEN) {
-			snprintf(why, wlen, "entry %d: Next %u", *nr, next);
+		if (next < IFACE_LEN || next > cnt - pos) {
+			snprintf(why, wlen, "entry %d: Next %u, %u bytes left",
+				 *nr, next, cnt - pos);
 			return false;
 		}
 		pos += next;
@@ -1052,7 +1062,8 @@ static void sc_refused(struct sc_run *r)
 	u8 *b;
 
 	for (i = 0; i < 2; i++) {
-		len = i ? 8192 : r->max_rw + 4096;
+		/* above both limits: SMB Direct's and the SMB2 dialect's */
+		len = i ? 8192 : max(r->max_rw, c->max_write) + 4096;
 		d.length = i ? 4096 : len;
 		err = sc_credits(r, c, DIV_ROUND_UP(len, SZ_64K));
 		b = sc_req(r, C_WRITE, 48 + SMBD_BUF_DESC_LEN);
@@ -1111,6 +1122,11 @@ static int sc_tcp_connect(struct sc_run *r)
 		return err;
 	}
 	mutex_lock(&r->lock);
+	if (r->expired) {
+		mutex_unlock(&r->lock);
+		sock_release(s);
+		return -ETIMEDOUT;
+	}
 	r->tcp.tcp = s;
 	mutex_unlock(&r->lock);
 	return 0;
@@ -1128,6 +1144,11 @@ static int sc_rdma_connect(struct sc_run *r)
 	if (err)
 		return err;
 	mutex_lock(&r->lock);
+	if (r->expired) {
+		mutex_unlock(&r->lock);
+		smbd_sock_release(sk);
+		return -ETIMEDOUT;
+	}
 	r->rdma.sk = sk;
 	mutex_unlock(&r->lock);
 	err = smbd_sock_connect(sk, (struct sockaddr *)&r->rdma_dst);
