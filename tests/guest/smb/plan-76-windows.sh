@@ -41,7 +41,6 @@ TCP_ADDR=192.0.2.65	# on smbdn0, a plain interface (lib-ifaces.sh)
 BIG=4197375	# the largest write: 4,095 descriptors of 1,025 bytes
 
 blog() { echo "    windows: $*"; }
-info() { echo "SMBD-INFO: windows: $*"; }
 
 mkdir -p $T
 if ! grep -q '^smbd ' /proc/modules; then
