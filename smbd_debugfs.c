@@ -80,10 +80,10 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 		else if (addr)
 			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
 		if (sk->ss_is_listener) {
-			seq_printf(m, " negotiating %u accept_q %u refused %llu\n",
+			seq_printf(m, " negotiating %u accept_q %u refused %llu wrong_class %llu\n",
 				   READ_ONCE(sk->ss_pending_len),
 				   READ_ONCE(sk->ss_accept_len),
-				   st.conns_refused);
+				   st.conns_refused, st.conns_wrong_class);
 			continue;
 		}
 		seq_putc(m, '\n');
@@ -197,8 +197,9 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\n",
 		   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
 		   st.rdma_write_bytes);
-	seq_printf(m, "conns_refused %llu\npeer_refusals %llu\ncompletion_errors %llu\n",
-		   st.conns_refused, st.peer_refusals, c.wr_errors);
+	seq_printf(m, "conns_refused %llu\nconns_wrong_class %llu\npeer_refusals %llu\ncompletion_errors %llu\n",
+		   st.conns_refused, st.conns_wrong_class, st.peer_refusals,
+		   c.wr_errors);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_counters);

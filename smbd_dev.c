@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/notifier.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
@@ -20,6 +21,7 @@
 static LIST_HEAD(smbd_devices);
 static DEFINE_MUTEX(smbd_devices_lock);	/* protects smbd_devices */
 static struct ib_client smbd_ib_client;
+static BLOCKING_NOTIFIER_HEAD(smbd_dev_chain);
 
 /*
  * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
@@ -68,6 +70,7 @@ static int smbd_ib_add(struct ib_device *ibdev)
 		   sd->sd_iwarp ? "iWARP" : "IB/RoCE", sd->sd_max_qp_wr,
 		   sd->sd_max_send_sge, sd->sd_max_frmr_pages,
 		   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom);
+	blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_UP, ibdev);
 	return 0;
 }
 
@@ -75,6 +78,7 @@ static void smbd_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct smbd_device *sd = client_data;
 
+	blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_DOWN, ibdev);
 	mutex_lock(&smbd_devices_lock);
 	list_del(&sd->sd_list);
 	mutex_unlock(&smbd_devices_lock);
@@ -190,6 +194,51 @@ static int smbd_lower_add(struct net_device *dev,
 }
 
 /**
+ * smbd_netdev_classes() - which kinds of RDMA device reach an interface
+ * @netdev: the interface
+ *
+ * Looks at @netdev and every interface below it (a VLAN's real device, a
+ * bond's slaves, a bridge's ports): each RDMA device smbd uses that has
+ * one of them as a port (RoCE, iWARP) or has a port with its GID (IPoIB)
+ * adds its class. A soft-RoCE and a soft-iWARP device may share a netdev.
+ *
+ * Context: process; sleeps (takes the device list's mutex). May be
+ * called with the RTNL held.
+ * Return: a mask of BIT(%SMBD_DEV_IB) and BIT(%SMBD_DEV_IWARP); 0 when
+ * no RDMA device smbd uses lies below @netdev.
+ */
+unsigned int smbd_netdev_classes(struct net_device *netdev)
+{
+	struct netdev_nested_priv priv;
+	struct smbd_lower l = {};
+	struct smbd_device *sd;
+	unsigned int classes = 0;
+	u32 i;
+
+	might_sleep();
+	priv.data = &l;
+	smbd_lower_add(netdev, &priv);
+	rcu_read_lock();
+	netdev_walk_all_lower_dev_rcu(netdev, smbd_lower_add, &priv);
+	rcu_read_unlock();
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		for (i = 0; i < l.n; i++) {
+			if (smbd_dev_has_netdev(sd->sd_ibdev, l.dev[i])) {
+				classes |= BIT(sd->sd_iwarp ? SMBD_DEV_IWARP :
+						SMBD_DEV_IB);
+				break;
+			}
+		}
+	}
+	mutex_unlock(&smbd_devices_lock);
+	for (i = 0; i < l.n; i++)
+		dev_put(l.dev[i]);
+	return classes;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_netdev_classes, SMBD);
+
+/**
  * smbd_netdev_capable() - can SMB Direct reach a network interface
  * @netdev: the interface
  *
@@ -206,29 +255,7 @@ static int smbd_lower_add(struct net_device *dev,
  */
 bool smbd_netdev_capable(struct net_device *netdev)
 {
-	struct netdev_nested_priv priv;
-	struct smbd_lower l = {};
-	struct smbd_device *sd;
-	bool found = false;
-	u32 i;
-
-	might_sleep();
-	priv.data = &l;
-	smbd_lower_add(netdev, &priv);
-	rcu_read_lock();
-	netdev_walk_all_lower_dev_rcu(netdev, smbd_lower_add, &priv);
-	rcu_read_unlock();
-	mutex_lock(&smbd_devices_lock);
-	list_for_each_entry(sd, &smbd_devices, sd_list) {
-		for (i = 0; i < l.n && !found; i++)
-			found = smbd_dev_has_netdev(sd->sd_ibdev, l.dev[i]);
-		if (found)
-			break;
-	}
-	mutex_unlock(&smbd_devices_lock);
-	for (i = 0; i < l.n; i++)
-		dev_put(l.dev[i]);
-	return found;
+	return smbd_netdev_classes(netdev) != 0;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_netdev_capable, SMBD);
 
@@ -256,6 +283,42 @@ bool smbd_any_iwarp(void)
 	return iwarp;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_any_iwarp, SMBD);
+
+/**
+ * smbd_register_dev_notifier() - hear of RDMA devices coming and going
+ * @nb: called with %SMBD_DEV_UP once smbd can use a new device, and with
+ *	%SMBD_DEV_DOWN before it stops using one; the data is the struct
+ *	ib_device. Called in process context from ib_core's client
+ *	callbacks: it may sleep, but must not wait for rdma_cm or ib_core
+ *	(queue work for that). A device's addresses may still be without
+ *	RDMA GIDs when %SMBD_DEV_UP comes.
+ *
+ * For consumers that follow devices themselves, such as a server with a
+ * listener per address. Devices present before the call are not told.
+ *
+ * Context: process; sleeps.
+ * Return: 0.
+ */
+int smbd_register_dev_notifier(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&smbd_dev_chain, nb);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_register_dev_notifier, SMBD);
+
+/**
+ * smbd_unregister_dev_notifier() - undo smbd_register_dev_notifier()
+ * @nb: the registered block
+ *
+ * Once it returns, @nb is not running and will not be called.
+ *
+ * Context: process; sleeps.
+ * Return: 0, or -ENOENT when @nb was not registered.
+ */
+int smbd_unregister_dev_notifier(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_unregister(&smbd_dev_chain, nb);
+}
+EXPORT_SYMBOL_NS_GPL(smbd_unregister_dev_notifier, SMBD);
 
 /*
  * debugfs "interfaces": every interface of the initial namespace and

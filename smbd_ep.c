@@ -423,6 +423,26 @@ static u16 smbd_default_port(struct rdma_cm_id *id)
 	       SMBD_PORT_IWARP : SMBD_PORT_IB;
 }
 
+/**
+ * smbd_dev_class_ok() - may a socket use the device its id is bound to
+ * @p: the socket's parameters
+ * @id: an id bound to a device (id->device set)
+ *
+ * Context: any.
+ * Return: true when @p's dev_class admits @id's device and port.
+ */
+bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id)
+{
+	switch (p->dev_class) {
+	case SMBD_DEV_IB:
+		return rdma_ib_or_roce(id->device, id->port_num);
+	case SMBD_DEV_IWARP:
+		return rdma_protocol_iwarp(id->device, id->port_num);
+	default:
+		return true;
+	}
+}
+
 static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 			    struct smbd_irdord_pdu *priv)
 {
@@ -563,6 +583,16 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	u32 ird, ord;
 	int ret;
 
+	/*
+	 * A wildcard listener hears every device; the class it does not
+	 * serve is refused before it takes a place in the backlog.
+	 */
+	if (!smbd_dev_class_ok(&lsk->ss_params, id)) {
+		spin_lock_bh(&lsk->ss_lock);
+		lsk->ss_stats.conns_wrong_class++;
+		spin_unlock_bh(&lsk->ss_lock);
+		return -ECONNREFUSED;
+	}
 	if (!smbd_listener_admit(lsk))
 		return -ECONNREFUSED;
 
@@ -669,9 +699,12 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		/* Port 0: the default of the device that reaches the peer. */
 		dst = (struct sockaddr *)&id->route.addr.dst_addr;
-		if (!smbd_addr_port(dst))
+		if (!smbd_dev_class_ok(&sk->ss_params, id))
+			ret = -EPROTONOSUPPORT;
+		else if (!smbd_addr_port(dst))
 			smbd_addr_set_port(dst, smbd_default_port(id));
-		ret = rdma_resolve_route(id, 5000);
+		if (!ret)
+			ret = rdma_resolve_route(id, 5000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		mutex_lock(&sk->ss_cm_mutex);

@@ -155,6 +155,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 				   READ_ONCE(smbd_def_neg_initiator)) * 1000;
 	p->mr_count = 0;
 	p->ack_timeout = 0;
+	p->dev_class = SMBD_DEV_ANY;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_params_init, SMBD);
 
@@ -183,6 +184,8 @@ int smbd_params_check(const struct smbd_params *p)
 	if (p->keepalive_interval_ms && !p->keepalive_timeout_ms)
 		return -EINVAL;
 	if (p->ack_timeout > 31)	/* a 5-bit field (IBA 9.7.6.1.3) */
+		return -EINVAL;
+	if (p->dev_class > SMBD_DEV_IWARP)
 		return -EINVAL;
 	return 0;
 }

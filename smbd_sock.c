@@ -237,11 +237,14 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
  *	on IB/RoCE); a wildcard address needs an explicit port (one listener
  *	per port serves both kinds of device). An IPv6 address, the
  *	wildcard too, serves IPv6 only: a listener for each family, on one
- *	port, serves both.
+ *	port, serves both. A specific address of a device that the
+ *	socket's dev_class excludes is refused here, before anything
+ *	listens on it (an iWARP listener would take the TCP port).
  *
  * Context: process; may sleep. Takes the socket's ss_cm_mutex.
  * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
- * with no RDMA device; -EAFNOSUPPORT; or an errno from the RDMA
+ * with no RDMA device; -EPROTONOSUPPORT for an address of a device of
+ * the wrong class; -EAFNOSUPPORT; or an errno from the RDMA
  * connection manager (-EADDRINUSE, -EADDRNOTAVAIL).
  */
 int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
@@ -275,10 +278,16 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 	ret = a.ss_family == AF_INET6 ? rdma_set_afonly(id, 1) : 0;
 	if (!ret)
 		ret = rdma_bind_addr(id, (struct sockaddr *)&a);
+	if (!ret && id->device && !smbd_dev_class_ok(&sk->ss_params, id))
+		ret = -EPROTONOSUPPORT;
 	if (ret) {
 		rdma_destroy_id(id);
 		return ret;
 	}
+	/* A specific address is one device's: debugfs names it. */
+	if (id->device)
+		strscpy(sk->ss_devname, dev_name(&id->device->dev),
+			sizeof(sk->ss_devname));
 	mutex_lock(&sk->ss_cm_mutex);
 	WRITE_ONCE(sk->ss_cm_id, id);
 	mutex_unlock(&sk->ss_cm_mutex);

@@ -53,6 +53,13 @@ struct smbd_sock;
  *	4.096 us << @ack_timeout (1 to 31); 0 keeps rdma_cm's choice, or
  *	about 8.6 s on a software RoCE device. Ignored on iWARP, where TCP
  *	times out. A dead peer is found after 7 such timeouts.
+ * @dev_class: the RDMA devices the socket may use: %SMBD_DEV_ANY, or
+ *	%SMBD_DEV_IB (InfiniBand and RoCE) or %SMBD_DEV_IWARP alone. A
+ *	listener refuses connection requests that arrive on another class
+ *	and cannot be bound to an address of one; an initiator fails its
+ *	connect when the peer's route leaves through one. This keeps each
+ *	well-known port to its class ([MS-SMBD] 1.9: 5445 for iWARP, 445
+ *	for the others) when both kinds share a host.
  *
  * [MS-SMBD] 3.1.4.1 (initiator) and 3.1.7.2 (responder) leave these to
  * the implementation; smbd_params_init() fills the defaults.
@@ -69,7 +76,13 @@ struct smbd_params {
 	u32 negotiate_timeout_ms;
 	u16 mr_count;
 	u8 ack_timeout;
+	u8 dev_class;
 };
+
+/* struct smbd_params.dev_class */
+#define SMBD_DEV_ANY		0
+#define SMBD_DEV_IB		1	/* InfiniBand, RoCE v1 and v2 */
+#define SMBD_DEV_IWARP		2
 
 /**
  * struct smbd_sock_ops - upcalls to the consumer; all optional
@@ -152,6 +165,8 @@ struct smbd_sock_info {
  * @rdma_write_bytes: bytes they moved
  * @conns_refused: a listener's connection requests refused: backlog full,
  *	or max_negotiating connections still negotiating (module parameter)
+ * @conns_wrong_class: a listener's connection requests refused because
+ *	they came through a device of a class its @dev_class excludes
  * @peer_refusals: messages from the peer refused by [MS-SMBD] 3.1.5.x;
  *	each ends the connection, and the smbd_refused tracepoint says why
  */
@@ -176,6 +191,7 @@ struct smbd_sock_stats {
 	u64 rdma_writes;
 	u64 rdma_write_bytes;
 	u64 conns_refused;
+	u64 conns_wrong_class;
 	u64 peer_refusals;
 };
 
@@ -342,6 +358,15 @@ void smbd_sock_release(struct smbd_sock *sk);
 
 struct net_device;
 bool smbd_netdev_capable(struct net_device *netdev);
+unsigned int smbd_netdev_classes(struct net_device *netdev);
 bool smbd_any_iwarp(void);
+
+/* Events of smbd_register_dev_notifier(); the data is a struct ib_device. */
+#define SMBD_DEV_UP		1
+#define SMBD_DEV_DOWN		2
+
+struct notifier_block;
+int smbd_register_dev_notifier(struct notifier_block *nb);
+int smbd_unregister_dev_notifier(struct notifier_block *nb);
 
 #endif /* _SMBD_H */

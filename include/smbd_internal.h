@@ -556,6 +556,7 @@ struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 				  struct rdma_cm_id *id);
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
+bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id);
 
 /* smbd_qp.c: the queue pair's gate and fence (posted work) */
 int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,

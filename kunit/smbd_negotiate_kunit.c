@@ -70,6 +70,15 @@ static void smbd_neg_params_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
 	p.ack_timeout = 32;
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.ack_timeout = 0;
+	/* Any device by default; IB/RoCE or iWARP alone; nothing else. */
+	KUNIT_EXPECT_EQ(test, p.dev_class, SMBD_DEV_ANY);
+	p.dev_class = SMBD_DEV_IB;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.dev_class = SMBD_DEV_IWARP;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.dev_class = SMBD_DEV_IWARP + 1;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
 }
 
 /* [MS-SMBD] 3.1.5.2: what the initiator sends. */

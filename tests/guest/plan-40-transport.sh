@@ -8,7 +8,8 @@
 # the edge sizes and random ones, recv_stream framing, API edges), credit
 # pressure (blocking and non-blocking sends against a server that stops
 # reading), N concurrent connections with their throughput as SMBD-INFO,
-# a connect where nobody listens, the default ports (port 0), and echo
+# a connect where nobody listens, the default ports (port 0), sockets kept
+# to one device class (smbd_params.dev_class), and echo
 # over IPv6. Loads smbd.ko if it is not loaded
 # and leaves it loaded; unloads smbd_test.ko.
 #
@@ -78,6 +79,7 @@ provider() {
 	done
 	run "$p" stop "$a" $PORT
 	run "$p" defport "$a" 0 iwarp="$3" timeout=60
+	run "$p" devclass "$a" $((PORT + 4)) iwarp="$3" timeout=60
 }
 
 # provider6 NAME ADDR IWARP: the same over IPv6, echo only

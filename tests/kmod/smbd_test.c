@@ -38,6 +38,9 @@
  *   defport ADDR 0 iwarp=0|1
  *	port 0 picks SMB Direct's port of the device, for a listener and
  *	for a connection; the wildcard address needs a port.
+ *   devclass ADDR PORT iwarp=0|1
+ *	sockets kept to one device class: bind, connect and a wildcard
+ *	listener of the wrong class refuse (PORT and PORT + 1).
  *   rr ADDR PORT [msg=B] [count=N]
  *	(the benchmark) N round trips of one msg-byte message through the
  *	ECHO server, each sent when the last came back; prints round trips
@@ -2140,6 +2143,151 @@ out:
 	kfree(u);
 }
 
+/* Create a socket of class @cls for @c, tracked for the watchdog. */
+static int st_class_sock(struct st_cmd *c, bool responder, u8 cls,
+			 struct smbd_sock **skp)
+{
+	struct smbd_params p;
+	int err;
+
+	smbd_params_init(&p, responder);
+	p.dev_class = cls;
+	err = smbd_sock_create(&init_net, &p, skp);
+	if (!err)
+		err = st_track(c, *skp);
+	if (err)
+		*skp = NULL;
+	return err;
+}
+
+/*
+ * devclass ADDR PORT iwarp=N: a socket kept to one device class
+ * (smbd_params.dev_class, which keeps 5445 to iWARP and 445 to IB/RoCE
+ * when both share a host, [MS-SMBD] 1.9). ADDR belongs to a device of
+ * the class iwarp=N names; "own" is that class, "other" the other one.
+ * Binding an "other" listener to ADDR fails before it listens; an "own"
+ * one on ADDR:PORT accepts an "own" initiator and an unrestricted one,
+ * while an "other" initiator fails before it connects; a wildcard
+ * "other" listener on PORT+1 refuses the request and counts it. An
+ * unknown class is refused at creation.
+ */
+static void st_cmd_devclass(struct st_cmd *c)
+{
+	struct sockaddr_storage any = {}, dst = c->dst;
+	struct smbd_sock *lsk = NULL, *wsk = NULL, *sk = NULL, *nsk = NULL;
+	u8 own = c->iwarp ? SMBD_DEV_IWARP : SMBD_DEV_IB;
+	u8 other = c->iwarp ? SMBD_DEV_IB : SMBD_DEV_IWARP;
+	struct smbd_sock_stats st;
+	struct st_upcalls *u;
+	struct smbd_params p;
+	u16 port = st_port(&c->dst);
+	int err, i;
+
+	if (c->iwarp < 0 || !port) {
+		st_check(false, "devclass", "needs a port and iwarp=0|1");
+		return;
+	}
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u) {
+		st_check(false, "devclass", "out of memory");
+		return;
+	}
+	smbd_params_init(&p, true);
+	p.dev_class = SMBD_DEV_IWARP + 1;
+	err = smbd_sock_create(&init_net, &p, &sk);
+	if (!err)
+		smbd_sock_release(sk);
+	sk = NULL;
+	st_check(err == -EINVAL, "devclass/unknown-class",
+		 "a socket of class %u: %d (want %d)", p.dev_class, err,
+		 -EINVAL);
+
+	err = st_class_sock(c, true, other, &lsk);
+	if (!err)
+		err = smbd_sock_bind(lsk, (struct sockaddr *)&c->dst);
+	st_check(err == -EPROTONOSUPPORT, "devclass/bind-other",
+		 "bind a listener of the other class to %pISpc: %d (want %d)",
+		 &c->dst, err, -EPROTONOSUPPORT);
+	st_release(c, lsk);
+
+	err = st_class_sock(c, true, own, &lsk) ?:
+	      smbd_sock_bind(lsk, (struct sockaddr *)&c->dst) ?:
+	      smbd_sock_listen(lsk, 4);
+	if (!st_check(!err, "devclass/bind-own",
+		      "a listener of its own class on %pISpc: %d", &c->dst, err))
+		goto out;
+
+	/* an initiator of the other class fails before it connects */
+	err = st_class_sock(c, false, other, &sk);
+	if (!err)
+		err = smbd_sock_connect(sk, (struct sockaddr *)&c->dst);
+	st_check(err == -EPROTONOSUPPORT, "devclass/connect-other",
+		 "an initiator of the other class to %pISpc: %d (want %d)",
+		 &c->dst, err, -EPROTONOSUPPORT);
+	st_release(c, sk);
+	sk = NULL;
+
+	/* own class, then no class: both accepted */
+	for (i = 0; i < 2; i++) {
+		st_upcalls_init(u);
+		err = st_class_sock(c, false, i ? SMBD_DEV_ANY : own, &sk);
+		if (!err) {
+			smbd_sock_set_ops(sk, &st_ops, u);
+			err = smbd_sock_connect_async(sk,
+						      (struct sockaddr *)&c->dst,
+						      st_connect_done);
+		}
+		if (!err)
+			err = smbd_sock_accept(lsk, &nsk, 0);
+		if (!err)
+			err = st_track(c, nsk);
+		else
+			nsk = NULL;
+		if (!err && !wait_for_completion_timeout(&u->connected,
+							 c->timeout_s * HZ))
+			err = -ETIMEDOUT;
+		if (!err)
+			err = u->connect_status;
+		if (err == -ETIMEDOUT) {
+			smbd_sock_shutdown(sk);
+			wait_for_completion_timeout(&u->connected, 20 * HZ);
+		}
+		st_check(!err, i ? "devclass/connect-any" : "devclass/connect-own",
+			 "an initiator of %s class to %pISpc: %d",
+			 i ? "no" : "its own", &c->dst, err);
+		st_release(c, sk);
+		st_release(c, nsk);
+		sk = NULL;
+		nsk = NULL;
+	}
+
+	/* a wildcard listener of the other class refuses, and counts it */
+	any.ss_family = c->dst.ss_family;
+	smbd_addr_set_port((struct sockaddr *)&any, port + 1);
+	smbd_addr_set_port((struct sockaddr *)&dst, port + 1);
+	err = st_class_sock(c, true, other, &wsk) ?:
+	      smbd_sock_bind(wsk, (struct sockaddr *)&any) ?:
+	      smbd_sock_listen(wsk, 4);
+	if (!st_check(!err, "devclass/wildcard-other",
+		      "a wildcard listener of the other class on port %u: %d",
+		      port + 1, err))
+		goto out;
+	err = st_class_sock(c, false, SMBD_DEV_ANY, &sk);
+	if (!err)
+		err = smbd_sock_connect(sk, (struct sockaddr *)&dst);
+	smbd_sock_stats(wsk, &st);
+	st_check(err == -ECONNREFUSED && st.conns_wrong_class == 1 &&
+		 !st.conns_refused, "devclass/wildcard-refuses",
+		 "connect to %pISpc: %d (want %d); the listener counted %llu of the wrong class, %llu others refused",
+		 &dst, err, -ECONNREFUSED, st.conns_wrong_class,
+		 st.conns_refused);
+out:
+	st_release(c, sk);
+	st_release(c, wsk);
+	st_release(c, lsk);
+	kfree(u);
+}
+
 /* ------------------------------------------------------------ bench */
 
 /*
@@ -2441,6 +2589,8 @@ static int st_run(char *line)
 		st_cmd_refused(c);
 	else if (!strcmp(argv[0], "defport"))
 		st_cmd_defport(c);
+	else if (!strcmp(argv[0], "devclass"))
+		st_cmd_devclass(c);
 	else if (!strcmp(argv[0], "rr"))
 		st_cmd_rr(c);
 	else if (!strcmp(argv[0], "connrate"))
