@@ -245,8 +245,9 @@ fi
 # on smbd (adapters/), over rxe and siw (tests/guest/smb).
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
 # The hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
-# SMB2 client that reaches ksmbd on smbd the Windows way (plan-76).
-smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko 2>/dev/null)
+# SMB2 client that reaches ksmbd on smbd the Windows way and the bare
+# SMB Direct connects that check its ports (plan-76).
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \

@@ -17,9 +17,11 @@
 # Ports: the stock ksmbd listens for SMB Direct on ONE rdma_cm port, on
 # every address: 445, or 5445 as soon as any RDMA device that is not an
 # IB/RoCE HCA exists when ksmbd starts (siw0 is iWARP, so here: 5445, for
-# rxe0 too). The stock cifs takes no port for RDMA: it tries 5445, then
-# 445. So both providers work with the same options; smb_rdma_port prints
-# the port the server listens on.
+# rxe0 too); smb_rdma_port prints it. ksmbd on smbd keeps each port to
+# its device class: 445 on rxe0's addresses, 5445 for siw0 (plan-76
+# checks). The stock cifs takes no port for RDMA: it tries 5445, then
+# 445; cifs on smbd the device's port first. So both providers work with
+# the same options against either server.
 #
 # Functions return 0 on success and print what went wrong otherwise;
 # they print no SMBD-TEST lines (the plans do).

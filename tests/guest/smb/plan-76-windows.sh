@@ -14,7 +14,13 @@
 #   1,025 bytes: 4,197,375 bytes), RDMA_V1 and RDMA_V1_INVALIDATE (the
 #   invalidation seen by smbd); WRITEs above
 #   MaxReadWriteSize or beyond their descriptors refused at once, the
-#   channel going on.
+#   channel going on. RoCE goes to port 445, iWARP to 5445, as Windows.
+# Ports ([MS-SMBD] 1.9, adapters/ksmbd: 445 on each RoCE address, 5445 on
+# the wildcard for iWARP only), with smbd_interop.ko's bare SMB Direct
+# connect: the listeners are there; rxe reaches 445 and is refused at
+# once on 5445 (counted as the wrong class), siw reaches 5445; an address
+# added to rxe0's netdev gets its 445 listener and loses it when deleted;
+# rxe0 deleted and added again takes its listener away and back.
 # The server lists every interface (no "interfaces =" line), and the plan
 # adds, each with an address of its own (lib-ifaces.sh): VLANs on a RoCE,
 # an iWARP and a plain port; a bond of a RoCE port and a VLAN on it;
@@ -51,6 +57,8 @@ if ! $SMB_INSMOD /smbd/smbd_smb2c.ko; then
 	exit 0
 fi
 ok windows/load-smbd_smb2c
+$SMB_INSMOD /smbd/smbd_interop.ko
+result $? windows/load-smbd_interop
 
 # ---------------------------------------------------------------- interfaces
 
@@ -88,8 +96,6 @@ if ! result $? windows/ksmbd-start "server multi channel support = yes"; then
 	$SMB_RMMOD smbd_smb2c
 	exit 0
 fi
-PORT=$(smb_rdma_port)
-blog "ksmbd listens for SMB Direct on port $PORT"
 
 # ifname INDEX: the interface with that index
 ifname() {
@@ -122,11 +128,11 @@ check_interfaces() {
 	done < $T/want
 }
 
-# client P ADDR: the whole road for provider P, RDMA to ADDR
+# client P ADDR PORT: the whole road for provider P, RDMA to ADDR:PORT
 client() {
 	p=$1 a=$2
 	rm -f "$SMB_EXPORT/$SMB_SHARE/smb2c-$p.bin"
-	bounded $RUN_LIMIT sh -c "echo 'win $p $TCP_ADDR $a $PORT $SMB_USER $SMB_PASS $SMB_SHARE' > $C/ctl"
+	bounded $RUN_LIMIT sh -c "echo 'win $p $TCP_ADDR $a $3 $SMB_USER $SMB_PASS $SMB_SHARE' > $C/ctl"
 	result $? "windows/$p/command" "$(why), $B_T s" || show_out
 	cat $C/result > $T/res 2>/dev/null
 	sed -n 's/^\(not ok\|ok\) /SMBD-TEST: \1 windows\//p' $T/res
@@ -150,8 +156,77 @@ why() {
 }
 
 HUNG=0
-client rxe 192.0.2.1
-[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw 192.0.2.17
+client rxe 192.0.2.1 445
+[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw 192.0.2.17 5445
+
+# ---------------------------------------------------------------- ports
+
+I=/sys/kernel/debug/smbd_interop
+DBG=/sys/kernel/debug/smbd/connections
+EXTRA=192.0.2.9		# added to rxe0's netdev for a while
+EXTRA6=2001:db8:9::9
+
+# listening ADDR:PORT: an smbd listener there (IPv6: [ADDR]:PORT)
+listening() { grep "^listener listening " $DBG | grep -qF " $1 "; }
+not_listening() { ! listening "$1"; }
+# released DEV: no listener of ksmbd's (in any state) on DEV any more
+released() { ! grep -q "^listener [a-z]* conn=[0-9]* $1 " $DBG; }
+
+# connect NAME ADDR PORT WANT: a bare SMB Direct connect to ksmbd; WANT
+# "ok" (negotiated) or "refused" (-ECONNREFUSED within 5 s)
+connect() {
+	bounded $LIMIT sh -c "echo 'connect $2 $3 timeout=20' > $I/ctl"
+	_r=$(grep -m1 'connect' $I/result 2>/dev/null)
+	case $4 in
+	ok) case $_r in "ok "*) true ;; *) false ;; esac ;;
+	*) case $_r in
+	   *": -111 after"*) awk -v t="$B_T" 'BEGIN { exit !(t < 5) }' ;;
+	   *) false ;;
+	   esac ;;
+	esac
+	result $? "windows/ports/$1" "$2:$3 $4 wanted: $_r ($B_T s)"
+}
+
+# wrong_class: what the 5445 IPv4 listener counted
+wrong_class() {
+	sed -n 's/^listener .* 0\.0\.0\.0:5445 .*wrong_class \([0-9]*\).*/\1/p' $DBG
+}
+
+if [ "$HUNG" = 0 ]; then
+	listening 192.0.2.1:445 && listening 0.0.0.0:5445 &&
+		not_listening 192.0.2.17:445 && not_listening 192.0.2.1:5445
+	result $? windows/ports/listeners "445 on rxe0's address only, 5445 on the wildcard" ||
+		grep '^listener' $DBG | indent "smbd: "
+	connect rxe-445 192.0.2.1 445 ok
+	w0=$(wrong_class)
+	connect rxe-5445-refused 192.0.2.1 5445 refused
+	w1=$(wrong_class)
+	[ "${w1:-0}" -eq $((${w0:-0} + 1)) ]
+	result $? windows/ports/wrong-class-counted "the 5445 listener counted $w0, then $w1"
+	[ -d /sys/class/infiniband/siw0 ] && connect siw-5445 192.0.2.17 5445 ok
+
+	# an address comes and goes
+	nd=$($RDMA link show rxe0/1 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	$IP addr add $EXTRA/32 dev "$nd"
+	$IP -6 addr add $EXTRA6/128 dev "$nd" nodad
+	smb_wait 10 listening $EXTRA:445 && smb_wait 10 listening "[$EXTRA6]:445"
+	result $? windows/ports/address-added "$EXTRA and $EXTRA6 on $nd: a 445 listener each" &&
+		connect address-added-445 $EXTRA 445 ok
+	$IP addr del $EXTRA/32 dev "$nd"
+	$IP -6 addr del $EXTRA6/128 dev "$nd"
+	smb_wait 10 not_listening $EXTRA:445 && smb_wait 10 not_listening "[$EXTRA6]:445"
+	result $? windows/ports/address-deleted "$EXTRA and $EXTRA6 off $nd: their listeners gone"
+
+	# the device goes and comes back
+	bounded $LIMIT $RDMA link delete rxe0
+	smb_wait 10 released rxe0
+	result $? windows/ports/device-deleted "rxe0 deleted ($(why), $B_T s): its listeners released" ||
+		grep '^listener' $DBG | indent "smbd: "
+	bounded $LIMIT $RDMA link add rxe0 type rxe netdev "$nd"
+	smb_wait 10 listening 192.0.2.1:445
+	result $? windows/ports/device-added "rxe0 added on $nd ($(why), $B_T s): its listener back" &&
+		connect device-added-445 192.0.2.1 445 ok
+fi
 
 # ---------------------------------------------------------------- teardown
 
@@ -160,6 +235,8 @@ if [ "$HUNG" = 0 ]; then
 	result $? windows/ksmbd-stop "$(why), $B_T s" || show_out
 	bounded $LIMIT $SMB_RMMOD smbd_smb2c
 	result $? windows/unload-smbd_smb2c "$(why), $B_T s" || show_out
+	bounded $LIMIT $SMB_RMMOD smbd_interop
+	result $? windows/unload-smbd_interop "$(why), $B_T s" || show_out
 else
 	nok windows/teardown "not tried: the client hung"
 fi
