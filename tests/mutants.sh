@@ -3,8 +3,10 @@
 #
 # Mutation checks: break one protocol rule at a time in a copy of the
 # tree and prove the KUnit suites notice. Each mutant is built as its own
-# smbd.ko/smbd_kunit.ko pair; one VM boot loads the pairs in turn and
-# the KUnit case named for the mutant must report "not ok".
+# smbd.ko/smbd_kunit.ko pair (one copy of the tree, built once; a mutant
+# rebuilds what its file touches, and the file is put back after); one
+# VM boot loads the pairs in turn and the KUnit case named for the
+# mutant must report "not ok".
 #
 #   tests/mutants.sh KERNEL_CACHE_DIR OUTDIR
 #
@@ -43,6 +45,7 @@ mutants=(
 "cred-empty-no-reply~smbd_credits.c~smbd_cred_recv_questions~'return reply_due || smbd_cred_grant_due(c);'~'return smbd_cred_grant_due(c);'"
 "op-wait-no-fence~smbd_op.c~smbd_op_partial_post_fences~'if (READ_ONCE(op->op_status))\n\t\tsmbd_qp_fence(sk);'~''"
 "op-post-after-close~smbd_op.c~smbd_op_no_post_after_close~'if (sk->ss_qp_closed || sk->ss_state != SMBD_CONNECTED) {'~'if (0) {'"
+"params-any-class~smbd_negotiate.c~smbd_neg_params_check~'if (p->dev_class > SMBD_DEV_IWARP)\n\t\treturn -EINVAL;'~''"
 "op-end-frees-posted~smbd_op.c~smbd_op_late_completion_after_give_up~'if (op->op_posted) {\n\t\top->op_orphan = true;'~'if (0) {\n\t\top->op_orphan = true;'"
 )
 
@@ -52,13 +55,20 @@ plan=$outdir/plan-50-mutants.sh
 echo '#!/bin/sh' >"$plan"
 declare -A want_case
 
+src=$outdir/src
+mkdir -p "$src"
+(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$src")
+if ! make -j"$(nproc)" -C "$src" KDIR="$kcache/build" W= >"$outdir/build-0.log" 2>&1; then
+	echo "not ok mutants: the unchanged tree does not build"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
 i=0
 for m in "${mutants[@]}"; do
 	IFS='~' read -r name file tcase old new <<<"$m"
 	i=$((i + 1))
-	src=$outdir/src-$i
-	mkdir -p "$src"
-	(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$src")
+	cp -p "$src/$file" "$outdir/orig"
 	if ! python3 - "$src/$file" <<EOF
 import sys
 p = sys.argv[1]
@@ -73,13 +83,21 @@ EOF
 		echo "not ok mutant $name: could not apply it"
 		continue
 	fi
-	if ! make -j"$(nproc)" -C "$src" KDIR="$kcache/build" W= >"$outdir/build-$i.log" 2>&1; then
+	built=1
+	make -j"$(nproc)" -C "$src" KDIR="$kcache/build" W= >"$outdir/build-$i.log" 2>&1 || built=0
+	if [ $built = 1 ]; then
+		cp "$src/smbd.ko" "$outdir/mods/smbd-m$i.ko"
+		cp "$src/kunit/smbd_kunit.ko" "$outdir/mods/smbd_kunit-m$i.ko"
+	fi
+	# the next mutant starts from the unchanged file (a newer mtime: make
+	# rebuilds it)
+	cp "$outdir/orig" "$src/$file"
+	touch "$src/$file"
+	if [ $built = 0 ]; then
 		fail=$((fail + 1))
 		echo "not ok mutant $name: does not build"
 		continue
 	fi
-	cp "$src/smbd.ko" "$outdir/mods/smbd-m$i.ko"
-	cp "$src/kunit/smbd_kunit.ko" "$outdir/mods/smbd_kunit-m$i.ko"
 	want_case[$i]=$tcase
 	cat >>"$plan" <<EOF
 echo "SMBD-MUTANT-BEGIN $i"
@@ -87,8 +105,8 @@ insmod /smbd/smbd-m$i.ko && insmod /smbd/smbd_kunit-m$i.ko
 rmmod smbd_kunit; rmmod smbd
 echo "SMBD-MUTANT-END $i"
 EOF
-	rm -rf "$src"
 done
+rm -rf "$src"
 
 if [ ${#want_case[@]} -gt 0 ]; then
 	initrd=$outdir/initrd.cpio.gz

@@ -10,7 +10,7 @@
 # own allocations are its business: rxe once left a queue pair that
 # never flushed its receive queue after one failed inside it). For each point: a server ("listen"), the point on, 4
 # client threads doing registrations, RDMA reads and writes and messages
-# of several segments for 20 s, connecting again after every error
+# of several segments for 10 s, connecting again after every error
 # ("faults"), the point off. Checks: the point fired; every thread ended
 # in time; no I/O that succeeded moved other data or touched the bytes
 # around its buffer; after a deregistration (every failed one, and 1 in
@@ -24,13 +24,13 @@
 # per provider, the full memory registration check list ("mr") on a
 # fresh server (inject/<prov>/clean-after). Kernel reports (KASAN,
 # lockdep, kmemleak, hung tasks) fail the run as everywhere else. Loads
-# smbd.ko if needed; unloads smbd_mr_test.ko. About 6 minutes under TCG.
+# smbd.ko if needed; unloads smbd_mr_test.ko. About 4 minutes under TCG.
 
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 D=/sys/kernel/debug/smbd_mr_test
 FI=/sys/kernel/debug/smbd
-SECS=20
+SECS=10
 THREADS=4
 # failslab and fail_page_alloc count no faults of their own: "times"
 # counts down from here, one per fault
@@ -314,7 +314,7 @@ smbd_text
 [ -n "$TEXT_START" ] &&
 	echo "SMBD-INFO: inject: smbd.ko's text for the stack filters: 0x$TEXT_START to 0x$TEXT_END"
 
-# Faults per point: smbd's points are called thousands of times in 20 s
+# Faults per point: smbd's points are called thousands of times in 10 s
 # (fail_mr once per I/O, hence more); failslab once in 8 of smbd's
 # allocations at 1 %, so that most connects still succeed.
 for p in rxe:192.0.2.1:6545 siw:192.0.2.17:6555; do
