@@ -12,7 +12,7 @@
 # where one takes about 0.2 s). A connect that fails dumps the provider's
 # counters and the kernel log, with ksmbd's RDMA debug log in it, and
 # smbd's own account of the negotiation ("our message posted, sent or
-# failed; a message or nothing from the peer"). smbdtest.first=N sets N (default 25); the
+# failed; a message or nothing from the peer"). smbdtest.first=N sets N (default 15); the
 # 200 per provider of tests/soak.sh take about N minutes.
 
 # shellcheck source=tests/guest/lib-smb.sh
@@ -22,7 +22,7 @@
 . /smbd/lib-st.sh
 
 D=/sys/kernel/debug/smbd_interop
-N=25
+N=15
 TIMEOUT=10
 
 since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }

@@ -6,7 +6,7 @@
 # with the RDMA device deleted under the churn (rdma link delete). Each
 # provider ends with a health check: a new connection still negotiates
 # and moves data. Runs from the kernel command line:
-#   smbdtest.churn_iters=N        initiator releases per provider (1050)
+#   smbdtest.churn_iters=N        initiator releases per provider (600)
 #   smbdtest.churn_rounds=N       listener releases per provider (45)
 
 # shellcheck source=tests/guest/lib-st.sh
@@ -14,7 +14,7 @@
 D=/sys/kernel/debug/smbd_churn
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
-ITERS=1050
+ITERS=600
 ROUNDS=45
 # shellcheck disable=SC2013 # words, not lines
 for a in $(cat /proc/cmdline); do
