@@ -200,6 +200,7 @@ if [ "$HUNG" = 0 ]; then
 	connect rxe-445 192.0.2.1 445 ok
 	w0=$(wrong_class)
 	connect rxe-5445-refused 192.0.2.1 5445 refused
+	echo "SMBD-INFO: windows: ports: rxe to 5445 refused in $B_T s: $_r"
 	w1=$(wrong_class)
 	[ "${w1:-0}" -eq $((${w0:-0} + 1)) ]
 	result $? windows/ports/wrong-class-counted "the 5445 listener counted $w0, then $w1"
@@ -209,8 +210,11 @@ if [ "$HUNG" = 0 ]; then
 	nd=$($RDMA link show rxe0/1 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
 	$IP addr add $EXTRA/32 dev "$nd"
 	$IP -6 addr add $EXTRA6/128 dev "$nd" nodad
+	t0=$(uptime_s)
 	smb_wait 10 listening $EXTRA:445 && smb_wait 10 listening "[$EXTRA6]:445"
-	result $? windows/ports/address-added "$EXTRA and $EXTRA6 on $nd: a 445 listener each" &&
+	_rc=$?
+	echo "SMBD-INFO: windows: ports: listeners on the new addresses within $(since "$t0") s"
+	result $_rc windows/ports/address-added "$EXTRA and $EXTRA6 on $nd: a 445 listener each" &&
 		connect address-added-445 $EXTRA 445 ok
 	$IP addr del $EXTRA/32 dev "$nd"
 	$IP -6 addr del $EXTRA6/128 dev "$nd"
@@ -223,8 +227,11 @@ if [ "$HUNG" = 0 ]; then
 	result $? windows/ports/device-deleted "rxe0 deleted ($(why), $B_T s): its listeners released" ||
 		grep '^listener' $DBG | indent "smbd: "
 	bounded $LIMIT $RDMA link add rxe0 type rxe netdev "$nd"
+	t0=$(uptime_s)
 	smb_wait 10 listening 192.0.2.1:445
-	result $? windows/ports/device-added "rxe0 added on $nd ($(why), $B_T s): its listener back" &&
+	_rc=$?
+	echo "SMBD-INFO: windows: ports: rxe0 back, its 445 listener $(since "$t0") s after rdma link add returned"
+	result $_rc windows/ports/device-added "rxe0 added on $nd ($(why), $B_T s): its listener back" &&
 		connect device-added-445 192.0.2.1 445 ok
 fi
 
