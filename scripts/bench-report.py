@@ -251,6 +251,26 @@ def spread(f):
     return "%s (%s-%s)" % (fmt(f["median"]), fmt(f["min"]), fmt(f["max"]))
 
 
+MC_TESTS = ("write_1m_qd8", "read_1m_qd8")
+
+
+def mc_devices(info):
+    """Per provider, the 2-channel runs' RDMA MiB per device, from the
+    plan's lines "SMBD-BENCH-INFO: P mc ch2 TEST rep N: RDMA MiB per device: ...".
+    """
+    out = {}
+    for l in info:
+        m = re.match(r"SMBD-BENCH-INFO: (\S+) mc ch2 (\S+) rep (\S+): RDMA MiB per device: (.*)",
+                     l)
+        if m:
+            out.setdefault(m.group(1), []).append("%s rep %s: %s" % (
+                m.group(2), m.group(3), m.group(4).strip()))
+    return out
+
+
+mc_split = {}
+
+
 def table(figs, providers):
     L = []
     for prov in providers:
@@ -319,6 +339,20 @@ def table(figs, providers):
                 extra += "   %.2f CPU s/GB" % f["cpu_s_per_gb"]
             L.append("  %-42s %18s%s" % (what, spread(f), extra))
         L.append("")
+        mc = [(t, get(figs, prov, "mc", "ch1", t), get(figs, prov, "mc", "ch2", t))
+              for t in MC_TESTS]
+        if any(a or b for _, a, b in mc):
+            L.append("SMB3 multichannel, cifs on smbd to ksmbd on smbd, two %s devices"
+                     " (fio 1 MiB, depth 8, MB/s):" % prov)
+            L.append("%-18s%22s%22s%11s" % ("test", "1 channel", "2 channels", "2/1"))
+            for t, a, b in mc:
+                r = ratio(b and b["median"], a and a["median"])
+                L.append("%-18s%22s%22s%11s" % (t, spread(a), spread(b),
+                                                 fmt(r, 2) + "x" if r else "-"))
+            L.append("RDMA MiB per device in the 2-channel runs (ksmbd's RDMA reads and writes):")
+            for l in mc_split.get(prov, []):
+                L.append("  " + l)
+            L.append("")
         L.append("Raw verbs (perftest over rdma_cm; MB/s timed as a whole process, less a"
                  " short run's time; perftest's own figure after it):")
         for t in ("send_bw", "write_bw", "read_bw", "send_lat"):
@@ -415,6 +449,10 @@ Where and how
 - Each SMB figure is the median of rounds: every round mounts each pairing
   in turn and runs every job once on it.
 - smbd's API: ``tests/kmod/smbd_test.ko`` (``stream``, ``rr``, ``connrate``).
+- SMB3 multichannel: cifs on smbd mounts ksmbd on smbd over the provider's
+  two devices (two dummy netdevs, each with its own address), once with one
+  channel and once with ``multichannel,max_channels=2``; the bytes per device
+  are ksmbd's RDMA reads and writes, from smbd's debugfs ``connections``.
 - CPU: the guest's busy time on all CPUs from ``/proc/stat`` around each run.
 
 Results
@@ -510,6 +548,7 @@ def main():
     figs = aggregate(samples)
     providers = [p for p in ("siw", "rxe") if any(k[0] == p for k in figs)]
     lines = [l for l in info if l.startswith("SMBD-BENCH-BEGIN")]
+    mc_split.update(mc_devices(info))
     lines += table(figs, providers)
     lines += profile_table(profiles)
     if errors:

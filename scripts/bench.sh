@@ -11,10 +11,10 @@
 # tests/guest/bench/plan-90-bench.sh. Then scripts/bench-report.py writes
 # OUTDIR/results.txt (the table, every figure as a ratio to stock cifs to
 # stock ksmbd and to raw verbs), results.json, chart.png and profile.txt.
-# Not part of the test command: about 40 minutes with the defaults.
+# Not part of the test command: about 50 minutes with the defaults.
 # Environment (each maps to the plan's smbdbench.* option):
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
-#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb tcp")
+#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb mc tcp")
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
@@ -71,7 +71,7 @@ arg() { printf '%s' "$1" | tr ' ' '+'; }
 append="tsc=reliable smbdtest.kmemleak=off smbdtest.plan_timeout=14000"
 append+=" smbdbench.repeat=${SMBD_BENCH_REPEAT:-3} smbdbench.runtime=${SMBD_BENCH_RUNTIME:-5}"
 append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
-append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb tcp}")"
+append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb mc tcp}")"
 append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"

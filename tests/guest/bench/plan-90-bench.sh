@@ -12,6 +12,11 @@
 #          1 and 8, 4 KiB random read and write at queue depth 16, 4 KiB
 #          random read at queue depth 1 (one SMB round trip each), for
 #          each pairing of cifs and ksmbd (stock, or on smbd);
+#   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd over the
+#          provider's two devices (/init: rxe0 and rxe1, siw0 and siw1):
+#          fio 1 MiB sequential write and read at queue depth 8 with one
+#          channel, then with two (max_channels=2); each run's RDMA bytes
+#          per device are printed;
 # and SMB over TCP once (stock cifs to stock ksmbd on 192.0.2.1).
 # Every run is repeated; each prints one line
 #   SMBD-BENCH: provider=P group=G test=T rep=N value=V unit=U cpu=S ...
@@ -19,7 +24,7 @@
 # run; fio runs add json=<fio's JSON on one line>. scripts/bench-report.py
 # turns them into the table, the JSON and the chart.
 # Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
-# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb tcp",
+# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb mc tcp",
 # smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd",
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
@@ -33,7 +38,7 @@
 REPEAT=3
 RUNTIME=5
 PROVIDERS="siw rxe"
-PARTS="verbs api smb tcp"
+PARTS="verbs api smb mc tcp"
 PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
 PROFILE=1
 SMBD_ARGS=
@@ -206,8 +211,9 @@ api() {
 
 # ------------------------------------------------------------ SMB (fio)
 
-# fio_run PROVIDER PAIR TEST RW BS DEPTH REP [PROFILE]: one fio job on the
-# mount; the figure is MB/s for 1 MiB jobs and IO/s for 4 KiB ones
+# fio_run PROVIDER PAIR TEST RW BS DEPTH REP [PROFILE [GROUP]]: one fio
+# job on the mount, reported in GROUP (smb); the figure is MB/s for 1 MiB
+# jobs and IO/s for 4 KiB ones
 fio_run() {
 	_c0=$(ticks) _t0=$(uptime_s)
 	if [ "${8:-0}" = 1 ]; then
@@ -239,7 +245,7 @@ fio_run() {
 	case $4 in *read) _k=read ;; *) _k=write ;; esac
 	_unit=MB/s
 	[ "$5" = 4k ] && _unit=IO/s
-	bench "provider=$1 group=smb pair=$2 test=$3 rep=$7 value=0 unit=$_unit" \
+	bench "provider=$1 group=${9:-smb} pair=$2 test=$3 rep=$7 value=0 unit=$_unit" \
 		"cpu=$(cpus "$_c0" "$_c1") secs=$(secs "$_t0" "$_t1") kind=$_k" \
 		"json=$(tr -d '\n\t' < /tmp/fio.json)"
 }
@@ -306,6 +312,82 @@ smb_pair() {
 	smb_unload_module ksmbd
 }
 
+# ------------------------------------------------------------ multichannel
+
+MC_JOBS="write_1m_qd8:write:1m:8 read_1m_qd8:read:1m:8"
+
+# nets_of PROVIDER: its two netdevs, and the second one's device
+nets_of() { case $1 in rxe) echo "smbdr0 smbdr1" ;; siw) echo "smbds0 smbds1" ;; esac; }
+
+# mc_channels: the mount's channels (1 + DebugData's "Extra Channels")
+mc_channels() {
+	awk '/Extra Channels:/ { for (i = 1; i < NF; i++)
+		if ($i == "Channels:") n = $(i + 1) } END { print n + 1 }' \
+		"$SMB_DEBUGDATA" 2>/dev/null
+}
+
+# mc_dev_bytes: per device, the RDMA bytes ksmbd's connections moved
+# (read + written), from smbd's connections file: "DEV BYTES" lines
+mc_dev_bytes() {
+	awk '/^responder / { d = $4; next } /^[a-z]/ { d = ""; next }
+		d != "" && $1 == "rdma:" {
+			x = $4; sub(/^\(/, "", x); y = $8; sub(/^\(/, "", y)
+			b[d] += x + y
+		}
+		END { for (d in b) printf "%s %.0f\n", d, b[d] }' \
+		/sys/kernel/debug/smbd/connections 2>/dev/null
+}
+
+# mc_round PROVIDER CHANNELS REP: fio's multichannel jobs on a mount with
+# CHANNELS channels (1: no multichannel option). Its own variable names:
+# lib-smb.sh's helpers set _n and friends.
+mc_round() {
+	mc_p=$1 mc_n=$2 mc_rep=$3
+	_addr=$(addr_of "$mc_p")
+	SMB_CIFS_KO=/smbd/cifs.ko SMB_KSMBD_KO=/smbd/ksmbd.ko
+	SMB_MOUNT_OPTS=rdma,vers=3.1.1
+	SMB_MULTICHANNEL=yes SMB_INTERFACES=$(nets_of "$mc_p")
+	_opts=
+	[ "$mc_n" -gt 1 ] && _opts=multichannel,max_channels=$mc_n
+	if ! smb_server_start; then
+		problem "$mc_p mc ch$mc_n: ksmbd did not start"
+		smb_server_stop
+		return
+	fi
+	head -c $((FILE_MB << 20)) /dev/urandom > "$SMB_EXPORT/$SMB_SHARE/bench.dat"
+	chown 1000:1000 "$SMB_EXPORT/$SMB_SHARE/bench.dat"
+	if ! smb_mount "$_addr" $MNT "$_opts"; then
+		problem "$mc_p mc ch$mc_n: mount failed"
+		smb_umount $MNT
+		smb_server_stop
+		return
+	fi
+	_w=20
+	while [ "$(mc_channels)" != "$mc_n" ] && [ $_w -gt 0 ]; do
+		sleep 1
+		_w=$((_w - 1))
+	done
+	[ "$(mc_channels)" = "$mc_n" ] ||
+		problem "$mc_p mc ch$mc_n: the mount has $(mc_channels) channel(s)"
+	for _j in $MC_JOBS; do
+		IFS=: read -r jn jrw jbs jqd <<-EOF
+		$_j
+		EOF
+		mc_dev_bytes > /tmp/mc-bytes0
+		fio_run "$mc_p" "ch$mc_n" "$jn" "$jrw" "$jbs" "$jqd" "$mc_rep" 0 mc
+		mc_dev_bytes > /tmp/mc-bytes1
+		echo "SMBD-BENCH-INFO: $mc_p mc ch$mc_n $jn rep $mc_rep: RDMA MiB per device:" \
+			"$(awk 'NR == FNR { b[$1] = $2; next }
+				{ printf "%s %.0f ", $1, ($2 - b[$1]) / 1048576 }' \
+				/tmp/mc-bytes0 /tmp/mc-bytes1)"
+	done
+	SMB_KEEP_MODULE=1 smb_umount $MNT
+	smb_unload_module cifs
+	SMB_KEEP_MODULE=1 smb_server_stop
+	smb_unload_module ksmbd
+	SMB_MULTICHANNEL=no SMB_INTERFACES=
+}
+
 # ------------------------------------------------------------ the run
 
 t_start=$(uptime_s)
@@ -326,6 +408,12 @@ for p in $PROVIDERS; do
 			for pair in $PAIRS; do
 				smb_pair "$p" "$pair" "$r"
 			done
+		done
+	fi
+	if has "$PARTS" mc; then
+		for r in $(seq "$REPEAT"); do
+			mc_round "$p" 1 "$r"
+			mc_round "$p" 2 "$r"
 		done
 	fi
 	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(uptime_s)") s"
