@@ -35,6 +35,11 @@ DBG=/sys/kernel/debug/smbd
 CONNS=$DBG/connections
 MNT=/mnt/removal
 T=/tmp/removal		# the plan's work files
+# the RDMA devices at the start: ksmbd's 445 listeners name theirs
+DEVS=
+for _d in /sys/class/infiniband/*; do
+	[ -e "$_d" ] && DEVS="$DEVS ${_d##*/}"
+done
 ROUNDS=2		# rounds per provider
 DD_MB=${DD_MB:-48}	# MiB each writer and each reader moves (1 MiB requests)
 IO_WAIT=2		# seconds of I/O before the delete
@@ -112,18 +117,22 @@ dbg_loop() {
 
 # dbg_bad DEV: the debugfs lines of $T/dbg.log that are not sane (at most
 # 5 printed): a socket line must be "ROLE STATE conn=N DEV|- ...", a
-# state file's state a known state and its device DEV or "-"
+# state file's state a known state and its device "-", DEV or, for a
+# listener of ksmbd's bound to one address (a 445 listener on another
+# device), one of the devices there were before ($DEVS)
 dbg_bad() {
-	awk -v dev="$1" '
+	awk -v dev="$1" -v devs=" $DEVS " '
 		function st(s) {
 			return s ~ /^(created|connecting|listening|negotiating|refusing|connected|disconnecting|closed)$/
 		}
+		function known(d) { return d == dev || d == "-" || index(devs, " " d " ") }
 		/^C / {
 			good = $2 ~ /^(initiator|responder|listener)$/ && st($3) &&
-			       $4 ~ /^conn=[0-9]+$/ && ($5 == dev || $5 == "-")
+			       $4 ~ /^conn=[0-9]+$/ &&
+			       ($5 == dev || $5 == "-" || ($2 == "listener" && known($5)))
 		}
 		/^S / && $2 == "state" { good = NF == 3 && st($3) }
-		/^S / && $2 == "device" { good = NF == 3 && ($3 == dev || $3 == "-") }
+		/^S / && $2 == "device" { good = NF == 3 && known($3) }
 		/^S / && $2 != "state" && $2 != "device" { good = 0 }
 		/^[CS] / && !good { if (n++ < 5) print }
 		END { exit n == 0 }' $T/dbg.log
