@@ -242,7 +242,8 @@ if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 fi
 
 # The SMB pairings boot a VM of their own: cifs and ksmbd, each stock or
-# on smbd (adapters/), over rxe and siw (tests/guest/smb).
+# on smbd (adapters/), over rxe and siw (tests/guest/smb); then the demo's
+# own plan (scripts/demo.sh), last as it installs our modules in updates/.
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
 # The hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
 # SMB2 client that reaches ksmbd on smbd the Windows way and the bare
@@ -252,7 +253,8 @@ if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
 	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=1200" \
-	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ')" SMBD_VM_LABEL=smb-vm \
+	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
+	SMBD_VM_LABEL=smb-vm \
 		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
 		3>&1 >"$out/vm-smb-summary.log" 2>&1
 	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal|multichannel|windows)' "$out/vm-smb.log" | tr -d '\r' || true

@@ -10,6 +10,10 @@
 # Module choice (empty: "modprobe NAME", the test kernel's stock module):
 #   SMB_KSMBD_KO=/smbd/ksmbd.ko   the server module to insmod
 #   SMB_CIFS_KO=/smbd/cifs.ko     the client module to insmod
+# Which one is wanted, ours (built on smbd) or the stock one, is said, not
+# guessed: SMB_CIFS_WANT and SMB_KSMBD_WANT ("ours" or "stock"; by default
+# ours with a KO, stock without). A plan whose modprobe finds ours (the
+# demo installs them in updates/) says "ours" with an empty KO.
 # Before an insmod, the module's dependencies ("depends" in modinfo) are
 # loaded: by modprobe, or from /smbd/DEP.ko when modprobe does not know
 # them (smbd.ko); its soft dependencies (crypto) by modprobe, best effort.
@@ -90,19 +94,37 @@ smb_rdma_debug_on() {
 		echo rdma > "$SMB_CTL_DIR/debug"
 }
 
+# smb_want NAME [KO]: "ours" or "stock", the cifs or ksmbd wanted
+smb_want() {
+	case $1 in
+	cifs) _w=${SMB_CIFS_WANT:-} ;;
+	ksmbd) _w=${SMB_KSMBD_WANT:-} ;;
+	*) _w=any ;;
+	esac
+	if [ -z "$_w" ]; then
+		_w=stock
+		[ -n "${2:-}" ] && _w=ours
+	fi
+	echo "$_w"
+}
+
 # smb_load_module NAME [KO]: load module NAME, from KO when given; a
 # dependency with a /smbd/DEP.ko (smbd.ko) is loaded the same way, with its
-# own dependencies first
+# own dependencies first. The cifs or ksmbd loaded, now or before, must be
+# the one wanted (smb_want).
 smb_load_module() {
-	local _name=$1 _ko=${2:-} _d
+	local _name=$1 _ko=${2:-} _d _want
+	_want=$(smb_want "$_name" "$_ko")
 	if smb_loaded "$_name"; then
-		smb_module_is "$_name" "$_ko" && return 0
-		smb_log "the $_name loaded is not the one wanted (${_ko:-the stock module})"
+		smb_module_is "$_name" "$_want" && return 0
+		smb_log "the $_name loaded is not the one wanted ($_want)"
 		return 1
 	fi
 	if [ -z "$_ko" ]; then
 		$SMB_MODPROBE "$_name" || { smb_log "modprobe $_name failed"; return 1; }
-		return 0
+		smb_module_is "$_name" "$_want" && return 0
+		smb_log "modprobe $_name loaded $($SMB_MODINFO -n "$_name" 2>/dev/null), not the one wanted ($_want)"
+		return 1
 	fi
 	[ -f "$_ko" ] || { smb_log "$_ko: no such file"; return 1; }
 	for _d in $($SMB_MODINFO -F depends "$_ko" | tr ',' ' '); do
@@ -120,19 +142,19 @@ smb_load_module() {
 	smb_loaded "$_name" || { smb_log "$_ko did not load as $_name"; return 1; }
 }
 
-# smb_module_is NAME [KO]: the loaded cifs or ksmbd is ours (built on
-# smbd, so it holds smbd) when KO is given, the stock one otherwise: a
+# smb_module_is NAME WANT: the loaded cifs or ksmbd is ours (built on
+# smbd, so it holds smbd) for WANT "ours", the stock one for "stock": a
 # module left loaded by an earlier plan must not stand in for the one a
 # plan asked for
 smb_module_is() {
-	case $1 in
-	cifs|ksmbd) ;;
+	case $1:$2 in
+	cifs:*|ksmbd:*) ;;
 	*) return 0 ;;
 	esac
 	if [ -e /sys/module/smbd/holders/"$1" ]; then
-		[ -n "${2:-}" ]
+		[ "$2" = ours ]
 	else
-		[ -z "${2:-}" ]
+		[ "$2" = stock ]
 	fi
 }
 

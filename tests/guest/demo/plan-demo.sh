@@ -7,15 +7,39 @@
 # kernel's own cifs and ksmbd; "modprobe smbd"; mount a share with
 # "mount -t cifs -o rdma" over soft-RoCE and soft-iWARP (modprobe loads
 # our cifs); copy data both ways; show throughput and smbd's connection
-# statistics.
+# statistics. Each step is a check (SMBD-TEST lines, demo/...): the demo
+# (scripts/demo.sh) fails when one fails, and the test command runs this
+# plan last in its SMB VM. It leaves our modules in updates/.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
 RDMA=/usr/bin/rdma
 # SMB_CIFS_KO and SMB_KSMBD_KO stay empty: lib-smb.sh loads cifs and
-# ksmbd with modprobe, so from updates/.
+# ksmbd with modprobe, so from updates/, and they must be ours.
+SMB_CIFS_KO='' SMB_KSMBD_KO=''
+SMB_CIFS_WANT=ours SMB_KSMBD_WANT=ours
 MNT=/mnt/demo
+FAILED=0
+# smbddemo.break=1 on the kernel command line (SMBD_DEMO_BREAK=1 for
+# scripts/demo.sh): the siw mount asks for a share that does not exist,
+# to show the demo failing
+BREAK=0
+grep -q 'smbddemo.break=1' /proc/cmdline && BREAK=1
+
+ok() { echo "SMBD-TEST: ok demo/$1${2:+ - $2}"; }
+nok() { echo "SMBD-TEST: not ok demo/$1${2:+ - $2}"; FAILED=$((FAILED + 1)); }
+# check NAME DETAIL: ok or not by the last command's status
+check() {
+	if [ "$_rc" = 0 ]; then ok "$1" "$2"; else nok "$1" "$2"; fi
+	return "$_rc"
+}
+# the end: the demo's verdict
+finish() {
+	echo "SMBD-DEMO-RESULT: $FAILED failed"
+	echo "SMBD-DEMO-END"
+	exit 0
+}
 
 # copy BYTES SRC DST FLAG: dd with 1 MiB blocks, prints MiB/s
 copy() {
@@ -33,50 +57,79 @@ echo
 upd=/lib/modules/$(uname -r)/updates
 echo "== install smbd.ko, cifs.ko and ksmbd.ko in $upd; depmod -a"
 mkdir -p "$upd"
-cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a ||
-	{ echo "install or depmod failed"; echo "SMBD-DEMO-END"; exit 1; }
+cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a
+_rc=$?
+check install "in $upd, depmod -a" || finish
 # Otherwise modprobe would quietly load the kernel's own cifs and ksmbd.
 for m in smbd cifs ksmbd; do
 	path=$(/usr/sbin/modinfo -n $m)
 	echo "  modinfo -n $m: $path"
 	case $path in
-	"$upd"/*) ;;
-	*) echo "$m does not resolve to $upd"; echo "SMBD-DEMO-END"; exit 1 ;;
+	"$upd"/*) _rc=0 ;;
+	*) _rc=1 ;;
 	esac
+	check "modinfo-$m" "$path" || finish
 done
 echo
 echo "== modprobe smbd"
-/usr/sbin/modprobe smbd || { echo "modprobe smbd failed"; echo "SMBD-DEMO-END"; exit 1; }
-echo "smbd loaded"
+/usr/sbin/modprobe smbd
+_rc=$?
+check modprobe-smbd || finish
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
 cat /sys/kernel/debug/smbd/devices
 echo
 echo "== the SMB server: modprobe ksmbd (on smbd), ksmbd.mountd"
-smb_server_start || exit 1
+smb_server_start
+_rc=$?
+check ksmbd-start "ksmbd on smbd, from updates/" || finish
 head -c 67108864 /dev/urandom > /tmp/demo-64m
 for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+	# shellcheck disable=SC2086 # two words
 	set -- $p
 	echo
 	echo "== over $1: mount -t cifs //$2/$SMB_SHARE $MNT -o rdma,vers=3.1.1 (cifs on smbd)"
-	smb_mount "$2" "$MNT" || continue
+	if [ $BREAK = 1 ] && [ "$1" = siw ]; then
+		SMB_SHARE=no-such-share smb_mount "$2" "$MNT"
+	else
+		smb_mount "$2" "$MNT"
+	fi
+	_rc=$?
+	check "$1/mount" "cifs on smbd, from updates/" || continue
 	echo "  lsmod: $(grep -E '^(smbd|cifs|ksmbd) ' /proc/modules | cut -d' ' -f1,4 | tr '\n' ' ')"
 	grep " $MNT " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
-	echo "-- copy 64 MiB to the share (O_DIRECT): $(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)"
+	w=$(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)
+	_rc=$?
+	check "$1/write" "64 MiB, O_DIRECT: $w"
+	echo "-- copy 64 MiB to the share (O_DIRECT): $w"
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	echo "-- copy it back (O_DIRECT): $(copy 67108864 $MNT/data /tmp/demo-back iflag=direct)"
-	if cmp -s /tmp/demo-64m /tmp/demo-back; then echo "-- the data came back intact"; else echo "-- DATA DIFFERS"; fi
+	r=$(copy 67108864 $MNT/data /tmp/demo-back iflag=direct)
+	echo "-- copy it back (O_DIRECT): $r"
+	cmp -s /tmp/demo-64m /tmp/demo-back
+	_rc=$?
+	check "$1/read-intact" "64 MiB back, O_DIRECT: $r"
 	echo "-- cifs: /proc/fs/cifs/DebugData (SMB Direct part)"
 	grep -E 'SMBDirect|Conn |MR ' /proc/fs/cifs/DebugData | sed 's/^/  /'
 	echo "-- smbd: /sys/kernel/debug/smbd/connections"
 	sed 's/^/  /' /sys/kernel/debug/smbd/connections
+	grep -q "^initiator connected conn=[0-9]* $1" /sys/kernel/debug/smbd/connections
+	_rc=$?
+	check "$1/over-smbd" "an smbd connection of cifs on a $1 device"
 	rm -f $MNT/data /tmp/demo-back
-	SMB_KEEP_MODULE=1 smb_umount "$MNT" && echo "-- unmounted"
+	SMB_KEEP_MODULE=1 smb_umount "$MNT"
+	_rc=$?
+	check "$1/umount"
 done
 echo
-smb_unload_module cifs && echo "== cifs unloaded"
-smb_server_stop && echo "== ksmbd stopped and unloaded"
-rmmod smbd && echo "== smbd unloaded"
-echo "SMBD-DEMO-END"
+smb_unload_module cifs
+_rc=$?
+check unload-cifs
+smb_server_stop
+_rc=$?
+check ksmbd-stop "ksmbd stopped and unloaded"
+rmmod smbd
+_rc=$?
+check unload-smbd
+finish
