@@ -260,31 +260,6 @@ bool smbd_netdev_capable(struct net_device *netdev)
 EXPORT_SYMBOL_NS_GPL(smbd_netdev_capable, SMBD);
 
 /**
- * smbd_any_iwarp() - does smbd run connections on an iWARP device
- *
- * A listener on a wildcard address needs one port for every device
- * ([MS-SMBD] 1.9, 2.1: %SMBD_PORT_IWARP on iWARP, %SMBD_PORT_IB on
- * IB/RoCE); a server that takes the iWARP port as soon as an iWARP
- * device exists asks this.
- *
- * Context: process; sleeps (takes the device list's mutex).
- * Return: true if one of the devices smbd uses is iWARP.
- */
-bool smbd_any_iwarp(void)
-{
-	struct smbd_device *sd;
-	bool iwarp = false;
-
-	might_sleep();
-	mutex_lock(&smbd_devices_lock);
-	list_for_each_entry(sd, &smbd_devices, sd_list)
-		iwarp |= sd->sd_iwarp;
-	mutex_unlock(&smbd_devices_lock);
-	return iwarp;
-}
-EXPORT_SYMBOL_NS_GPL(smbd_any_iwarp, SMBD);
-
-/**
  * smbd_register_dev_notifier() - hear of RDMA devices coming and going
  * @nb: called with %SMBD_DEV_UP once smbd can use a new device, and with
  *	%SMBD_DEV_DOWN before it stops using one; the data is the struct

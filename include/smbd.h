@@ -359,7 +359,6 @@ void smbd_sock_release(struct smbd_sock *sk);
 struct net_device;
 bool smbd_netdev_capable(struct net_device *netdev);
 unsigned int smbd_netdev_classes(struct net_device *netdev);
-bool smbd_any_iwarp(void);
 
 /* Events of smbd_register_dev_notifier(); the data is a struct ib_device. */
 #define SMBD_DEV_UP		1

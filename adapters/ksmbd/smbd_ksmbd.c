@@ -48,11 +48,12 @@
  * at least every KSMBD_TCP_RECV_TIMEOUT to look at ksmbd_conn_alive(),
  * as over TCP.
  *
- * Serialisation is ksmbd's: ksmbd_rdma_init(), ksmbd_rdma_stop_listening()
- * and ksmbd_rdma_destroy() run under its init_lock; sends run under the
- * connection's srv_mutex; reads only in the handler thread. Which RDMA
- * devices there are is smbd's to know (smbd_any_iwarp(),
- * smbd_netdev_capable()).
+ * Serialisation: ksmbd_rdma_init(), ksmbd_rdma_stop_listening() and
+ * ksmbd_rdma_destroy() run under ksmbd's init_lock; they and the resync
+ * work change the listeners under smbd_ksmbd_ls_lock (taken before the
+ * RTNL); sends run under the connection's srv_mutex; reads only in the
+ * handler thread. Which RDMA devices there are, and of which class, is
+ * smbd's to know (smbd_netdev_classes(), smbd_register_dev_notifier()).
  */
 
 #define SUBMOD_NAME	"smbd"
@@ -134,7 +135,7 @@ static bool smbd_ksmbd_running;
 static struct smbd_params smbd_ksmbd_params;
 static unsigned int smbd_ksmbd_retries;
 /* An address, interface or device event came since the last resync. */
-static bool smbd_ksmbd_event;
+static int smbd_ksmbd_event;
 
 static void smbd_ksmbd_resync(struct work_struct *work);
 static DECLARE_DELAYED_WORK(smbd_ksmbd_resync_work, smbd_ksmbd_resync);
@@ -880,7 +881,7 @@ static void smbd_ksmbd_resync(struct work_struct *work)
 	if (!smbd_ksmbd_running)
 		goto out;
 	/* Each event gives the failed addresses a new round of retries. */
-	if (xchg(&smbd_ksmbd_event, false))
+	if (xchg(&smbd_ksmbd_event, 0))
 		smbd_ksmbd_retries = 0;
 	if (!addrs) {
 		retry = true;
@@ -946,7 +947,7 @@ static void smbd_ksmbd_event_on(struct net_device *dev, unsigned long event)
 	}
 	if (dev && !net_eq(dev_net(dev), &init_net))
 		return;
-	WRITE_ONCE(smbd_ksmbd_event, true);
+	WRITE_ONCE(smbd_ksmbd_event, 1);
 	smbd_ksmbd_resync_soon(msecs_to_jiffies(smbd_ksmbd_retry_ms[0]));
 }
 
