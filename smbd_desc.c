@@ -19,7 +19,7 @@
 #include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
-#include <linux/unaligned.h>
+#include "smbd_compat.h"
 
 #include "smbd_proto.h"
 

@@ -153,7 +153,7 @@ static bool smbd_dev_has_netdev(struct ib_device *ibdev,
 	lockdep_assert_held(&smbd_devices_lock);
 	/* RoCE and iWARP: the port's own netdev. */
 	rdma_for_each_port(ibdev, port) {
-		ndev = ib_device_get_netdev(ibdev, port);
+		ndev = smbd_port_netdev(ibdev, port);
 		if (!ndev)
 			continue;
 		same = ndev == netdev;

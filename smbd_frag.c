@@ -14,7 +14,7 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
-#include <linux/unaligned.h>
+#include "smbd_compat.h"
 
 #include "smbd_proto.h"
 

@@ -17,7 +17,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
-#include <linux/unaligned.h>
+#include "smbd_compat.h"
 
 #include "smbd_proto.h"
 

@@ -23,6 +23,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "smbd_compat.h"
+
 #include "smbd.h"
 #include "smbd_proto.h"
 
