@@ -20,10 +20,11 @@
 #include <asm/unaligned.h>
 #endif
 
+/* Tracepoints: the event's field and its argument share their name. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-#define smbd_assign_str(field, src)	__assign_str(field)
+#define smbd_assign_str(field)	__assign_str(field)
 #else
-#define smbd_assign_str(field, src)	__assign_str(field, src)
+#define smbd_assign_str(field)	__assign_str(field, field)
 #endif
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
@@ -89,6 +90,7 @@ smbd_compat_extract_pages(struct iov_iter *i, struct page ***pages,
 	*offset0 = off;
 	return len;
 }
+
 #define iov_iter_extract_pages smbd_compat_extract_pages
 #endif
 

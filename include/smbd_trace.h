@@ -112,8 +112,8 @@ TRACE_EVENT(smbd_refused,
 			     __string(reason, reason)
 			     ),
 	    TP_fast_assign(__entry->conn = sk->ss_id;
-			   smbd_assign_str(section, section);
-			   smbd_assign_str(reason, reason);
+			   smbd_assign_str(section);
+			   smbd_assign_str(reason);
 			   ),
 	    TP_printk("conn=%u [MS-SMBD] %s: %s", __entry->conn,
 		      __get_str(section), __get_str(reason))
