@@ -4,8 +4,9 @@
 # Build the in-kernel SMB consumers on smbd:
 #   adapters/build.sh KDIR OUTDIR [cifs] [ksmbd]
 #
-# cifs.ko and ksmbd.ko are built from Debian's linux-source-6.12
-# (fs/smb/client, fs/smb/server), unchanged, except that each one's SMB
+# cifs.ko and ksmbd.ko are built from Debian's linux-source-6.12 or
+# linux-source-6.1, the kernel's series (fs/smb/client, fs/smb/server),
+# unchanged, except that each one's SMB
 # Direct object is replaced in its object list by our adapter
 # (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o for ksmbd;
 # and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
@@ -33,11 +34,22 @@ shift 2
 parts=${*:-cifs ksmbd}
 
 cache=${SMBD_CACHE:-$HOME/.cache/smbd}
-tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
-[ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
 [ -f "$top/Module.symvers" ] || { echo "build smbd.ko first (make KDIR=$kdir)" >&2; exit 1; }
 
-ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+# The kernel series picks the source package and the adapters: 6.12's in
+# adapters/<name>/, 6.1's in adapters/<name>-6.1/ (cifs and ksmbd changed
+# their SMB Direct interfaces between the two).
+kver=$(cat "$kdir/include/config/kernel.release")
+case $kver in
+6.12.*) series=6.12 suffix= ;;
+6.1.*) series=6.1 suffix=-6.1 ;;
+*) echo "adapters: $kdir is $kver; supported: 6.1 and 6.12" >&2; exit 1 ;;
+esac
+pkg=linux-source-$series
+tarball=$(ls /usr/src/$pkg.tar.* 2>/dev/null | head -n 1)
+[ -n "$tarball" ] || { echo "$pkg is not installed (run scripts/setup.sh)" >&2; exit 1; }
+
+ver=$(dpkg-query -W -f='${Version}' $pkg)
 src=$cache/smb-src-$ver-3
 mkdir -p "$cache"
 exec 9>"$cache/.lock-smb-src"
@@ -46,12 +58,12 @@ if [ ! -f "$src/.done" ]; then
 	echo "adapters: extracting fs/smb from $tarball" >&2
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
-	tar -xf "$tarball" -C "$src.tmp" linux-source-6.12/fs/smb \
-		linux-source-6.12/fs/nls linux-source-6.12/Makefile \
-		linux-source-6.12/scripts/asn1_compiler.c \
-		linux-source-6.12/include/linux/asn1.h \
-		linux-source-6.12/include/linux/asn1_ber_bytecode.h
-	mv "$src.tmp/linux-source-6.12" "$src"
+	# fs/internal.h: 6.1's ksmbd includes it
+	tar -xf "$tarball" -C "$src.tmp" --wildcards $pkg/fs/smb \
+		$pkg/fs/nls $pkg/Makefile $pkg/scripts/asn1_compiler.c \
+		$pkg/include/linux/asn1.h \
+		$pkg/include/linux/asn1_ber_bytecode.h $pkg/fs/internal.h
+	mv "$src.tmp/$pkg" "$src"
 	rmdir "$src.tmp"
 	touch "$src/.done"
 fi
@@ -59,7 +71,6 @@ flock -u 9
 
 # The source and the kernel must be the same upstream release.
 srcver=$(awk '/^VERSION =/ {v=$3} /^PATCHLEVEL =/ {p=$3} /^SUBLEVEL =/ {s=$3} END {print v "." p "." s}' "$src/Makefile")
-kver=$(cat "$kdir/include/config/kernel.release")
 case $kver in
 "$srcver" | "$srcver"[!0-9]*) ;;
 *) echo "adapters: $kdir is $kver, the source is $srcver" >&2; exit 1 ;;
@@ -85,12 +96,13 @@ build() {
 	mkdir -p "$b/fs/smb"
 	cp -a "$src/fs/smb/$dir" "$src/fs/smb/common" "$b/fs/smb/"
 	cp -a "$src/fs/nls" "$b/fs/"	# nls_ucs2_utils.h
+	[ ! -f "$src/fs/internal.h" ] || cp "$src/fs/internal.h" "$b/fs/"
 	for p in "$@"; do
 		patch -d "$b" -p1 --forward --no-backup-if-mismatch -s < "$top/kernel/$p" ||
 			{ echo "adapters: kernel/$p did not apply" >&2; return 1; }
 	done
-	ln -s "$top/adapters/$name/$adapter" "$b/fs/smb/$dir/$adapter"
-	cp "$top/adapters/$name/Kbuild" "$b/fs/smb/$dir/Kbuild"
+	ln -s "$top/adapters/$name$suffix/$adapter" "$b/fs/smb/$dir/$adapter"
+	cp "$top/adapters/$name$suffix/Kbuild" "$b/fs/smb/$dir/Kbuild"
 	for a in "$b/fs/smb/$dir"/*.asn1; do
 		"$asn1c" "$a" "${a%.asn1}.asn1.c" "${a%.asn1}.asn1.h"
 	done
@@ -116,9 +128,11 @@ build() {
 }
 
 for p in $parts; do
-	case $p in
-	cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
-	ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
+	case $series/$p in
+	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
+	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
+	6.1/cifs) build cifs client cifs.ko smbd_cifs.c ;;
+	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
 	esac
 done
