@@ -50,8 +50,9 @@ tarball=$(ls /usr/src/$pkg.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "$pkg is not installed (run scripts/setup.sh)" >&2; exit 1; }
 
 ver=$(dpkg-query -W -f='${Version}' $pkg)
-src=$cache/smb-src-$ver-3
 mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+src=$cache/smb-src-$ver-3
 exec 9>"$cache/.lock-smb-src"
 flock 9
 if [ ! -f "$src/.done" ]; then

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Debian's stock kernel for the VM: the linux-image package matching the
-# newest installed linux-headers-6.12.*-amd64, downloaded from Debian's
+# newest installed linux-headers of the series (6.12 by default, or 6.1:
+#   scripts/stock-kernel.sh [6.12|6.1]
+# linux-headers-6.12.*-amd64 or linux-headers-6.1.0-*-amd64), downloaded from Debian's
 # archive (apt-get download) and unpacked into a cache outside the tree,
 # laid out the way scripts/mkinitramfs.sh and scripts/vm-run.sh expect a
 # kernel cache directory:
@@ -14,8 +16,15 @@
 set -euo pipefail
 
 cache=${SMBD_CACHE:-$HOME/.cache/smbd}
-hdr=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
-[ -n "$hdr" ] || { echo "stock-kernel: no linux-headers-6.12.*-amd64 (run scripts/setup.sh)" >&2; exit 1; }
+series=${1:-6.12}
+case $series in
+6.12) pat='6\.12\.[0-9]+\+deb[0-9]+-amd64' ;;
+6.1) pat='6\.1\.0-[0-9]+-amd64' ;;
+*) echo "stock-kernel: series $series: 6.12 or 6.1" >&2; exit 2 ;;
+esac
+hdr=$(find /usr/src -maxdepth 1 -name 'linux-headers-*' | grep -E "/linux-headers-$pat\$" |
+	sort -V | tail -n 1)
+[ -n "$hdr" ] || { echo "stock-kernel: no linux-headers of $series for amd64 (run scripts/setup.sh)" >&2; exit 1; }
 rel=${hdr#/usr/src/linux-headers-}
 out=$cache/stock-$rel
 mkdir -p "$cache"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the Debian package smbd-dkms_<version>_all.deb:
+#   scripts/mkdeb.sh [OUTDIR]          (default: out/deb)
+# It carries smbd's source to /usr/src/smbd-<version> (what dkms.conf
+# builds: smbd.ko, and cifs.ko and ksmbd.ko on smbd from the kernel
+# series' linux-source), and maintainer scripts that build and install
+# them with DKMS for every installed kernel of the series smbd supports
+# (6.1 and 6.12) whose headers are installed, and remove them with the
+# package. Kernels installed later get them from dkms's own kernel hooks
+# (dkms.conf: AUTOINSTALL). Prints the path of the package.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-$top/out/deb}" && cd "${1:-$top/out/deb}" && pwd)
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+want=$(sed -n 's/^#define SMBD_VERSION[[:space:]]*"\(.*\)"$/\1/p' "$top/include/smbd.h")
+[ -n "$ver" ] && [ "$ver" = "$want" ] ||
+	{ echo "mkdeb: dkms.conf says $ver, smbd.h $want" >&2; exit 1; }
+
+r=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb.XXXXXX")
+trap 'rm -rf "$r"' EXIT
+src=$r/usr/src/smbd-$ver
+doc=$r/usr/share/doc/smbd-dkms
+mkdir -p "$src" "$doc" "$r/DEBIAN"
+# The module's source only: not the tests, scripts or documents.
+(cd "$top" && git ls-files -z -- Kbuild Makefile dkms.conf README '*.c' '*.h' \
+	adapters kernel/'*.patch' ':!tests' ':!scripts' |
+	xargs -0 cp --parents -t "$src")
+cp "$top/README" "$top/Documentation/admin-guide.rst" "$doc/"
+cat > "$doc/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: smbd
+Files: *
+License: GPL-2.0
+ On Debian systems, the full text of the GNU General Public License
+ version 2 can be found in /usr/share/common-licenses/GPL-2.
+EOF
+
+size=$(du -sk "$r/usr" | cut -f1)
+cat > "$r/DEBIAN/control" <<EOF
+Package: smbd-dkms
+Version: $ver
+Architecture: all
+Section: kernel
+Priority: optional
+Maintainer: smbd maintainers <root@localhost>
+Installed-Size: $size
+Depends: dkms (>= 3.0), patch, xz-utils, build-essential
+Recommends: linux-headers-amd64, linux-source-6.1, linux-source-6.12
+Description: SMB Direct (SMB2 over RDMA) for the kernel's SMB client and server (DKMS)
+ smbd.ko implements SMB Direct ([MS-SMBD]) on the kernel's RDMA stack, for
+ RoCE, InfiniBand and iWARP devices, and gives cifs (the SMB client) and
+ ksmbd (the SMB server) their RDMA transport: mount -t cifs -o rdma, and
+ ksmbd serving over RDMA, with Debian's own kernels, which are built
+ without SMB Direct.
+ .
+ DKMS builds smbd.ko, and cifs.ko and ksmbd.ko from the kernel series'
+ linux-source (6.1 or 6.12) with their SMB Direct object replaced by
+ smbd's, for every installed kernel of these series whose headers are
+ installed. They go to updates/dkms, which modprobe prefers over the
+ kernel's own cifs and ksmbd.
+EOF
+
+cat > "$r/DEBIAN/postinst" <<EOF
+#!/bin/sh
+# smbd-dkms: build and install smbd, cifs and ksmbd with DKMS for every
+# installed kernel of a series smbd supports (6.1, 6.12) with headers.
+set -e
+v=$ver
+[ "\$1" = configure ] || exit 0
+if [ -e /var/lib/dkms/smbd/\$v ]; then
+	dkms remove -m smbd -v \$v --all >/dev/null || true
+fi
+dkms add -m smbd -v \$v >/dev/null
+rc=0
+for d in /lib/modules/*; do
+	k=\${d##*/}
+	case \$k in
+	6.1.*|6.12.*) ;;
+	*) continue ;;
+	esac
+	if [ ! -f "\$d/build/Makefile" ]; then
+		echo "smbd-dkms: \$k: no headers (apt install linux-headers-\$k), skipped"
+		continue
+	fi
+	echo "smbd-dkms: building smbd, cifs and ksmbd for \$k"
+	if ! dkms install -m smbd -v \$v -k "\$k"; then
+		echo "smbd-dkms: \$k: build failed (/var/lib/dkms/smbd/\$v/build/make.log)" >&2
+		rc=1
+	fi
+done
+exit \$rc
+EOF
+
+cat > "$r/DEBIAN/prerm" <<EOF
+#!/bin/sh
+# smbd-dkms: the modules go with the package, from every kernel.
+set -e
+v=$ver
+case "\$1" in
+remove|upgrade|deconfigure)
+	if [ -e /var/lib/dkms/smbd/\$v ]; then
+		dkms remove -m smbd -v \$v --all
+	fi
+	;;
+esac
+exit 0
+EOF
+chmod 0755 "$r/DEBIAN/postinst" "$r/DEBIAN/prerm"
+(cd "$r" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$r/DEBIAN/md5sums"
+
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}
+deb=$out/smbd-dkms_${ver}_all.deb
+dpkg-deb --root-owner-group -Zxz --build "$r" "$deb" >/dev/null
+echo "$deb"
