@@ -3,7 +3,7 @@
  * smbd_ksmbd: the kernel SMB server's SMB Direct transport on smbd.ko.
  *
  * adapters/build.sh links this file into ksmbd.ko, built from Debian's
- * linux-source-6.12 (fs/smb/server), in place of ksmbd's own
+ * linux-source-6.1 (fs/smb/server), in place of ksmbd's own
  * transport_rdma.o. ksmbd calls what its transport_rdma.h declares
  * (ksmbd_rdma_init, ksmbd_rdma_stop_listening, ksmbd_rdma_destroy,
  * ksmbd_rdma_capable_netdev, init_smbd_max_io_size,
@@ -22,38 +22,54 @@
  * - 445 on each address (IPv4 and IPv6: ksmbd lists both to multichannel
  *   clients) of an InfiniBand or RoCE device, one listener each. A
  *   wildcard cannot serve there: on iWARP a listener takes the TCP port,
- *   which ksmbd's own TCP listener holds, and in 6.12 rdma_cm fails a
- *   whole wildcard listen (and drops a device added later from rdma_cm)
- *   when one device refuses. smbd_ksmbd_resync() follows the addresses
- *   and devices as they come and go.
+ *   which ksmbd's own TCP listener holds, and rdma_cm (in 6.1 as in
+ *   6.12) fails a whole wildcard listen (and drops a device added later
+ *   from rdma_cm) when one device refuses. smbd_ksmbd_resync() follows
+ *   the addresses and devices as they come and go.
  * An accept thread per listener makes each negotiated connection a
  * ksmbd connection with its handler thread (ksmbd_conn_handler_loop), as
  * ksmbd's TCP transport does.
  *
  * Lifetime: a struct smbd_ksmbd_conn is one connection's ksmbd transport
  * and owns its smbd socket. The accept thread hands it to ksmbd and never
- * touches it again. The handler thread's last act is ->disconnect: the
- * socket is shut down (every reader and sender wakes and fails) and
- * ksmbd_conn_free() drops the handler's reference. ->free_transport runs
- * when the last reference to the ksmbd connection goes (ksmbd's release
- * work, or stop_sessions()) and releases the socket. ->shutdown
- * (ksmbd_conn_abort(), stop_sessions()) only shuts the socket down. So
- * the socket lives as long as anyone can reach the transport: a late
- * send (an oplock break) fails, it never touches freed memory. smbd's
- * upcalls (which only wake the handler thread) end inside
- * smbd_sock_release(), before the transport is freed.
+ * touches it again. 6.1's ksmbd has no ->free_transport (its last
+ * ksmbd_conn_put() only frees the ksmbd connection), so the handler
+ * thread's last act, ->disconnect, frees the transport, as 6.1's TCP
+ * transport frees its own there: the socket is released (every reader
+ * and sender wakes and fails; smbd's upcalls, which only wake the
+ * handler thread, end inside smbd_sock_release()), then
+ * ksmbd_conn_free() takes the connection off conn_list and drops the
+ * handler's reference, then the transport goes. The 6.12 adapter's
+ * guarantee that a late send (an oplock break) fails cannot be kept: a
+ * send after ->disconnect would touch freed memory, as over 6.1's TCP.
+ * What keeps senders off is ksmbd's own fence, which ->disconnect comes
+ * after: the handler thread marks the connection releasing and waits for
+ * its r_count, held by every request in work and every oplock or lease
+ * break that found the connection not releasing, to drop to 0.
+ *
+ * No ->shutdown: its only caller in 6.1, stop_sessions(), drops
+ * conn_list_lock around it and then walks on from the connection it
+ * shut down, which that connection's handler thread, woken, may have
+ * taken off conn_list and freed meanwhile. ksmbd calls
+ * ksmbd_rdma_stop_listening() right before stop_sessions() (both under
+ * init_lock, whenever ksmbd stops or resets): it shuts every connection
+ * on smbd_ksmbd_conns down instead, while stop_sessions() only marks
+ * them exiting under conn_list_lock, which their handler threads need
+ * for writing to leave conn_list.
  *
  * Reading: the handler thread reads without blocking in smbd and sleeps
- * on its own wait queue, woken by smbd's upcalls and by ->shutdown, and
- * at least every KSMBD_TCP_RECV_TIMEOUT to look at ksmbd_conn_alive(),
- * as over TCP.
+ * on its own wait queue, woken by smbd's upcalls and when ksmbd stops
+ * listening, and at least every KSMBD_TCP_RECV_TIMEOUT to look at
+ * ksmbd_conn_alive(), as over TCP.
  *
  * Serialisation: ksmbd_rdma_init(), ksmbd_rdma_stop_listening() and
  * ksmbd_rdma_destroy() run under ksmbd's init_lock; they and the resync
  * work change the listeners under smbd_ksmbd_ls_lock (taken before the
- * RTNL); sends run under the connection's srv_mutex; reads only in the
- * handler thread. Which RDMA devices there are, and of which class, is
- * smbd's to know (smbd_netdev_classes(), smbd_register_dev_notifier()).
+ * RTNL); the connections are listed on smbd_ksmbd_conns under
+ * smbd_ksmbd_conns_lock; sends run under the connection's srv_mutex;
+ * reads only in the handler thread. Which RDMA devices there are, and of
+ * which class, is smbd's to know (smbd_netdev_classes(),
+ * smbd_register_dev_notifier()).
  */
 
 #define SUBMOD_NAME	"smbd"
@@ -68,7 +84,6 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
-#include <net/ip.h>
 #include <net/ipv6.h>
 
 #include "glob.h"
@@ -89,17 +104,26 @@ static_assert(sizeof(struct smb2_buffer_desc_v1) == SMBD_BUF_DESC_LEN);
 /**
  * struct smbd_ksmbd_conn - one SMB Direct connection of ksmbd
  * @transport: what ksmbd sees (conn->transport)
- * @sk: the smbd socket, released by ->free_transport only
+ * @sk: the smbd socket, released with the transport only
  * @wait: the handler thread waits here for @events to change
  * @events: counts smbd's upcalls (data arrived, connection lost) and
  *	shutdowns
+ * @node: on smbd_ksmbd_conns until the transport is freed
  */
 struct smbd_ksmbd_conn {
 	struct ksmbd_transport transport;
 	struct smbd_sock *sk;
 	wait_queue_head_t wait;
 	atomic_t events;
+	struct list_head node;
 };
+
+/*
+ * Every transport not yet freed, for ksmbd_rdma_stop_listening() to end
+ * (6.1's stop_sessions() cannot safely call a ->shutdown).
+ */
+static DEFINE_SPINLOCK(smbd_ksmbd_conns_lock);
+static LIST_HEAD(smbd_ksmbd_conns);
 
 /*
  * A listener and its accept thread. @ended: the thread left on its own,
@@ -144,7 +168,11 @@ static void smbd_ksmbd_resync_soon(unsigned long delay);
 /* ksmbd.mountd's "smbd max io size" (the largest RDMA read or write). */
 static unsigned int smbd_ksmbd_max_io = SMBD_DEFAULT_IOSIZE;
 
-static const struct ksmbd_transport_ops smbd_ksmbd_transport_ops;
+/*
+ * Never written: not const only because 6.1's struct ksmbd_transport
+ * points to its operations without const.
+ */
+static struct ksmbd_transport_ops smbd_ksmbd_transport_ops __ro_after_init;
 
 static struct smbd_ksmbd_conn *smbd_ksmbd(struct ksmbd_transport *t)
 {
@@ -170,7 +198,10 @@ static const struct smbd_sock_ops smbd_ksmbd_sock_ops = {
 	.state_change = smbd_ksmbd_kick,
 };
 
-/* ksmbd's view of the peer: its address and the hash of conn_list. */
+/*
+ * ksmbd's view of the peer's address (6.1's conn_list is a plain list:
+ * no hash to set; ksmbd_conn_alloc() listed the connection already).
+ */
 static void smbd_ksmbd_set_peer(struct ksmbd_conn *conn)
 {
 	const struct sockaddr_storage *a = &conn->peer_addr;
@@ -179,30 +210,43 @@ static void smbd_ksmbd_set_peer(struct ksmbd_conn *conn)
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
 
 		conn->inet_addr = sin->sin_addr.s_addr;
-		conn->inet_hash = ipv4_addr_hash(sin->sin_addr.s_addr);
 	}
 #if IS_ENABLED(CONFIG_IPV6)
 	if (a->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
 
 		memcpy(conn->inet6_addr, &sin6->sin6_addr, 16);
-		conn->inet_hash = ipv6_addr_hash(&sin6->sin6_addr);
 	}
 #endif
 }
 
 /*
+ * Free a transport with its socket and the handler's (or the accept
+ * thread's) reference to the ksmbd connection. The socket goes first:
+ * meanwhile the connection stays on conn_list, so stop_sessions() (and
+ * ksmbd's module exit after it) waits for the queue pair to drain.
+ * Context: process; sleeps.
+ */
+static void smbd_ksmbd_free(struct smbd_ksmbd_conn *c)
+{
+	spin_lock(&smbd_ksmbd_conns_lock);
+	list_del(&c->node);
+	spin_unlock(&smbd_ksmbd_conns_lock);
+	smbd_sock_release(c->sk);
+	ksmbd_conn_free(c->transport.conn);
+	kfree(c);
+}
+
+/*
  * Give up a connection whose handler thread never ran: undo what the
- * handler would have, then ksmbd's own teardown (which frees the
- * transport and the socket through ->free_transport).
+ * handler would have, then free it as its ->disconnect would.
  */
 static void smbd_ksmbd_drop(struct ksmbd_conn *conn)
 {
 	if (IS_ENABLED(CONFIG_UNICODE))
 		utf8_unload(conn->um);
 	unload_nls(conn->local_nls);
-	smbd_sock_shutdown(smbd_ksmbd(conn->transport)->sk);
-	ksmbd_conn_free(conn);
+	smbd_ksmbd_free(smbd_ksmbd(conn->transport));
 }
 
 /*
@@ -216,7 +260,7 @@ static void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
 	struct ksmbd_conn *conn;
 	int ret;
 
-	c = kzalloc(sizeof(*c), KSMBD_DEFAULT_GFP);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	conn = c ? ksmbd_conn_alloc() : NULL;
 	if (!conn) {
 		kfree(c);
@@ -229,7 +273,15 @@ static void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
 	smbd_sock_set_ops(sk, &smbd_ksmbd_sock_ops, c);
 	c->transport.conn = conn;
 	c->transport.ops = &smbd_ksmbd_transport_ops;
+	/*
+	 * ksmbd_conn_alloc() listed the connection without a transport:
+	 * harmless, as only stop_sessions() looks at the transports on
+	 * conn_list, and never while an accept thread runs.
+	 */
 	conn->transport = &c->transport;
+	spin_lock(&smbd_ksmbd_conns_lock);
+	list_add_tail(&c->node, &smbd_ksmbd_conns);
+	spin_unlock(&smbd_ksmbd_conns_lock);
 
 	/* Tree connects check "hosts allow" against it. */
 	ret = smbd_sock_getname(sk, &conn->peer_addr, true);
@@ -240,9 +292,6 @@ static void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
 		return;
 	}
 	smbd_ksmbd_set_peer(conn);
-	down_write(&conn_list_lock);
-	hash_add(conn_list, &conn->hlist, conn->inet_hash);
-	up_write(&conn_list_lock);
 	ksmbd_debug(RDMA, "SMB Direct connection from %pISpc\n",
 		    &conn->peer_addr);
 
@@ -437,7 +486,7 @@ static int smbd_ksmbd_rdma(struct ksmbd_transport *t, void *buf,
 	if (!max || max > SMBD_KSMBD_MAX_DESCS)
 		return -EINVAL;
 	if (max > ARRAY_SIZE(stack)) {
-		d = kmalloc_array(max, sizeof(*d), KSMBD_DEFAULT_GFP);
+		d = kmalloc_array(max, sizeof(*d), GFP_KERNEL);
 		if (!d)
 			return -ENOMEM;
 	}
@@ -519,64 +568,29 @@ static int smbd_ksmbd_rdma_write(struct ksmbd_transport *t, void *buf,
 }
 
 /**
- * smbd_ksmbd_shutdown() - end a connection, keep the transport
- * @t: the transport
- *
- * The handler thread's read and any send fail from now on; ksmbd's
- * teardown follows from the handler thread.
- *
- * Context: process (ksmbd_conn_abort(), stop_sessions()).
- */
-static void smbd_ksmbd_shutdown(struct ksmbd_transport *t)
-{
-	struct smbd_ksmbd_conn *c = smbd_ksmbd(t);
-
-	smbd_sock_shutdown(c->sk);
-	atomic_inc(&c->events);
-	wake_up(&c->wait);
-}
-
-/**
  * smbd_ksmbd_disconnect() - the handler thread is done with a connection
- * @t: the transport; may be freed when this returns
+ * @t: the transport; freed when this returns
  *
- * Ends the connection ([MS-SMBD] 3.1.7.1) and drops the handler's
- * reference to the ksmbd connection; ->free_transport follows once the
- * last reference goes.
+ * Ends the connection ([MS-SMBD] 3.1.7.1) and frees the transport with
+ * its socket (the queue pair is drained and every buffer unmapped before
+ * it is freed), dropping the handler's reference to the ksmbd
+ * connection, as 6.1's TCP transport does: 6.1 has no ->free_transport.
+ * ksmbd calls it only once nothing can send any more (the connection is
+ * releasing and its r_count has dropped to 0).
  *
- * Context: the connection's handler thread, as it exits.
+ * Context: the connection's handler thread, as it exits; sleeps.
  */
 static void smbd_ksmbd_disconnect(struct ksmbd_transport *t)
 {
-	smbd_sock_shutdown(smbd_ksmbd(t)->sk);
-	ksmbd_conn_free(t->conn);
+	smbd_ksmbd_free(smbd_ksmbd(t));
 }
 
-/**
- * smbd_ksmbd_free_transport() - free a connection's transport
- * @t: the transport; gone when this returns
- *
- * Releases the smbd socket: the queue pair is drained and every buffer
- * unmapped before it is freed.
- *
- * Context: process (ksmbd's release work or stop_sessions()); sleeps.
- */
-static void smbd_ksmbd_free_transport(struct ksmbd_transport *t)
-{
-	struct smbd_ksmbd_conn *c = smbd_ksmbd(t);
-
-	smbd_sock_release(c->sk);
-	kfree(c);
-}
-
-static const struct ksmbd_transport_ops smbd_ksmbd_transport_ops = {
+static struct ksmbd_transport_ops smbd_ksmbd_transport_ops __ro_after_init = {
 	.read		= smbd_ksmbd_read,
 	.writev		= smbd_ksmbd_writev,
 	.rdma_read	= smbd_ksmbd_rdma_read,
 	.rdma_write	= smbd_ksmbd_rdma_write,
-	.shutdown	= smbd_ksmbd_shutdown,
 	.disconnect	= smbd_ksmbd_disconnect,
-	.free_transport	= smbd_ksmbd_free_transport,
 };
 
 /* ---- what ksmbd calls ---- */
@@ -660,7 +674,7 @@ static int smbd_ksmbd_listen(struct smbd_ksmbd_listener *l,
 		l->lsk = NULL;
 		goto fail;
 	}
-	/* The thread may end on its own: kthread_stop_put() needs it. */
+	/* The thread may end on its own: kthread_stop() needs it. */
 	get_task_struct(task);
 	l->acceptor = task;
 	wake_up_process(task);
@@ -683,7 +697,8 @@ static void smbd_ksmbd_unlisten(struct smbd_ksmbd_listener *l)
 		return;
 	WRITE_ONCE(l->stopping, true);
 	smbd_sock_shutdown(l->lsk);
-	kthread_stop_put(l->acceptor);
+	kthread_stop(l->acceptor);
+	put_task_struct(l->acceptor);
 	l->acceptor = NULL;
 	smbd_sock_release(l->lsk);
 	l->lsk = NULL;
@@ -824,7 +839,7 @@ static int smbd_ksmbd_add_ls(const struct sockaddr_storage *sa)
 	struct smbd_ksmbd_addr_ls *a;
 	int ret;
 
-	a = kzalloc(sizeof(*a), KSMBD_DEFAULT_GFP);
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
 	a->addr = *sa;
@@ -875,8 +890,7 @@ static void smbd_ksmbd_resync(struct work_struct *work)
 	unsigned int i, n;
 	int ret;
 
-	addrs = kcalloc(SMBD_KSMBD_ADDRS_MAX, sizeof(*addrs),
-			KSMBD_DEFAULT_GFP);
+	addrs = kcalloc(SMBD_KSMBD_ADDRS_MAX, sizeof(*addrs), GFP_KERNEL);
 	mutex_lock(&smbd_ksmbd_ls_lock);
 	if (!smbd_ksmbd_running)
 		goto out;
@@ -902,7 +916,7 @@ static void smbd_ksmbd_resync(struct work_struct *work)
 		if (ret == -EPROTONOSUPPORT) {
 			/*
 			 * rdma_cm gives an address to the first device with
-			 * its netdev, and 6.12 cannot ask for a class.
+			 * its netdev, and 6.1 cannot ask for a class.
 			 */
 			pr_warn_ratelimited("%pISc: rdma_cm picks the iWARP device of its interface%s, so InfiniBand and RoCE have no SMB Direct listener on port %u there\n",
 					    &addrs[i].sa,
@@ -1107,13 +1121,34 @@ int ksmbd_rdma_init(void)
 	return 0;
 }
 
+/*
+ * End every connection handed to ksmbd, as the 6.12 adapter's ->shutdown
+ * does from stop_sessions(): each handler thread's read and any send
+ * fail from now on, and ksmbd's teardown follows from the handler
+ * thread, which frees the transport.
+ * Context: any; no new connection may come (no accept thread is left).
+ */
+static void smbd_ksmbd_shutdown_all(void)
+{
+	struct smbd_ksmbd_conn *c;
+
+	spin_lock(&smbd_ksmbd_conns_lock);
+	list_for_each_entry(c, &smbd_ksmbd_conns, node) {
+		smbd_sock_shutdown(c->sk);
+		atomic_inc(&c->events);
+		wake_up(&c->wait);
+	}
+	spin_unlock(&smbd_ksmbd_conns_lock);
+}
+
 /**
  * ksmbd_rdma_stop_listening() - accept no more SMB Direct connections
  *
  * Stops following addresses and devices, then ends every listener with
  * its accept thread; the connections nobody accepted go with them.
- * Connections already handed to ksmbd stay (ksmbd's stop_sessions()
- * ends them). Does nothing when not listening.
+ * Then ends the connections already handed to ksmbd: 6.1 calls this
+ * only right before stop_sessions(), which ends every connection but
+ * cannot safely do so through a ->shutdown (see the top of this file).
  *
  * Context: process, under ksmbd's init_lock; sleeps. Takes the RTNL.
  */
@@ -1124,6 +1159,7 @@ void ksmbd_rdma_stop_listening(void)
 	mutex_lock(&smbd_ksmbd_ls_lock);
 	if (!smbd_ksmbd_running) {
 		mutex_unlock(&smbd_ksmbd_ls_lock);
+		smbd_ksmbd_shutdown_all();
 		return;
 	}
 	WRITE_ONCE(smbd_ksmbd_running, false);
@@ -1138,6 +1174,7 @@ void ksmbd_rdma_stop_listening(void)
 	mutex_unlock(&smbd_ksmbd_ls_lock);
 	/* No thread or notifier is left to queue it again. */
 	cancel_delayed_work_sync(&smbd_ksmbd_resync_work);
+	smbd_ksmbd_shutdown_all();
 }
 
 /**
