@@ -38,19 +38,20 @@ result() {
 }
 
 t=$(mktemp -d "${TMPDIR:-/tmp}/smbd-debroot.XXXXXX")
-trap 'rm -rf "$t"' EXIT
+trap '[ -n "${SMBD_KEEP:-}" ] || rm -rf "$t"' EXIT
 mkdir -p "$t/u/deb-out" "$t/w" "$t/m"
 cp "$deb" "$t/u/smbd-dkms.deb"
 rels=()
 mounts=""
+lm=$(realpath /lib/modules)	# /usr/lib/modules with a merged /usr
 for s in "$@"; do
 	rel=$(cat "$s/build/include/config/kernel.release")
 	rels+=("$rel")
-	mkdir -p "$t/ku-$rel" "$t/kw-$rel" "$t/u/lib/modules/$rel"
+	mkdir -p "$t/ku-$rel" "$t/kw-$rel" "$t/u$lm/$rel"
 	# the kernel's modules over the host's tree (its headers' build link)
 	lower=$s/modroot/lib/modules/$rel
 	[ ! -d "/lib/modules/$rel" ] || lower+=:/lib/modules/$rel
-	mounts+="mount -t overlay overlay -o lowerdir=$lower,upperdir=$t/ku-$rel,workdir=$t/kw-$rel $t/m/lib/modules/$rel && "
+	mounts+="mount -t overlay overlay -o lowerdir=$lower,upperdir=$t/ku-$rel,workdir=$t/kw-$rel $t/m$lm/$rel && "
 done
 
 # What runs in the scratch root: each step's verdict as a word in

@@ -16,8 +16,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-$top/out/deb}" && cd "${1:-$top/out/deb}" && pwd)
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 want=$(sed -n 's/^#define SMBD_VERSION[[:space:]]*"\(.*\)"$/\1/p' "$top/include/smbd.h")
-[ -n "$ver" ] && [ "$ver" = "$want" ] ||
-	{ echo "mkdeb: dkms.conf says $ver, smbd.h $want" >&2; exit 1; }
+if [ -z "$ver" ] || [ "$ver" != "$want" ]; then
+	echo "mkdeb: dkms.conf says $ver, smbd.h $want" >&2
+	exit 1
+fi
 
 r=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb.XXXXXX")
 trap 'rm -rf "$r"' EXIT
@@ -29,6 +31,12 @@ mkdir -p "$src" "$doc" "$r/DEBIAN"
 	adapters kernel/'*.patch' ':!tests' ':!scripts' |
 	xargs -0 cp --parents -t "$src")
 cp "$top/README" "$top/Documentation/admin-guide.rst" "$doc/"
+# cifs.ko and ksmbd.ko keep the kernel's own MODULE_VERSION, which DKMS's
+# version check would take as "the kernel has this module already" and
+# refuse to install them: skip that check for smbd, at this install and
+# at every kernel's autoinstall.
+mkdir -p "$r/usr/share/dkms/modules_to_force_install"
+echo smbd_version-override > "$r/usr/share/dkms/modules_to_force_install/smbd"
 cat > "$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: smbd
