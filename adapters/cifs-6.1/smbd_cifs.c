@@ -3,15 +3,24 @@
  * smbd_cifs: the kernel SMB client's SMB Direct interface on smbd.ko.
  *
  * adapters/build.sh links this file into cifs.ko, built from Debian's
- * linux-source-6.12 (fs/smb/client), in place of cifs's own smbdirect.o.
+ * linux-source-6.1 (fs/smb/client), in place of cifs's own smbdirect.o.
  * cifs calls the functions its smbdirect.h declares (smbd_get_connection,
  * smbd_reconnect, smbd_destroy, smbd_send, smbd_recv, smbd_register_mr,
  * smbd_deregister_mr) and reads some fields of struct smbd_connection
- * (socket.parameters and socket.status for its I/O sizes and DebugData,
- * max_frmr_depth, the counters DebugData prints) and of struct smbd_mr
- * (mr->iova, rkey and length for the SMB2 channel info). Everything else
- * is smbd's: negotiation, credits, segmentation and reassembly,
- * keep-alive, registration with verified remote invalidation.
+ * (the connection parameters of [MS-SMBD] 3.1.1.1 for its I/O sizes and
+ * DebugData, transport_status, rdma_readwrite_threshold, max_frmr_depth,
+ * the counters DebugData prints) and of struct smbd_mr (mr->iova, rkey
+ * and length for the SMB2 channel info). Everything else is smbd's:
+ * negotiation, credits, segmentation and reassembly, keep-alive,
+ * registration with verified remote invalidation.
+ *
+ * This is the 6.12 adapter (adapters/cifs/) on 6.1's interface: 6.1's
+ * cifs carries a request's data, and hands a buffer to register, as an
+ * array of pages (the first one may start at an offset, the last one may
+ * end early) where 6.12's uses an iov_iter. smbd takes iov_iters, so the
+ * pages become bvecs: for a send, in an array the conn keeps, sized at
+ * connection for the largest message; for a registration, in an array
+ * that lives with it.
  *
  * Lifetime: server->smbd_conn is one smbd_cifs_conn for the life of the
  * cifs server, across reconnects: cifs reads the pointer without a lock
@@ -30,6 +39,8 @@
  * demultiplex thread, which is also the one that reconnects and destroys.
  */
 
+#include <linux/bvec.h>
+#include <linux/highmem.h>
 #include <linux/kref.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -51,11 +62,26 @@ int smbd_max_send_size = 1364;
 int smbd_send_credit_target = 255;
 int smbd_receive_credit_max = 255;
 
-/* Parts of one SMB Direct message: smbd_sock_send() with SMBD_SEND_MORE. */
+/**
+ * struct smbd_cifs_parts - one SMB Direct message, as smbd_send() builds it
+ * @it: its parts, for smbd_sock_send() with %SMBD_SEND_MORE
+ * @n: parts in @it
+ * @len: the message's bytes
+ * @bv: the bvecs behind the page parts of @it; they stay until the last
+ *	part is sent
+ * @bv_n: bvecs of @bv in use
+ * @bv_max: room in @bv: enough for any message up to
+ *	MaxFragmentedSendSize made of at most %SMBD_MORE_MAX parts
+ * @copy: the message does not fit @it or @bv: send it from one copy
+ */
 struct smbd_cifs_parts {
 	struct iov_iter it[SMBD_MORE_MAX];
 	unsigned int n;
 	size_t len;
+	struct bio_vec *bv;
+	unsigned int bv_n;
+	unsigned int bv_max;
+	bool copy;
 };
 
 /**
@@ -96,12 +122,14 @@ struct smbd_cifs_link {
  *	object and nothing hands it to a device
  * @reg: smbd's registration
  * @link: the connection it was made on (a reference)
+ * @bv: the buffer's pages, as smbd_register() got them
  */
 struct smbd_cifs_mr {
 	struct smbd_mr mr;
 	struct ib_mr view;
 	struct smbd_reg *reg;
 	struct smbd_cifs_link *link;
+	struct bio_vec bv[];
 };
 
 static struct smbd_cifs_conn *smbd_cifs(struct smbd_connection *info)
@@ -111,7 +139,11 @@ static struct smbd_cifs_conn *smbd_cifs(struct smbd_connection *info)
 
 static void smbd_cifs_free(struct kref *ref)
 {
-	kfree(container_of(ref, struct smbd_cifs_conn, ref));
+	struct smbd_cifs_conn *c = container_of(ref, struct smbd_cifs_conn,
+						ref);
+
+	kvfree(c->parts.bv);
+	kfree(c);
 }
 
 static void smbd_cifs_put(struct smbd_cifs_conn *c)
@@ -166,7 +198,7 @@ static void smbd_cifs_refresh(struct smbd_cifs_conn *c)
 	struct smbd_sock_info si;
 
 	if (!sk) {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		info->transport_status = SMBD_DISCONNECTED;
 		return;
 	}
 	if (smbd_sock_query(sk, &si) == 0) {
@@ -174,7 +206,7 @@ static void smbd_cifs_refresh(struct smbd_cifs_conn *c)
 		atomic_set(&info->receive_credits, si.recv_credits);
 		info->receive_credit_target = si.recv_credit_target;
 	} else {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		info->transport_status = SMBD_DISCONNECTED;
 	}
 	smbd_sock_stats(sk, &st);
 	info->count_send_empty = st.segs_sent - st.msgs_sent;
@@ -190,7 +222,7 @@ static void smbd_cifs_state_change(struct smbd_sock *sk)
 
 	/* Not for a link a reconnect has replaced. */
 	if (READ_ONCE(l->conn->link) == l && smbd_sock_query(sk, &si))
-		l->conn->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		l->conn->info.transport_status = SMBD_DISCONNECTED;
 }
 
 static const struct smbd_sock_ops smbd_cifs_ops = {
@@ -253,31 +285,68 @@ static int smbd_cifs_connect(struct smbd_cifs_link *l, struct net *net,
 	return ret;
 }
 
+/*
+ * The largest I/O cifs may do over RDMA: one I/O is one descriptor in its
+ * channel info, so what a single registration always maps, whatever the
+ * offset of the buffer in its first page (smbd's max_reg_size: a 6.1
+ * direct I/O's first page may start at an offset, so a full-size I/O
+ * spans one page more). Whole pages besides: 6.1's buffered and
+ * uncached reads register every page in full (rq_tailsz PAGE_SIZE), up
+ * to the I/O size rounded up to a page, which must not exceed it. 0 when
+ * not even a page fits.
+ */
+static u32 smbd_cifs_max_io(const struct smbd_sock_info *si)
+{
+	return round_down(si->max_reg_size, PAGE_SIZE);
+}
+
+/*
+ * Room in @c's send bvecs for a message of @max_len bytes: each of its
+ * page parts (at most %SMBD_MORE_MAX; a message with more is copied)
+ * may start and end in a partial page. Under the server mutex (no send
+ * runs), or before cifs has the conn.
+ */
+static int smbd_cifs_bv_reserve(struct smbd_cifs_conn *c, u32 max_len)
+{
+	unsigned int need = DIV_ROUND_UP(max_len, PAGE_SIZE) +
+			    2 * SMBD_MORE_MAX;
+	struct bio_vec *bv;
+
+	if (need <= c->parts.bv_max)
+		return 0;
+	bv = kvmalloc_array(need, sizeof(*bv), GFP_KERNEL);
+	if (!bv)
+		return -ENOMEM;
+	kvfree(c->parts.bv);
+	c->parts.bv = bv;
+	c->parts.bv_max = need;
+	return 0;
+}
+
 /* What cifs reads of a new connection: its I/O sizes among them. */
 static void smbd_cifs_info(struct smbd_cifs_conn *c,
 			   const struct smbd_sock_info *si)
 {
-	struct smbdirect_socket_parameters *sp = &c->info.socket.parameters;
+	struct smbd_connection *info = &c->info;
 
 	/*
-	 * cifs's I/O sizes come from these ([MS-SMBD] 3.1.4.7). One I/O is
-	 * one descriptor in cifs's channel info, so its size is what a
-	 * single registration maps.
+	 * cifs's I/O sizes come from these ([MS-SMBD] 3.1.4.7). 6.1's cifs
+	 * shows the keep-alive interval in seconds, as its tunable.
 	 */
-	sp->recv_credit_max = smbd_receive_credit_max;
-	sp->send_credit_target = smbd_send_credit_target;
-	sp->max_send_size = si->max_send_size;
-	sp->max_fragmented_send_size = si->max_fragmented_send_size;
-	sp->max_recv_size = si->max_recv_size;
-	sp->max_fragmented_recv_size = si->max_fragmented_recv_size;
-	sp->max_read_write_size = si->max_reg_size;
-	sp->keepalive_interval_msec = si->keepalive_interval_ms;
-	c->info.socket.status = SMBDIRECT_SOCKET_CONNECTED;
-	c->info.protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
-	c->info.max_frmr_depth = si->max_reg_size / PAGE_SIZE;
-	c->info.responder_resources = si->responder_resources;
-	c->info.rdma_readwrite_threshold = rdma_readwrite_threshold;
-	c->info.mr_type = IB_MR_TYPE_MEM_REG;
+	info->receive_credit_max = smbd_receive_credit_max;
+	info->send_credit_target = smbd_send_credit_target;
+	info->max_send_size = si->max_send_size;
+	info->max_fragmented_send_size = si->max_fragmented_send_size;
+	info->max_receive_size = si->max_recv_size;
+	info->max_fragmented_recv_size = si->max_fragmented_recv_size;
+	info->max_readwrite_size = smbd_cifs_max_io(si);
+	info->keep_alive_interval = si->keepalive_interval_ms / 1000;
+	info->transport_status = SMBD_CONNECTED;
+	info->protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
+	info->max_frmr_depth = info->max_readwrite_size / PAGE_SIZE;
+	info->responder_resources = si->responder_resources;
+	info->rdma_readwrite_threshold = rdma_readwrite_threshold;
+	info->mr_type = IB_MR_TYPE_MEM_REG;
 }
 
 /*
@@ -302,8 +371,11 @@ static int smbd_cifs_link_new(struct smbd_cifs_conn *c,
 	ret = smbd_cifs_connect(l, cifs_net_ns(server), dst);
 	if (!ret)
 		ret = smbd_sock_query(l->sk, &si);
-	if (!ret && !si.max_reg_size)
+	/* No RDMA I/O, or less than a page: cifs cannot size its I/O. */
+	if (!ret && !smbd_cifs_max_io(&si))
 		ret = -EOPNOTSUPP;
+	if (!ret)
+		ret = smbd_cifs_bv_reserve(c, si.max_fragmented_send_size);
 	if (ret) {
 		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
 			 dst, ret);
@@ -391,10 +463,10 @@ void smbd_destroy(struct TCP_Server_Info *server)
 	spin_unlock(&server->srv_lock);
 	smbd_cifs_unlink(c);
 	if (!final) {
-		c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		c->info.transport_status = SMBD_DISCONNECTED;
 		return;
 	}
-	c->info.socket.status = SMBDIRECT_SOCKET_DESTROYED;
+	c->info.transport_status = SMBD_DESTROYED;
 	server->smbd_conn = NULL;
 	smbd_cifs_put(c);
 }
@@ -446,12 +518,12 @@ int smbd_recv(struct smbd_connection *info, struct msghdr *msg)
 
 	/* Between a loss and the reconnect, which this error asks for. */
 	if (!sk) {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		info->transport_status = SMBD_DISCONNECTED;
 		return -ECONNABORTED;
 	}
 	n = smbd_sock_recv_stream(sk, &msg->msg_iter, 0);
 	if (n < 0 && n != -ERESTARTSYS)
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+		info->transport_status = SMBD_DISCONNECTED;
 	else
 		smbd_cifs_refresh(c);
 	return n;
@@ -462,9 +534,65 @@ static void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it)
 	if (!iov_iter_count(it))
 		return;
 	if (pt->n < ARRAY_SIZE(pt->it))
-		pt->it[pt->n] = *it;
-	pt->n++;
+		pt->it[pt->n++] = *it;
+	else
+		pt->copy = true;
 	pt->len += iov_iter_count(it);
+}
+
+/*
+ * The pages of @rqst (rqst_page_get_length() tells each one's part) as
+ * bvecs into @bv, which has room for rq_npages, or only counted when @bv
+ * is NULL; empty parts are left out, *@nbv says how many went.
+ * Return: their bytes; -EINVAL for a part beyond its page (6.1's cifs
+ * sizes every page of a request at PAGE_SIZE).
+ */
+static ssize_t smbd_cifs_bvecs(const struct smb_rqst *rqst,
+			       struct bio_vec *bv, unsigned int *nbv)
+{
+	unsigned int i, len, off, n = 0;
+	size_t total = 0;
+
+	for (i = 0; i < rqst->rq_npages; i++) {
+		rqst_page_get_length(rqst, i, &len, &off);
+		if (WARN_ON_ONCE(len > PAGE_SIZE || off > PAGE_SIZE - len))
+			return -EINVAL;
+		if (!len)
+			continue;
+		if (bv)
+			bvec_set_page(&bv[n], rqst->rq_pages[i], len, off);
+		n++;
+		total += len;
+	}
+	*nbv = n;
+	return total;
+}
+
+/* The data pages of @rqst as the next part of the message. */
+static int smbd_cifs_add_pages(struct smbd_cifs_parts *pt,
+			       const struct smb_rqst *rqst)
+{
+	struct bio_vec *bv = NULL;
+	struct iov_iter it;
+	unsigned int n;
+	ssize_t len;
+
+	if (!rqst->rq_npages)
+		return 0;
+	if (!pt->copy && rqst->rq_npages <= pt->bv_max - pt->bv_n)
+		bv = pt->bv + pt->bv_n;
+	len = smbd_cifs_bvecs(rqst, bv, &n);
+	if (len < 0)
+		return len;
+	if (!bv) {
+		pt->copy = true;
+		pt->len += len;
+		return 0;
+	}
+	pt->bv_n += n;
+	iov_iter_bvec(&it, ITER_SOURCE, bv, n, len);
+	smbd_cifs_add(pt, &it);
+	return 0;
 }
 
 /* The SMB2 part of @rqst's kvecs: a 4-byte RFC 1002 length is not sent. */
@@ -484,41 +612,50 @@ static void smbd_cifs_kvecs(struct TCP_Server_Info *server,
 	iov_iter_kvec(it, ITER_SOURCE, iov, nvec, len);
 }
 
-/* Rare: more parts than smbd joins. Send the message from one copy. */
-static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
-				   struct smbd_sock *sk, size_t len,
-				   struct smb_rqst *rqst, int num_rqst)
+/*
+ * Rare: more parts than smbd joins, or more pages than the conn's bvecs
+ * hold. The message in one buffer of @len bytes, or an error pointer.
+ */
+static void *smbd_cifs_copy(struct TCP_Server_Info *server, size_t len,
+			    struct smb_rqst *rqst, int num_rqst)
 {
-	struct iov_iter from, it;
-	size_t done = 0;
-	struct kvec kv;
-	ssize_t n;
+	unsigned int j, plen, off;
+	size_t n, done = 0;
+	struct iov_iter it;
 	void *buf;
 	int i;
 
 	buf = kvmalloc(len, GFP_KERNEL);
 	if (!buf)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < num_rqst; i++) {
 		smbd_cifs_kvecs(server, &rqst[i], &it);
-		done += copy_from_iter(buf + done, iov_iter_count(&it), &it);
-		it = rqst[i].rq_iter;
-		done += copy_from_iter(buf + done, iov_iter_count(&it), &it);
+		n = iov_iter_count(&it);
+		if (n > len - done)
+			goto fault;
+		done += copy_from_iter(buf + done, n, &it);
+		/* The pages passed smbd_cifs_bvecs(): each part is in its page. */
+		for (j = 0; j < rqst[i].rq_npages; j++) {
+			rqst_page_get_length(&rqst[i], j, &plen, &off);
+			if (plen > len - done)
+				goto fault;
+			memcpy_from_page(buf + done, rqst[i].rq_pages[j], off,
+					 plen);
+			done += plen;
+		}
 	}
-	kv.iov_base = buf;
-	kv.iov_len = done;
-	iov_iter_kvec(&from, ITER_SOURCE, &kv, 1, done);
-	n = done == len ? smbd_sock_send(sk, &from,
-					 smbd_send_copy_flag(len)) : -EFAULT;
+	if (done == len)
+		return buf;
+fault:
 	kvfree(buf);
-	return n;
+	return ERR_PTR(-EFAULT);
 }
 
 /**
  * smbd_send() - send one SMB2 message (a compound chain is one message)
  * @server: the cifs server
  * @num_rqst: requests in @rqst
- * @rqst: the requests; their kvecs and data iterators are not consumed
+ * @rqst: the requests: kvecs, then data pages; not changed
  *
  * All requests go as one upper-layer message: smbd segments it by
  * MaxSendSize and keeps its segments together ([MS-SMBD] 3.1.5.4). The
@@ -529,6 +666,8 @@ static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
  * Context: process, with the server mutex held; sleeps for Send Credits.
  * Return: 0; -EAGAIN while there is no connection; -EINTR if a signal
  * came before anything was sent; -EMSGSIZE above MaxFragmentedSendSize;
+ * -EINVAL for a page part beyond its page; -ENOMEM when a message that
+ * must be copied finds no memory (nothing was sent for these);
  * -ECONNABORTED when the connection is lost or a signal cut the message,
  * which cifs answers with a reconnect.
  */
@@ -541,6 +680,8 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 	struct iov_iter it;
 	ssize_t n = 0;
 	unsigned int i;
+	struct kvec kv;
+	int ret;
 
 	if (!server->smbd_conn)
 		return -EAGAIN;
@@ -551,19 +692,29 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 	pt = &c->parts;
 	pt->n = 0;
 	pt->len = 0;
+	pt->bv_n = 0;
+	pt->copy = false;
 	for (i = 0; i < (unsigned int)num_rqst; i++) {
 		smbd_cifs_kvecs(server, &rqst[i], &it);
 		smbd_cifs_add(pt, &it);
-		smbd_cifs_add(pt, &rqst[i].rq_iter);
+		ret = smbd_cifs_add_pages(pt, &rqst[i]);
+		if (ret)
+			return ret;
 	}
 	if (!pt->len)
 		return 0;
-	if (pt->len > c->info.socket.parameters.max_fragmented_send_size)
+	if (pt->len > (size_t)c->info.max_fragmented_send_size)
 		return -EMSGSIZE;
 
-	if (pt->n > ARRAY_SIZE(pt->it)) {
+	if (pt->copy) {
+		kv.iov_base = smbd_cifs_copy(server, pt->len, rqst, num_rqst);
+		if (IS_ERR(kv.iov_base))
+			return PTR_ERR(kv.iov_base);
+		kv.iov_len = pt->len;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
 		i = 0;
-		n = smbd_cifs_send_copy(server, sk, pt->len, rqst, num_rqst);
+		n = smbd_sock_send(sk, &it, smbd_send_copy_flag(pt->len));
+		kvfree(kv.iov_base);
 	} else {
 		/* Small messages are copied: no wait under srv_mutex. */
 		unsigned int last = smbd_send_copy_flag(pt->len);
@@ -581,7 +732,7 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 	if (n == -ERESTARTSYS && i == 0)
 		return -EINTR;
 	/* Lost, or cut short by a signal: the peer cannot parse what follows. */
-	c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+	c->info.transport_status = SMBD_DISCONNECTED;
 	smbd_sock_shutdown(sk);
 	return -ECONNABORTED;
 }
@@ -589,7 +740,10 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 /**
  * smbd_register_mr() - open a buffer to the server for RDMA
  * @info: the connection
- * @iter: the buffer; not consumed
+ * @pages: the buffer's pages
+ * @num_pages: how many
+ * @offset: where the buffer starts in the first page
+ * @tailsz: its bytes in the last page (in the only one: from @offset)
  * @writing: true when the server writes into the buffer (RDMA Write, an
  *	SMB2 READ), false when it reads from it (RDMA Read, an SMB2 WRITE)
  * @need_invalidate: the server may invalidate it with Send with
@@ -597,38 +751,58 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
  *	invalidates locally otherwise, so this changes nothing here
  *
  * One MR with a fresh rkey and only the access the I/O needs ([MS-SMBD]
- * 3.1.4.3); cifs sizes its I/O so that one always suffices. On the
- * current connection, which the registration then holds: cifs calls
- * this without the server mutex, and a reconnect may replace it
- * meanwhile.
+ * 3.1.4.3); cifs sizes its I/O so that one always suffices
+ * (smbd_cifs_max_io()). On the current connection, which the
+ * registration then holds: cifs calls this without the server mutex, and
+ * a reconnect may replace it meanwhile. The bvecs smbd_register() gets
+ * live with the registration; 6.1's cifs gives every page but the first
+ * and last in full, so one MR maps them without a gap.
  *
  * Context: process; sleeps while every MR is in use.
  * Return: the registration, or NULL.
  */
 struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
-				 struct iov_iter *iter, bool writing,
+				 struct page *pages[], int num_pages,
+				 int offset, int tailsz, bool writing,
 				 bool need_invalidate)
 {
+	/* The buffer in cifs's request form: rqst_page_get_length() says. */
+	const struct smb_rqst r = {
+		.rq_pages = pages,
+		.rq_npages = max(num_pages, 0),
+		.rq_offset = offset,
+		.rq_pagesz = PAGE_SIZE,
+		.rq_tailsz = tailsz,
+	};
 	struct smbd_cifs_conn *c = smbd_cifs(info);
 	struct smbd_buf_desc d;
 	struct smbd_cifs_mr *m;
-	struct iov_iter it = *iter;
+	struct iov_iter it;
+	unsigned int n;
+	ssize_t len;
 	int ret;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!r.rq_npages || offset < 0 || tailsz < 0)
+		return NULL;
+	m = kvzalloc(struct_size(m, bv, r.rq_npages), GFP_KERNEL);
 	if (!m)
 		return NULL;
+	len = smbd_cifs_bvecs(&r, m->bv, &n);
 	m->link = smbd_cifs_link_get(c);
-	ret = m->link ? smbd_register(m->link->sk, &it, writing ?
-				      SMBD_REG_PEER_WRITES :
-				      SMBD_REG_PEER_READS, &d, 1, &m->reg) :
-			-ENOTCONN;
+	ret = len > 0 ? -ENOTCONN : -EINVAL;
+	if (len > 0 && m->link) {
+		iov_iter_bvec(&it, writing ? ITER_DEST : ITER_SOURCE, m->bv, n,
+			      len);
+		ret = smbd_register(m->link->sk, &it, writing ?
+				    SMBD_REG_PEER_WRITES : SMBD_REG_PEER_READS,
+				    &d, 1, &m->reg);
+	}
 	if (ret != 1) {
-		cifs_dbg(VFS, "smbd: registering %zu bytes failed: %d\n",
-			 iov_iter_count(iter), ret);
+		cifs_dbg(VFS, "smbd: registering %zd bytes in %d pages failed: %d\n",
+			 len, num_pages, ret);
 		if (m->link)
 			smbd_cifs_link_put(m->link);
-		kfree(m);
+		kvfree(m);
 		return NULL;
 	}
 	m->view.iova = d.offset;
@@ -661,7 +835,7 @@ int smbd_deregister_mr(struct smbd_mr *mr)
 
 	smbd_deregister(l->sk, m->reg);
 	atomic_dec(&l->conn->info.mr_used_count);
-	kfree(m);
+	kvfree(m);
 	/* May be the last of the link, and of the conn. */
 	smbd_cifs_link_put(l);
 	return 0;
