@@ -15,6 +15,11 @@
 # code is not built), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
 # client that requires signing could not read over RDMA) and
 # kernel/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
+# For 6.1: ksmbd gets kernel/ksmbd-iface-speed.patch and
+# kernel/6.1/ksmbd-share-config-old-tools.patch (with Debian 12's
+# ksmbd-tools, 6.1's ksmbd refused every share) and
+# kernel/6.1/ksmbd-opinfo-put-null.patch (an open without an oplock
+# oopsed it); the others do not apply.
 # The kernel source is extracted at build time into a cache outside the
 # tree ($SMBD_CACHE, default ~/.cache/smbd), keyed by the package version;
 # it is never part of the repository. KDIR is a kernel build tree of the
@@ -90,7 +95,7 @@ fi
 # to the stock code of NAME outside its SMB Direct object (each explained
 # in its file)
 build() {
-	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p
+	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p total watcher
 	shift 4
 	b=$out/$name-build
 	rm -rf "$b"
@@ -108,9 +113,17 @@ build() {
 		"$asn1c" "$a" "${a%.asn1}.asn1.c" "${a%.asn1}.asn1.h"
 	done
 	log=$out/$name-build.log
+	# A line every 30 s on stderr: objects built of how many (one per C file).
+	total=$(find "$b/fs/smb/$dir" -name "*.c" | wc -l)
+	SECONDS=0
+	while sleep 30; do
+		echo "adapters: $mod: $(find "$b/fs/smb/$dir" -name "*.o" | wc -l) of $total objects built, $SECONDS s" >&2
+	done &
+	watcher=$!
 	make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" \
 		KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
 		-j"$(nproc)" modules >"$log" 2>&1 || rc=$?
+	kill $watcher 2>/dev/null || true
 	# W=1 and sparse for the adapter alone: rebuild it with both.
 	if [ $rc = 0 ]; then
 		rm -f "$b/fs/smb/$dir/${adapter%.c}.o"
@@ -133,7 +146,8 @@ for p in $parts; do
 	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c ;;
-	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ;;
+	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \
+		6.1/ksmbd-share-config-old-tools.patch 6.1/ksmbd-opinfo-put-null.patch ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
 	esac
 done

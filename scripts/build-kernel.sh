@@ -28,7 +28,7 @@ bench)
 	bfrag=$top/kernel/smbd-bench.config
 	keys=$(grep -oE '^CONFIG_[A-Z0-9_]+' "$bfrag" | sed 's/$/=/')
 	merged=$(mktemp "${TMPDIR:-/tmp}/smbd-bench-config.XXXXXX")
-	trap 'rm -f "$merged"' EXIT
+	trap 'rm -f "$merged"; kill ${watcher:-} 2>/dev/null || true' EXIT
 	{ sed '/^# Bug finders/,$d' "$frag" | grep -vF "$keys"; cat "$bfrag"; } > "$merged"
 	frag=$merged
 	;;
@@ -51,6 +51,27 @@ if [ -f "$out/.done" ]; then
 	echo "$out"
 	exit 0
 fi
+
+# A line at least every 30 s on stderr while the kernel is made: the
+# step, and the objects built of about how many (the most a build of this
+# flavour made before, or the test kernel's count when there was none).
+total=$(cat "$cache/$name"-*/objects 2>/dev/null | sort -n | tail -n 1 || true)
+total=${total:-1440}
+progress() {
+	local n
+	while sleep 30; do
+		if [ -d "$out/build/kernel" ]; then
+			n=$(find "$out/build" -name '*.o' 2>/dev/null | wc -l)
+			echo "test kernel: $n of about $total objects built, $SECONDS s" >&2
+		else
+			echo "test kernel: extracting, patching and configuring, $SECONDS s" >&2
+		fi
+	done
+}
+SECONDS=0
+progress &
+watcher=$!
+[ "$flavour" = bench ] || trap 'kill $watcher 2>/dev/null || true' EXIT
 
 # KEY-BEGIN: changes between here and KEY-END rebuild the kernel.
 rm -rf "$out"
@@ -115,6 +136,8 @@ make -s -C "$out/src" O="$out/build" -j"$(nproc)" bzImage modules >"$out/build.l
 make -s -C "$out/src" O="$out/build" INSTALL_MOD_PATH="$out/modroot" \
 	INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod modules_install >/dev/null
 # KEY-END
+kill $watcher 2>/dev/null || true
+find "$out/build" -name '*.o' | wc -l > "$out/objects"
 end=$(date +%s)
 echo "$((end - start))" > "$out/build-seconds"
 echo "test kernel: built in $((end - start)) s" >&2

@@ -10,10 +10,13 @@ set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
 
-# Always wanted. linux-headers-6.12-amd64 is Debian's metapackage that pulls
-# in the newest linux-headers-6.12.*-amd64 at install time.
+# Always wanted. linux-headers-6.12-amd64 and linux-headers-amd64 are
+# Debian's metapackages that pull in the newest linux-headers-6.12.*-amd64
+# and linux-headers-6.1.0-*-amd64 (Debian 12's default kernel) at install
+# time.
 pkgs=(
 	linux-source-6.12 linux-headers-6.12-amd64
+	linux-source-6.1 linux-headers-amd64
 	build-essential bc flex bison libelf-dev libssl-dev dwarves patch
 	xz-utils gzip cpio kmod sparse python3 gawk coreutils util-linux
 	qemu-system-x86 busybox-static iproute2
