@@ -38,7 +38,7 @@ result() {
 }
 
 t=$(mktemp -d "${TMPDIR:-/tmp}/smbd-debroot.XXXXXX")
-trap '[ -n "${SMBD_KEEP:-}" ] || rm -rf "$t"' EXIT
+trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/u/deb-out" "$t/w" "$t/m"
 cp "$deb" "$t/u/smbd-dkms.deb"
 rels=()
@@ -94,15 +94,21 @@ say purge \$r
 EOF
 chmod +x "$t/u/deb-steps.sh"
 
-unshare -m /bin/bash -c "set -e
+# A PID namespace too: when this script is killed (a CI timeout), unshare
+# takes every process of the scratch root with it.
+unshare -m -p --fork --kill-child /bin/bash -c "set -e
 	mount --make-rprivate /
 	mount -t overlay overlay -o lowerdir=/,upperdir=$t/u,workdir=$t/w $t/m
-	mount --bind /proc $t/m/proc
+	mount -t proc proc $t/m/proc
 	mount --bind /dev $t/m/dev
 	mount --rbind /sys $t/m/sys
 	mount -t tmpfs tmpfs $t/m/tmp
 	$mounts true
-	chroot $t/m /deb-steps.sh" > "$out/deb-check.log" 2>&1
+	chroot $t/m /deb-steps.sh" > "$out/deb-check.log" 2>&1 &
+upid=$!
+trap 'kill $upid 2>/dev/null; wait $upid; rm -rf "$t"' EXIT
+trap 'exit 1' TERM INT HUP
+wait $upid
 grep -E ': (modprobe|no |left)|Error|error:' "$out/deb-check.log" | head -n 40
 
 verdict() { awk -v k="$1" '$1 == k { print $2 }' "$t/u/deb-out/verdicts" 2>/dev/null; }
