@@ -8,7 +8,8 @@
 # linux-source-6.1, the kernel's series (fs/smb/client, fs/smb/server),
 # unchanged, except that each one's SMB
 # Direct object is replaced in its object list by our adapter
-# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o for ksmbd;
+# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o and
+# smbd_ksmbd_ports.o (adapters/ksmbd-common/, every series') for ksmbd;
 # and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
 # without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
 # open no extra channel at mount; with it, as Debian's are, the patched
@@ -95,7 +96,7 @@ fi
 # to the stock code of NAME outside its SMB Direct object (each explained
 # in its file)
 build() {
-	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p total watcher
+	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p total watcher ours
 	shift 4
 	b=$out/$name-build
 	rm -rf "$b"
@@ -107,7 +108,14 @@ build() {
 		patch -d "$b" -p1 --forward --no-backup-if-mismatch -s < "$top/kernel/$p" ||
 			{ echo "adapters: kernel/$p did not apply" >&2; return 1; }
 	done
+	# the series' adapter, and what every series shares (adapters/<name>-common/)
+	ours=$adapter
 	ln -s "$top/adapters/$name$suffix/$adapter" "$b/fs/smb/$dir/$adapter"
+	for p in "$top/adapters/$name-common"/*; do
+		[ -e "$p" ] || continue
+		ln -s "$p" "$b/fs/smb/$dir/${p##*/}"
+		case $p in *.c) ours+=" ${p##*/}" ;; esac
+	done
 	cp "$top/adapters/$name$suffix/Kbuild" "$b/fs/smb/$dir/Kbuild"
 	for a in "$b/fs/smb/$dir"/*.asn1; do
 		"$asn1c" "$a" "${a%.asn1}.asn1.c" "${a%.asn1}.asn1.h"
@@ -124,15 +132,16 @@ build() {
 		KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
 		-j"$(nproc)" modules >"$log" 2>&1 || rc=$?
 	kill $watcher 2>/dev/null || true
-	# W=1 and sparse for the adapter alone: rebuild it with both.
-	if [ $rc = 0 ]; then
-		rm -f "$b/fs/smb/$dir/${adapter%.c}.o"
+	# W=1 and sparse for our files alone: rebuild them with both.
+	for p in $ours; do
+		[ $rc = 0 ] || break
+		rm -f "$b/fs/smb/$dir/${p%.c}.o"
 		make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" W=1 \
 			$(command -v sparse >/dev/null && echo C=1) \
 			KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
-			"${adapter%.c}.o" >>"$log" 2>&1 || rc=$?
-	fi
-	if [ $rc != 0 ] || grep -E "$adapter:[0-9]+:[0-9]+: (warning|error)" "$log" >/dev/null; then
+			"${p%.c}.o" >>"$log" 2>&1 || rc=$?
+	done
+	if [ $rc != 0 ] || grep -E "(${ours// /|}):[0-9]+:[0-9]+: (warning|error)" "$log" >/dev/null; then
 		grep -E -A3 'warning|error' "$log" | head -n 60 >&2
 		echo "adapters: building $mod failed (log: $log)" >&2
 		return 1
