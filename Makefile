@@ -4,7 +4,7 @@
 #
 #   make                      build against the running kernel's headers
 #                             (/lib/modules/$(uname -r)/build)
-#   make KDIR=/usr/src/linux-headers-6.12.<n>+deb12-amd64
+#   make KDIR=/usr/src/linux-headers-6.12.<n>+deb12-amd64 (or 6.1.0-<n>-amd64)
 #                             build against another kernel's headers
 #   make testkernel           build against the project's test kernel
 #                             (built or reused by scripts/build-kernel.sh,
