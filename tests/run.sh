@@ -171,7 +171,10 @@ adapter_parts="cifs ksmbd"
 # smbd, cifs and ksmbd for both (adapters/build.sh, which fails on an
 # adapter's W=1 or sparse warning), and its modules go to the stock-kernel
 # VMs below.
-deb_mods=$out/deb
+# Its modules are kept outside the tree: a "make clean" (build() below)
+# deletes every .ko under it, out/ included.
+deb_mods=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb-mods.XXXXXX")
+trap 'rm -rf "$deb_mods"' EXIT
 stock_dirs=()
 for series in 6.12 6.1; do
 	if d=$(bash scripts/stock-kernel.sh $series 2>>"$out/stock-kernel.log"); then
@@ -187,6 +190,7 @@ if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
 	[ ${#stock_dirs[@]} = 0 ] ||
 		bash scripts/deb-check.sh "$deb" "$deb_mods" "${stock_dirs[@]}" \
 			>"$out/deb-summary.log" 2>&1
+	cp "$deb_mods/deb-check.log" "$out/" 2>/dev/null
 	grep -E '^(ok|not ok) ' "$out/deb-summary.log"
 	add_counts "$out/deb-summary.log" "Debian package"
 else
