@@ -16,7 +16,9 @@
 # code is not built), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
 # client that requires signing could not read over RDMA) and
 # kernel/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
-# For 6.1: ksmbd gets kernel/ksmbd-iface-speed.patch and
+# For 6.12, cifs also gets kernel/6.12/cifs-write-mr-unsent.patch (a
+# write whose request was not sent kept its RDMA registration, and with
+# it the connection). For 6.1: ksmbd gets kernel/ksmbd-iface-speed.patch and
 # kernel/6.1/ksmbd-share-config-old-tools.patch (with Debian 12's
 # ksmbd-tools, 6.1's ksmbd refused every share) and
 # kernel/6.1/ksmbd-opinfo-put-null.patch (an open without an oplock
@@ -152,7 +154,8 @@ build() {
 
 for p in $parts; do
 	case $series/$p in
-	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch ;;
+	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch \
+		6.12/cifs-write-mr-unsent.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c ;;
 	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \
