@@ -103,13 +103,20 @@ static inline struct net_device *smbd_port_netdev(struct ib_device *ibdev,
 {
 	struct net_device *nd;
 
-	if (ibdev->ops.get_netdev)
-		return ibdev->ops.get_netdev(ibdev, port);
-	rcu_read_lock();
-	nd = rcu_dereference(ibdev->port_data[port].netdev);
-	if (nd)
-		dev_hold(nd);
-	rcu_read_unlock();
+	if (ibdev->ops.get_netdev) {
+		nd = ibdev->ops.get_netdev(ibdev, port);
+	} else {
+		rcu_read_lock();
+		nd = rcu_dereference(ibdev->port_data[port].netdev);
+		if (nd)
+			dev_hold(nd);
+		rcu_read_unlock();
+	}
+	/* As the core's: not a netdev on its way out. */
+	if (nd && nd->reg_state != NETREG_REGISTERED) {
+		dev_put(nd);
+		nd = NULL;
+	}
 	return nd;
 }
 #else
