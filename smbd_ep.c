@@ -28,9 +28,9 @@ static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	spin_lock(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
 	smbd_ops_abandon(sk);
-	spin_unlock(&sk->ss_lock);
+	spin_unlock_bh(&sk->ss_lock);
 	smbd_tx_abandon(sk);
 	complete_all(&sk->ss_fence_done);
 }
@@ -174,6 +174,44 @@ static void smbd_qp_event_work(struct work_struct *work)
 }
 
 /*
+ * Where completions are handled (ib_alloc_cq_any()'s poll context), read
+ * when a queue pair is created: "softirq", in the irq_poll softirq of
+ * the CPU the provider reported them on, or "workqueue", in ib_core's
+ * high-priority completion workqueue. A provider that completes from its
+ * own threads (rxe's tasks) defers the softirq to ksoftirqd, which then
+ * waits behind every runnable thread of that CPU; the workqueue's
+ * high-priority worker does not. The completion handlers take ss_lock
+ * with bottom halves off and so run in either.
+ */
+static const char * const smbd_cq_poll_names[] = { "softirq", "workqueue" };
+static unsigned int smbd_cq_poll;
+
+static int smbd_cq_poll_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(smbd_cq_poll_names, val);
+
+	if (i < 0)
+		return i;
+	WRITE_ONCE(smbd_cq_poll, i);
+	return 0;
+}
+
+static int smbd_cq_poll_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  smbd_cq_poll_names[READ_ONCE(smbd_cq_poll)]);
+}
+
+static const struct kernel_param_ops smbd_cq_poll_ops = {
+	.set = smbd_cq_poll_set,
+	.get = smbd_cq_poll_get,
+};
+
+module_param_cb(cq_poll, &smbd_cq_poll_ops, NULL, 0644);
+MODULE_PARM_DESC(cq_poll,
+		 "Where completions are handled, for connections made from now on: softirq or workqueue (default softirq)");
+
+/*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
  * One send gather entry suffices (header and payload share a buffer).
@@ -183,6 +221,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct ib_device *ibdev = id->device;
 	struct ib_qp_init_attr attr = {};
 	u32 room, qp_sge, rw_wrs, extra;
+	enum ib_poll_context poll;
 	struct smbd_device sd;
 	int ret;
 
@@ -240,15 +279,15 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		sk->ss_pd = NULL;
 		return ret;
 	}
+	poll = READ_ONCE(smbd_cq_poll) == 1 ? IB_POLL_WORKQUEUE : IB_POLL_SOFTIRQ;
 	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
-					 3 * sk->ss_rw_ctxs, IB_POLL_SOFTIRQ);
+					 3 * sk->ss_rw_ctxs, poll);
 	if (IS_ERR(sk->ss_send_cq)) {
 		ret = PTR_ERR(sk->ss_send_cq);
 		sk->ss_send_cq = NULL;
 		goto fail;
 	}
-	sk->ss_recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_rq_depth,
-					 IB_POLL_SOFTIRQ);
+	sk->ss_recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_rq_depth, poll);
 	if (IS_ERR(sk->ss_recv_cq)) {
 		ret = PTR_ERR(sk->ss_recv_cq);
 		sk->ss_recv_cq = NULL;

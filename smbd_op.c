@@ -46,12 +46,12 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	enum ib_wc_status status = smbd_wc_status(wc);
 	bool orphan;
 
-	spin_lock(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
 	/* Live and counting this request: not freed, not reused. */
 	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE || !op->op_posted,
 		      "smbd: completion for an op that is gone (magic %#x, %u posted)\n",
 		      op->op_magic, op->op_posted)) {
-		spin_unlock(&sk->ss_lock);
+		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
 	op->op_posted--;
@@ -73,7 +73,7 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 			complete(&op->op_done);
 		}
 	}
-	spin_unlock(&sk->ss_lock);
+	spin_unlock_bh(&sk->ss_lock);
 	if (orphan) {
 		if (op) {
 			op->op_magic = SMBD_OP_DEAD;

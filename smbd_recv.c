@@ -249,10 +249,10 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
 	if (smbd_wc_status(wc) != IB_WC_SUCCESS) {
-		spin_lock(&sk->ss_lock);
+		spin_lock_bh(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		smbd_cred_recv_lost(&sk->ss_cred);
-		spin_unlock(&sk->ss_lock);
+		spin_unlock_bh(&sk->ss_lock);
 		/* Flushed: the queue pair is going, and its ender reports. */
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			smbd_wr_failed(sk, wc->status, "receive");
@@ -261,7 +261,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
 				   DMA_FROM_DEVICE);
-	spin_lock(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
 	switch (sk->ss_state) {
 	case SMBD_NEGOTIATING:
 		set_bit(SMBD_NEG_RECEIVED, &sk->ss_neg_trace);
@@ -279,7 +279,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ops = sk->ss_ops;
 	waiters = sk->ss_send_waiters;
-	spin_unlock(&sk->ss_lock);
+	spin_unlock_bh(&sk->ss_lock);
 
 	if (ret) {
 		smbd_sock_error(sk, ret);

@@ -51,12 +51,12 @@ static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
 
 	if (wc->status == IB_WC_SUCCESS) {
-		spin_lock(&sk->ss_lock);
+		spin_lock_bh(&sk->ss_lock);
 		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
 		if (sk->ss_state == SMBD_NEGOTIATING)
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
-		spin_unlock(&sk->ss_lock);
+		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -116,7 +116,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	tx->tx_wait = NULL;
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
-	spin_lock(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state < SMBD_CONNECTED) {	/* a negotiate message */
 		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
 			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
@@ -141,7 +141,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	closing = sk->ss_state == SMBD_REFUSING;
 	space = smbd_space_locked(sk);
 	waiters = sk->ss_send_waiters;
-	spin_unlock(&sk->ss_lock);
+	spin_unlock_bh(&sk->ss_lock);
 
 	if (closing) {
 		/* The failure response is out: now end the connection. */

@@ -407,7 +407,7 @@ void smbd_tx_abandon(struct smbd_sock *sk)
 	u32 i;
 
 	/* ss_lock: against a sender's smbd_post_failed() on the same ones. */
-	spin_lock(&sk->ss_lock);
+	spin_lock_bh(&sk->ss_lock);
 	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
 		tx = &sk->ss_tx_ctxs[i];
 		/* Pairs with smbd_post_batch(): its batch is complete. */
@@ -419,7 +419,7 @@ void smbd_tx_abandon(struct smbd_sock *sk)
 		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
 		tx->tx_wait = NULL;
 	}
-	spin_unlock(&sk->ss_lock);
+	spin_unlock_bh(&sk->ss_lock);
 }
 
 /* Copy @n bytes from the parts of a message, in order. */

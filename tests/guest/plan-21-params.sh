@@ -54,6 +54,30 @@ param negotiate_timeout 120 1 600
 param responder_negotiate_timeout 5 1 600
 param max_negotiating 32 1 4096
 
+# choice NAME DEFAULT VALUE...: a parameter that takes one of some words
+choice() {
+	n=$1 def=$2 f=$P/$1
+	shift 2
+	v=$(cat "$f" 2>/dev/null)
+	[ "$v" = "$def" ] && ok "params/$n/default" "$v" ||
+		nok "params/$n/default" "reads $v, documented $def"
+	if echo bogus > "$f" 2>/dev/null || [ "$(cat "$f")" != "$def" ]; then
+		nok "params/$n/refuses-bogus" "now $(cat "$f")"
+	else
+		ok "params/$n/refuses-bogus"
+	fi
+	for g in "$@"; do
+		if echo "$g" > "$f" 2>/dev/null && [ "$(cat "$f")" = "$g" ]; then
+			ok "params/$n/takes-$g"
+		else
+			nok "params/$n/takes-$g" "now $(cat "$f")"
+		fi
+	done
+	echo "$def" > "$f"
+}
+
+choice cq_poll softirq softirq workqueue
+
 # Every parameter the module has is one of those above.
-extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating' | tr '\n' ' ')
+extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating|cq_poll' | tr '\n' ' ')
 [ -z "$extra" ] && ok params/all-checked || nok params/all-checked "untested: $extra"

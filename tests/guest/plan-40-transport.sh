@@ -5,7 +5,8 @@
 # consumer smbd_test.ko (tests/kmod) driven through debugfs, over soft-RoCE
 # (rxe0, 192.0.2.1) and soft-iWARP (siw0, 192.0.2.17), one at a time:
 # an in-kernel echo/sink server and clients that check every byte (echo of
-# the edge sizes and random ones, recv_stream framing, API edges), credit
+# the edge sizes and random ones, recv_stream framing, API edges; again
+# with 1364-byte messages and completions in the other cq_poll context), credit
 # pressure (blocking and non-blocking sends against a server that stops
 # reading), N concurrent connections with their throughput as SMBD-INFO,
 # a connect where nobody listens, the default ports (port 0), sockets kept
@@ -50,6 +51,12 @@ msize() {
 		nok "transport/msize-$1" "cannot set smbd's message size"
 }
 
+# cqpoll MODE: where the connections made from now on handle completions
+cqpoll() {
+	echo "$1" > /sys/module/smbd/parameters/cq_poll ||
+		nok "transport/cq_poll-$1" "cannot set smbd's cq_poll"
+}
+
 # edges BYTES: echo sizes around the segment boundaries of BYTES-byte
 # messages (a 24-byte header, then the payload)
 edges() {
@@ -65,13 +72,16 @@ provider() {
 	run "$p" refused "$a" $((PORT + 1)) timeout=60
 	run "$p" echo "$a" $PORT sizes="$(edges "$MSIZE")" msize="$MSIZE" \
 		random="$RANDOM_SIZES" seed=0x5eed iwarp="$3" timeout=180
-	# Again at 1364 bytes, what every stock peer uses
+	# Again at 1364 bytes, what every stock peer uses, and with
+	# completions handled in the other context (cq_poll)
 	msize 1364
+	cqpoll "$CQ_OTHER"
 	run "$p/1364" listen "$a" $((PORT + 2))
 	run "$p/1364" echo "$a" $((PORT + 2)) sizes="$(edges 1364)" \
 		msize=1364 random=2 seed=0x1364 iwarp="$3" timeout=180
 	run "$p/1364" stop "$a" $((PORT + 2))
 	msize "$MSIZE"
+	cqpoll "$CQ_POLL"
 	run "$p" credit "$a" $PORT msg=3000 stall_ms=3000 timeout=120
 	for r in $(echo "$4" | tr ',' ' '); do
 		run "$p/$r" stream "$a" $PORT conns="${r%%x*}" bytes="${r#*x}" \
@@ -93,6 +103,9 @@ provider6() {
 
 st_load || exit 0
 MSIZE=$(cat /sys/module/smbd/parameters/max_send_size)
+CQ_POLL=$(cat /sys/module/smbd/parameters/cq_poll)
+CQ_OTHER=softirq
+[ "$CQ_POLL" = softirq ] && CQ_OTHER=workqueue
 
 provider rxe 192.0.2.1 0 "$RXE_RUNS"
 provider siw 192.0.2.17 1 "$SIW_RUNS"
