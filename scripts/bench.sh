@@ -14,10 +14,11 @@
 # Not part of the test command: about 50 minutes with the defaults.
 # Environment (each maps to the plan's smbdbench.* option):
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
-#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb mc tcp")
+#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb trace mc tcp")
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
+#   SMBD_BENCH_JOBS (only these fio jobs, e.g. "randread_4k_qd1")
 #   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
 #   chart from this run.
 set -euo pipefail
@@ -62,19 +63,25 @@ cp "$src/smbd.ko" "$src/tests/kmod/smbd_test.ko" "$out/mods/"
 initrd=$out/initrd.cpio.gz
 SMBD_INITRAMFS_TOOLS="fio perf" bash "$top/scripts/mkinitramfs.sh" "$kc" "$initrd" \
 	"$out/mods/smbd.ko" "$out/mods/smbd_test.ko" "$out/mods/cifs.ko" \
-	"$out/mods/ksmbd.ko" "$top/tests/guest/bench/plan-90-bench.sh"
+	"$out/mods/ksmbd.ko" "$top/tests/guest/bench/plan-90-bench.sh" \
+	"$top/tests/guest/bench/trace-qd1.awk"
 
 arg() { printf '%s' "$1" | tr ' ' '+'; }
 # The TCG guest finds its two TSCs unsynchronized and falls back to the
 # jiffies clock (4 ms steps): take the TSC, which QEMU derives from one
-# host clock for every vCPU.
+# host clock for every vCPU. Its rate is the host's TSC rate, which the
+# guest cannot always measure (TCG's PIT is too irregular to calibrate
+# against, and then the guest has no TSC at all): give it.
+tsc_khz=$(awk '/^cpu MHz/ { printf "%d", $4 * 1000; exit }' /proc/cpuinfo)
 append="tsc=reliable smbdtest.kmemleak=off smbdtest.plan_timeout=14000"
+[ -n "$tsc_khz" ] && [ "$tsc_khz" -gt 0 ] && append+=" tsc_early_khz=$tsc_khz"
 append+=" smbdbench.repeat=${SMBD_BENCH_REPEAT:-3} smbdbench.runtime=${SMBD_BENCH_RUNTIME:-5}"
 append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
-append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb mc tcp}")"
+append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb trace mc tcp}")"
 append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
+[ -n "${SMBD_BENCH_JOBS:-}" ] && append+=" smbdbench.jobs=$(arg "$SMBD_BENCH_JOBS")"
 echo "bench: booting the VM (log: $out/bench.log)"
 SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \
 	bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 3>&1 ||

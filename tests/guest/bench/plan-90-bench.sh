@@ -12,6 +12,10 @@
 #          1 and 8, 4 KiB random read and write at queue depth 16, 4 KiB
 #          random read at queue depth 1 (one SMB round trip each), for
 #          each pairing of cifs and ksmbd (stock, or on smbd);
+#   trace  one 4 KiB random read at queue depth 1 after another, with
+#          kprobe events at each step of both ends (trace-qd1.awk): the
+#          median time of each step and the scheduler's, the workqueues'
+#          and the transports' events per I/O, for each pairing;
 #   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd over the
 #          provider's two devices (/init: rxe0 and rxe1, siw0 and siw1):
 #          fio 1 MiB sequential write and read at queue depth 8 with one
@@ -24,11 +28,13 @@
 # run; fio runs add json=<fio's JSON on one line>. scripts/bench-report.py
 # turns them into the table, the JSON and the chart.
 # Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
-# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb mc tcp",
-# smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd",
+# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb trace mc tcp",
+# smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd" (a pairing
+# may name smbd.ko parameters for its run: smbd.smbd:cq_poll=workqueue),
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
-# (smbd.ko's module parameters); "+" stands for a space in the lists.
+# (smbd.ko's module parameters), smbdbench.jobs="randread_4k_qd1 ..." (only
+# these SMB jobs); "+" stands for a space in the lists.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
@@ -38,10 +44,11 @@
 REPEAT=3
 RUNTIME=5
 PROVIDERS="siw rxe"
-PARTS="verbs api smb mc tcp"
+PARTS="verbs api smb trace mc tcp"
 PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
 PROFILE=1
 SMBD_ARGS=
+ONLY_JOBS=
 # shellcheck disable=SC2013 # words, not lines
 for a in $(cat /proc/cmdline); do
 	v=$(echo "${a#*=}" | tr '+' ' ')
@@ -53,6 +60,7 @@ for a in $(cat /proc/cmdline); do
 	smbdbench.pairs=*) PAIRS=$v ;;
 	smbdbench.profile=*) PROFILE=$v ;;
 	smbdbench.smbd=*) SMBD_ARGS=$(echo "$v" | tr ',' ' ') ;;
+	smbdbench.jobs=*) ONLY_JOBS=$v ;;
 	esac
 done
 
@@ -224,6 +232,7 @@ fio_run() {
 	fio --name="$3" --filename="$MNT/bench.dat" --size=${FILE_MB}M \
 		--rw="$4" --bs="$5" --iodepth="$6" --ioengine=libaio --direct=1 \
 		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
+		--lat_percentiles=1 \
 		--output-format=json --output=/tmp/fio.json > /tmp/fio.err 2>&1
 	_rc=$?
 	_t1=$(uptime_s) _c1=$(ticks)
@@ -254,13 +263,20 @@ fio_run() {
 JOBS="write_1m_qd1:write:1m:1 write_1m_qd8:write:1m:8 read_1m_qd1:read:1m:1
 read_1m_qd8:read:1m:8 randread_4k_qd16:randread:4k:16
 randwrite_4k_qd16:randwrite:4k:16 randread_4k_qd1:randread:4k:1"
+if [ -n "$ONLY_JOBS" ]; then
+	_all=$JOBS JOBS=
+	for _j in $_all; do
+		has "$ONLY_JOBS" "${_j%%:*}" && JOBS="$JOBS $_j"
+	done
+fi
 
 # smb_pair PROVIDER PAIR REP: one round of every SMB job on one pairing;
 # PAIR is CLIENT.SERVER (stock or smbd), or tcp. The profiles are taken in
 # the first round, the connection's counters shown after the last.
 smb_pair() {
-	_p=$1 _pair=$2 _rep=$3
+	_p=$1 _pair=${2%%:*} _rep=$3
 	_addr=$(addr_of "$_p")
+	smbd_params_set "$2"
 	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1
 	case $_pair in
 	tcp) _addr=192.0.2.1 SMB_MOUNT_OPTS=vers=3.1.1 ;;
@@ -270,8 +286,9 @@ smb_pair() {
 		;;
 	esac
 	if ! smb_server_start; then
-		problem "$_p $_pair: ksmbd did not start"
+		problem "$_p $2: ksmbd did not start"
 		smb_server_stop
+		smbd_params_set
 		return
 	fi
 	# The file lives on the server's tmpfs from the start: every read
@@ -280,27 +297,31 @@ smb_pair() {
 	# ksmbd acts as the SMB user's local account (uid 1000) on its disk.
 	chown 1000:1000 "$SMB_EXPORT/$SMB_SHARE/bench.dat"
 	if ! smb_mount "$_addr" $MNT; then
-		problem "$_p $_pair: mount failed"
+		problem "$_p $2: mount failed"
 		smb_umount $MNT
 		smb_server_stop
+		smbd_params_set
 		return
 	fi
 	if [ "$_pair" != tcp ] && ! grep -q SMBDirect "$SMB_DEBUGDATA"; then
 		problem "$_p $_pair: the mount does not use SMB Direct"
 	fi
-	_prof=0
+	_prof=0 _jobs=$JOBS
 	if [ "$PROFILE" = 1 ] && [ "$_rep" = 1 ] &&
-		{ [ "$_pair" = stock.stock ] || [ "$_pair" = smbd.smbd ]; }; then
+		{ [ "$2" = stock.stock ] || [ "$2" = smbd.smbd ]; }; then
 		_prof=1
 	fi
-	for _j in $JOBS; do
+	[ "$_pair" != tcp ] && [ "$_rep" = 1 ] && has "$PARTS" trace &&
+		trace_qd1 "$_p" "$2"
+	has "$PARTS" smb || _jobs=
+	for _j in $_jobs; do
 		IFS=: read -r jn jrw jbs jqd <<-EOF
 		$_j
 		EOF
-		fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" "$_rep"
+		fio_run "$_p" "$2" "$jn" "$jrw" "$jbs" "$jqd" "$_rep"
 		case $jn in
 		write_1m_qd1 | randread_4k_qd16)
-			[ $_prof = 1 ] && fio_run "$_p" "$_pair" "$jn" "$jrw" "$jbs" "$jqd" profile 1
+			[ $_prof = 1 ] && fio_run "$_p" "$2" "$jn" "$jrw" "$jbs" "$jqd" profile 1
 			;;
 		esac
 	done
@@ -310,6 +331,100 @@ smb_pair() {
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
 	smb_unload_module ksmbd
+	smbd_params_set
+}
+
+# smbd_params_set [PAIR]: a pairing written CLIENT.SERVER:NAME=VALUE,...
+# runs with those smbd.ko parameters (for connections made from then on);
+# without PAIR, the values before are put back.
+SMBD_PARAMS_SAVED=
+smbd_params_set() {
+	for _kv in $SMBD_PARAMS_SAVED; do
+		echo "${_kv#*=}" > "/sys/module/smbd/parameters/${_kv%%=*}"
+	done
+	SMBD_PARAMS_SAVED=
+	case ${1:-} in *:*) ;; *) return 0 ;; esac
+	for _kv in $(echo "${1#*:}" | tr ',' ' '); do
+		_f=/sys/module/smbd/parameters/${_kv%%=*}
+		if [ -w "$_f" ]; then
+			SMBD_PARAMS_SAVED="$SMBD_PARAMS_SAVED ${_kv%%=*}=$(cat "$_f")"
+			echo "${_kv#*=}" > "$_f" || problem "$1: cannot set $_kv"
+		else
+			problem "$1: smbd has no parameter ${_kv%%=*}"
+		fi
+	done
+}
+
+# ------------------------------------------------------------ qd1 trace
+
+TR=/sys/kernel/tracing
+# Probes, one per step of a 4 KiB read at queue depth 1, on functions both
+# stacks share (cifs's and ksmbd's own code; smbd_send, smbd_recv and
+# smbd_*register_mr are cifs's SMB Direct interface, stock or smbd's) or
+# on each transport's completion handlers: "p|r NAME MODULE:SYMBOL".
+TRACE_PROBES="p c_reg cifs:smbd_register_mr
+p c_send cifs:smbd_send
+r c_send_r cifs:smbd_send
+r c_recv_r cifs:smbd_recv
+p c_cb cifs:smb2_readv_callback
+p c_dereg cifs:smbd_deregister_mr
+r c_dereg_r cifs:smbd_deregister_mr
+p s_req ksmbd:ksmbd_server_process_request
+p s_work ksmbd:handle_ksmbd_work
+p s_rdma ksmbd:ksmbd_conn_rdma_write
+r s_rdma_r ksmbd:ksmbd_conn_rdma_write
+p s_write ksmbd:ksmbd_conn_write
+r s_write_r ksmbd:ksmbd_conn_write
+p rx_c cifs:recv_done
+p rx_k ksmbd:recv_done
+p rx_s smbd:smbd_recv_done
+p tx_c cifs:send_done
+p tx_k ksmbd:send_done
+p tx_s smbd:smbd_send_done
+p post_siw siw:siw_post_send
+p post_rxe rdma_rxe:rxe_post_send
+p prcv_siw siw:siw_post_receive
+p prcv_rxe rdma_rxe:rxe_post_recv"
+
+# trace_probes: set every probe whose function is loaded now
+trace_probes() {
+	echo > $TR/kprobe_events
+	echo "$TRACE_PROBES" | while read -r _k _n _f; do
+		echo "$_k:smbdq/$_n $_f" >> $TR/kprobe_events 2>/dev/null
+	done
+	echo 1 > $TR/events/smbdq/enable
+	for _e in sched/sched_switch sched/sched_wakeup workqueue/workqueue_execute_start; do
+		echo 1 > "$TR/events/$_e/enable"
+	done
+	echo 'vec == 5' > $TR/events/irq/softirq_entry/filter
+	echo 1 > $TR/events/irq/softirq_entry/enable
+}
+
+# trace_qd1 PROVIDER PAIR: TRACE_IOS 4 KiB reads at depth 1 on the mount
+# with the probes on. Per step, the median time of the I/Os traced, and
+# per I/O the scheduler's, the workqueues' and the transports' events;
+# then one I/O's events in full.
+TRACE_IOS=400
+trace_qd1() {
+	[ -d $TR/events ] || mount -t tracefs nodev $TR 2>/dev/null
+	[ -w $TR/kprobe_events ] || { problem "$1 $2 trace: no kprobe events"; return; }
+	echo 0 > $TR/tracing_on
+	echo 16384 > $TR/buffer_size_kb
+	trace_probes
+	echo > $TR/trace
+	echo 1 > $TR/tracing_on
+	fio --name=trace --filename="$MNT/bench.dat" --size=${FILE_MB}M \
+		--rw=randread --bs=4k --iodepth=1 --ioengine=libaio --direct=1 \
+		--number_ios=$TRACE_IOS --norandommap --randrepeat=0 \
+		--output=/tmp/fio-trace.out > /tmp/fio.err 2>&1 ||
+		problem "$1 $2 trace: fio failed: $(tail -n 3 /tmp/fio.err | tr '\n' ' ')"
+	echo 0 > $TR/tracing_on
+	echo "SMBD-BENCH-TRACE-BEGIN provider=$1 pair=$2"
+	grep -v '^#' $TR/trace | awk -v P="$1" -v PAIR="$2" -v want=$TRACE_IOS -f /smbd/trace-qd1.awk
+	echo "SMBD-BENCH-TRACE-END"
+	echo 0 > $TR/events/enable
+	echo > $TR/kprobe_events
+	echo > $TR/trace
 }
 
 # ------------------------------------------------------------ multichannel
@@ -392,6 +507,9 @@ mc_round() {
 
 t_start=$(uptime_s)
 echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) smbd=${SMBD_ARGS:-defaults}"
+# Latencies and the trace need a clock finer than the jiffies one.
+_cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+[ "$_cs" = tsc ] || problem "clocksource is ${_cs:-unknown}, not tsc: latencies are in jiffies"
 # shellcheck disable=SC2086 # one word per parameter
 $INSMOD /smbd/smbd.ko $SMBD_ARGS || problem "insmod smbd.ko failed"
 if has "$PARTS" api; then
@@ -403,8 +521,10 @@ for p in $PROVIDERS; do
 	has "$PARTS" api && api "$p"
 	# Round after round of every pairing, not one pairing's runs back
 	# to back: a slow phase of the guest then spreads over all of them.
-	if has "$PARTS" smb; then
-		for r in $(seq "$REPEAT"); do
+	if has "$PARTS" smb || has "$PARTS" trace; then
+		_reps=$REPEAT
+		has "$PARTS" smb || _reps=1
+		for r in $(seq "$_reps"); do
 			for pair in $PAIRS; do
 				smb_pair "$p" "$pair" "$r"
 			done
