@@ -5,8 +5,9 @@
  * Received payload waits on ss_rx_ready in its receive buffer and is
  * copied from there into the consumer's iov_iter, as whole messages
  * (smbd_sock_recv()) or as SMB2-over-TCP framing (smbd_sock_recv_stream()).
- * Each buffer read empty goes back to be reposted at once, and a grant
- * that is then due leaves from the reader's own thread.
+ * Each buffer read empty goes back to be reposted when the reader finds
+ * nothing more to read (at once when the peer runs short of credits), and
+ * a grant that is then due leaves from the reader's own thread.
  */
 
 #include <linux/errno.h>
@@ -17,17 +18,18 @@
 #include "smbd_internal.h"
 
 /*
- * Return consumed buffers and repost. A grant that is due goes out from
- * here, on the reader's thread: no work item between the reader freeing
- * buffers and the peer hearing of them ([MS-SMBD] 3.1.5.8).
+ * Repost the buffers the reader gave back. A grant that is due goes out
+ * from here, on the reader's thread: no work item between the reader
+ * freeing buffers and the peer hearing of them ([MS-SMBD] 3.1.5.8).
  */
-static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
+static void smbd_rx_repost(struct smbd_sock *sk)
 {
 	bool grant, waiters;
 	int ret = 0;
 
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	sk->ss_rx_repost_due = false;
 	spin_lock_bh(&sk->ss_lock);
-	list_splice_init(done, &sk->ss_rx_free);
 	if (sk->ss_state == SMBD_CONNECTED)
 		ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
 	if (ret < 0) {
@@ -56,6 +58,36 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done)
 		wake_up_all(&sk->ss_send_wq);
 }
 
+/*
+ * Give consumed buffers back. They are reposted when the reader pauses
+ * (smbd_rx_idle(): it finds nothing more to read), so that a post is not
+ * between a message and the consumer that waits for it; the next receive
+ * completion reposts them too. At once when the peer is short of credits
+ * or a sender waits for one (@now, or either seen here): the peer must
+ * not wait on our reader.
+ */
+static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done,
+			   bool now)
+{
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	spin_lock_bh(&sk->ss_lock);
+	list_splice_init(done, &sk->ss_rx_free);
+	now = now || sk->ss_send_waiters ||
+	      smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS);
+	spin_unlock_bh(&sk->ss_lock);
+	if (now)
+		smbd_rx_repost(sk);
+	else
+		sk->ss_rx_repost_due = true;
+}
+
+/* The reader found nothing to read: repost what it gave back. */
+static void smbd_rx_idle(struct smbd_sock *sk)
+{
+	if (sk->ss_rx_repost_due)
+		smbd_rx_repost(sk);
+}
+
 static bool smbd_rx_ready(struct smbd_sock *sk)
 {
 	return !list_empty_careful(&sk->ss_rx_ready) ||
@@ -71,6 +103,7 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
 {
 	int ret;
 
+	smbd_rx_idle(sk);
 	if (nonblock)
 		return -EAGAIN;
 	if (!started)
@@ -158,7 +191,7 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 			       rx->rx_buf + rx->rx_data_off, rx->rx_data_len);
 			sk->ss_rx_part_len += rx->rx_data_len;
 		}
-		smbd_rx_return(sk, &held);
+		smbd_rx_return(sk, &held, true);
 		if (err) {
 			/* Never hand out what is left of it as a message. */
 			smbd_rx_part_free(sk);
@@ -269,7 +302,7 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 			}
 		}
 		started = true;
-		smbd_rx_return(sk, &done);
+		smbd_rx_return(sk, &done, false);
 	}
 	if (info)
 		info->msg_len = msg_len;
@@ -278,6 +311,8 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 	if (trunc)
 		ret = -EMSGSIZE;
 out:
+	if (ret == -EAGAIN)
+		smbd_rx_idle(sk);
 	mutex_unlock(&sk->ss_recv_mutex);
 	return ret;
 }
@@ -377,7 +412,7 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 			if (rx->rx_last)
 				sk->ss_rx_complete_msgs--;
 			spin_unlock_bh(&sk->ss_lock);
-			smbd_rx_return(sk, &done);
+			smbd_rx_return(sk, &done, false);
 			if (rx->rx_last) {
 				sk->ss_stream_msg_left = 0;
 				break;

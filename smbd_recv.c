@@ -23,9 +23,6 @@
 #include "smbd_internal.h"
 #include "smbd_trace.h"
 
-/* Fragments of one long message received before the reader is woken. */
-#define SMBD_RX_WAKE_SEGS	16
-
 /* Work for the completion handler to do once the lock is dropped. */
 #define SMBD_ACT_DATA		BIT(0)
 #define SMBD_ACT_GRANT		BIT(1)

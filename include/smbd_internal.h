@@ -202,6 +202,13 @@ struct smbd_recv_ctx {
 #define SMBD_RW_CHUNK		(256U << 10)
 #define SMBD_RW_CHUNK_PAGES	(SMBD_RW_CHUNK / PAGE_SIZE + 1)
 
+/*
+ * Fragments of one long message received before the reader is woken;
+ * with this few receives posted, the peer is short of credits and the
+ * reader reposts what it gave back at once (smbd_read.c).
+ */
+#define SMBD_RX_WAKE_SEGS	16
+
 /* Gather entries of one send: the header, mapped payload, one bounce. */
 #define SMBD_TX_SGE_MAX	8
 
@@ -466,6 +473,7 @@ struct smbd_sock {
 	struct list_head ss_rx_ready;
 	u32 ss_rx_complete_msgs;
 	u32 ss_rx_unwoken;		/* fragments queued since the last wake */
+	bool ss_rx_repost_due;		/* buffers given back, under ss_recv_mutex */
 	struct mutex ss_recv_mutex;	/* one reader at a time */
 	u32 ss_stream_hdr_left;
 	u32 ss_stream_msg_left;
