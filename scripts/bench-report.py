@@ -631,13 +631,18 @@ target is missed, the profile says why:
   that moves a part of the stock client's I/O into ``io_submit()``
   (the ``submit`` figure), so the latency compared is the whole I/O's.
   smbd makes fewer switches, wake-ups and work items per I/O than the
-  stock code, and its steps take no longer than stock's but where a
-  thread is woken on the other vCPU: an idle vCPU under TCG answers a
-  wake-up in 50 to 150 us, and which vCPU the scheduler picks changes
-  from round to round. Those wake-ups and the provider's own threads
-  (rxe's tasks, siw's transmit threads) are most of an I/O, and the
-  spread between rounds is larger than the difference between the
-  stacks. ``cq_poll=workqueue`` handles completions in ib_core's
+  stock code, and its steps take no longer than stock's but two: the
+  deregistration, which checks the server's remote invalidation against
+  the rkey (the stock client trusts it unchecked), and the server's
+  wake-up when it lands on the other vCPU: an idle vCPU under TCG
+  answers a wake-up in 50 to 150 us, and which vCPU the scheduler picks
+  changes from round to round. Those wake-ups and the provider's own
+  threads (rxe's tasks, siw's transmit threads) are most of an I/O, and
+  the spread between rounds is as large as the difference between the
+  stacks. The reader used to repost each emptied receive buffer before
+  it returned the message; it now does when it finds nothing more to
+  read (Documentation/smbd.rst, "Reposting"), which took 20 to 80 us
+  out of the steps from a receive completion to the consumer. ``cq_poll=workqueue`` handles completions in ib_core's
   high-priority workqueue instead of the softirq: on rxe, whose
   completions come from its work items, the softirq waits in ksoftirqd
   behind the CPU's other threads and the workqueue answers sooner; on
