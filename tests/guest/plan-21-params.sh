@@ -12,6 +12,20 @@ nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
 lsmod | grep -q '^smbd ' || /usr/sbin/insmod /smbd/smbd.ko
 P=/sys/module/smbd/parameters
 
+# takes NAME DEFAULT VALUE...: NAME takes each VALUE; then DEFAULT again
+takes() {
+	_n=$1 _def=$2 _f=$P/$1
+	shift 2
+	for _g in "$@"; do
+		if echo "$_g" > "$_f" 2>/dev/null && [ "$(cat "$_f")" = "$_g" ]; then
+			ok "params/$_n/takes-$_g"
+		else
+			nok "params/$_n/takes-$_g" "now $(cat "$_f")"
+		fi
+	done
+	echo "$_def" > "$_f"
+}
+
 # param NAME DEFAULT MIN MAX: the checks of one parameter
 param() {
 	n=$1 def=$2 min=$3 max=$4 f=$P/$1
@@ -34,14 +48,7 @@ param() {
 			ok "params/$n/refuses-$b"
 		fi
 	done
-	for g in "$min" "$max"; do
-		if echo "$g" > "$f" 2>/dev/null && [ "$(cat "$f")" = "$g" ]; then
-			ok "params/$n/takes-$g"
-		else
-			nok "params/$n/takes-$g" "now $(cat "$f")"
-		fi
-	done
-	echo "$def" > "$f"
+	takes "$n" "$def" "$min" "$max"
 }
 
 param send_credit_target 64 1 65535
@@ -66,14 +73,7 @@ choice() {
 	else
 		ok "params/$n/refuses-bogus"
 	fi
-	for g in "$@"; do
-		if echo "$g" > "$f" 2>/dev/null && [ "$(cat "$f")" = "$g" ]; then
-			ok "params/$n/takes-$g"
-		else
-			nok "params/$n/takes-$g" "now $(cat "$f")"
-		fi
-	done
-	echo "$def" > "$f"
+	takes "$n" "$def" "$@"
 }
 
 choice cq_poll softirq softirq workqueue
