@@ -94,7 +94,7 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
  * and peer disconnects: the first error wins, the state moves to
  * DISCONNECTING and the event work disconnects and tells the consumer.
  *
- * Context: any (completion handlers run in softirq).
+ * Context: any (completion handlers run in softirq or a workqueue).
  */
 void smbd_sock_error(struct smbd_sock *sk, int err)
 {
@@ -116,7 +116,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_sock_error);
  * it from the pending list to the accept queue, where smbd_sock_accept()
  * finds it, and tell the listener's consumer. From the child's event
  * work, not from its receive completion: the listener's lock and upcall
- * stay out of softirq.
+ * stay out of the completion handlers.
  */
 static void smbd_child_negotiated(struct smbd_sock *sk, struct smbd_sock *lsk)
 {
@@ -249,7 +249,7 @@ void smbd_neg_timeout(struct work_struct *work)
  * Role becomes ESTABLISHED; the idle timer starts; the event work tells
  * the consumer, or puts a listener's child on its accept queue.
  *
- * Context: softirq (receive completion); caller holds @sk->ss_lock.
+ * Context: the receive completion handler; caller holds @sk->ss_lock.
  */
 void smbd_established(struct smbd_sock *sk)
 {
@@ -310,7 +310,7 @@ void smbd_sock_wake(struct smbd_sock *sk)
  * for any other failure. Sends, registrations and RDMA reads and writes
  * all end here.
  *
- * Context: completion handler (softirq).
+ * Context: a completion handler (softirq or workqueue).
  */
 void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
 		    const char *what)

@@ -184,6 +184,10 @@ static void smbd_qp_event_work(struct work_struct *work)
  * with bottom halves off and so run in either.
  */
 static const char * const smbd_cq_poll_names[] = { "softirq", "workqueue" };
+static const enum ib_poll_context smbd_cq_poll_ctx[] = {
+	IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE
+};
+
 static unsigned int smbd_cq_poll;
 
 static int smbd_cq_poll_set(const char *val, const struct kernel_param *kp)
@@ -279,7 +283,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		sk->ss_pd = NULL;
 		return ret;
 	}
-	poll = READ_ONCE(smbd_cq_poll) == 1 ? IB_POLL_WORKQUEUE : IB_POLL_SOFTIRQ;
+	poll = smbd_cq_poll_ctx[READ_ONCE(smbd_cq_poll)];
 	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
 					 3 * sk->ss_rw_ctxs, poll);
 	if (IS_ERR(sk->ss_send_cq)) {

@@ -133,7 +133,7 @@ void smbd_mr_release(struct smbd_sock *sk)
  * rkey, which smbd_deregister() then need not invalidate itself. Any
  * other rkey is only counted.
  *
- * Context: softirq (receive completion); caller holds ss_lock.
+ * Context: the receive completion handler; caller holds ss_lock.
  */
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey)
 {

@@ -3,7 +3,8 @@
  * smbd: receive completions ([MS-SMBD] 3.1.5.2, 3.1.5.3, 3.1.5.6 to
  * 3.1.5.8).
  *
- * Receives complete in softirq (IB_POLL_SOFTIRQ). Negotiation messages
+ * Receives complete in softirq or ib_core's completion workqueue
+ * (module parameter cq_poll). Negotiation messages
  * are answered there; data messages are validated (smbd_rx_parse()),
  * credited (smbd_cred_on_recv()), reassembled and queued for the
  * consumer, and buffers are reposted in one chained post. A credit-only
@@ -232,7 +233,8 @@ violation:
  * @cq: the receive completion queue
  * @wc: the completion
  *
- * Context: softirq (IB_POLL_SOFTIRQ).
+ * Context: softirq, or ib_core's completion workqueue (cq_poll); never
+ * sleeps.
  */
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {

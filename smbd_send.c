@@ -73,7 +73,8 @@ static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
  * @cq: the send completion queue
  * @wc: the completion
  *
- * Context: softirq (IB_POLL_SOFTIRQ).
+ * Context: softirq, or ib_core's completion workqueue (cq_poll); never
+ * sleeps.
  */
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {

@@ -87,10 +87,11 @@ struct smbd_params {
 /**
  * struct smbd_sock_ops - upcalls to the consumer; all optional
  * @data_ready: message data arrived; on a listener, a connection is
- *	ready for smbd_sock_accept(). Softirq context (a listener's: process
- *	context, smbd's work queue): must not sleep, nor accept from here.
+ *	ready for smbd_sock_accept(). From a completion handler, in softirq
+ *	or a workqueue (module parameter cq_poll; a listener's: smbd's work
+ *	queue): must not sleep, nor accept from here.
  * @write_space: a send that returned -EAGAIN (or a partial count) may go
- *	on. Softirq or process context: must not sleep.
+ *	on. Any context: must not sleep.
  * @state_change: the connection was established or lost, by its peer,
  *	an error, shutdown or the removal of its device ([MS-SMBD] 3.1.7.1).
  *	Process context (smbd's work queue), with no lock of smbd's held:

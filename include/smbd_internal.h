@@ -353,10 +353,10 @@ struct smbd_fake_qp {
  * Immutable after creation: @ss_net, @ss_responder; @ss_params once
  * connecting or listening.
  * Immutable once negotiating: the verbs objects and sizes.
- * Protected by @ss_lock (taken with _bh in process context, plain in the
- * softirq completion handlers): @ss_state, @ss_err, the protocol state
- * (@ss_cred, @ss_reasm, @ss_ka, @ss_neg until connected), the lists,
- * @ss_tx_free_count, the listener queues.
+ * Protected by @ss_lock (always taken with _bh: the completion handlers
+ * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
+ * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
+ * until connected), the lists, @ss_tx_free_count, the listener queues.
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers and protects the stream framing

@@ -42,8 +42,8 @@ static_assert(sizeof(struct smb2_buffer_desc_v1) == SMBD_BUF_DESC_LEN);
 #define SMBD_KSMBD_MAX_DESCS	(U16_MAX / SMBD_BUF_DESC_LEN)
 
 /*
- * smbd's upcalls, data_ready (softirq) and state_change (process): wake
- * the handler thread in smbd_ksmbd_read().
+ * smbd's upcalls, data_ready (from a completion handler) and
+ * state_change (process): wake the handler thread in smbd_ksmbd_read().
  */
 static void smbd_ksmbd_kick(struct smbd_sock *sk)
 {
