@@ -107,7 +107,9 @@ fi
 # when a server closed a connection still negotiating, and freed its
 # receive pool under a posted receive),
 # kernel/cifs-multichannel-mount.patch (without CONFIG_CIFS_DFS_UPCALL,
-# as here, cifs opened no extra channel at mount) and
+# as here, cifs opened no extra channel at mount),
+# kernel/cifs-smbd-destroy-work.patch (at umount, the stock cifs could
+# run its disconnect work on the cm_id it had just destroyed) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do
