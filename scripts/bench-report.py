@@ -67,7 +67,8 @@ def parse(path):
         s = dict(kv.split("=", 1) for kv in body.split() if "=" in kv)
         if js is not None:
             try:
-                fio = json.loads(js)
+                # fio puts its warnings before the JSON
+                fio = json.loads(js[js.find("{"):])
             except ValueError as e:
                 errors.append("%s %s %s rep %s: fio JSON unreadable (%s)" %
                               (s.get("provider"), s.get("pair"), s.get("test"),
@@ -177,6 +178,18 @@ def targets(figs, prov):
     goal = b and b.get("p50_us") and 0.9 * b["p50_us"]
     out.append(("randread_4k_qd1: smbd.smbd p50 latency <= 0.9 x stock", ours, goal,
                 ours is not None and goal is not None and ours <= goal))
+    # Issue 24: many connections.
+    for t, what, better in SCALE_ROWS:
+        a = med(get(figs, prov, "scale", "smbd.smbd", t))
+        b = med(get(figs, prov, "scale", "stock.stock", t))
+        if a is None and b is None:
+            continue
+        if better == "more":
+            out.append(("scale %s: smbd.smbd >= stock" % t, a, b,
+                        a is not None and b is not None and a >= b))
+        else:
+            out.append(("scale %s: smbd.smbd <= stock" % t, a, b,
+                        a is not None and b is not None and a <= b))
     for t in SMB_TESTS[:4]:
         a = get(figs, prov, "smb", "smbd.smbd", t)
         b = get(figs, prov, "smb", "stock.stock", t)
@@ -341,6 +354,7 @@ def table(figs, providers):
         L.append("")
         L.extend(variants(figs, prov))
         L.extend(trace_table(figs, prov))
+        L.extend(scale_table(figs, prov))
         L.append("smbd API, smbd to smbd (smbd_test.ko):")
         send = get(figs, prov, "verbs", "", "send_bw")
         for t, what in (("bulk_up", "1 MiB messages, client to server (MB/s)"),
@@ -488,6 +502,41 @@ def trace_table(figs, prov):
         L.append(row)
     L.append("(switch, wakeup: the scheduler's; work: work items run; irq_poll: completion"
              " softirqs; posts and completions of sends and receives, both ends)")
+    L.append("")
+    return L
+
+
+SCALE_ROWS = [
+    ("setup", "mounts/s, one session and RDMA connection each", "more"),
+    ("mem", "KiB in use per connection, both ends (cifs, ksmbd)", "less"),
+    ("slab", "  of which slab", "less"),
+    ("iops_c1", "4 KiB random read, depth 1, 1 connection (IO/s)", "more"),
+    ("iops_c4", "  4 connections at once", "more"),
+    ("iops_c16", "  16 connections", "more"),
+    ("iops_c64", "  64 connections", "more"),
+    ("held", "connections one listener held", "more"),
+]
+
+
+def scale_table(figs, prov):
+    """Many connections to one listener: stock.stock against smbd.smbd."""
+    L = []
+    ps = pairs_of(figs, prov, "scale")
+    if not ps:
+        return L
+    L.append("Many connections to one ksmbd (a cifs mount with nosharesock each;"
+             " median (min-max)):")
+    L.append("%-52s" % "" + "".join("%20s" % p[:19] for p in ps) + "%12s" % "ours/stock")
+    for t, what, better in SCALE_ROWS:
+        row = "%-52s" % what
+        for p in ps:
+            row += "%20s" % spread(get(figs, prov, "scale", p, t))
+        a = get(figs, prov, "scale", "smbd.smbd", t)
+        b = get(figs, prov, "scale", "stock.stock", t)
+        r = ratio(a and a["median"], b and b["median"])
+        L.append(row + "%12s" % (fmt(r, 2) + "x" if r else "-"))
+    L.append("(held: mounts made until one failed or the cap was reached; the"
+             " SMBD-BENCH-INFO lines say which)")
     L.append("")
     return L
 

@@ -14,11 +14,13 @@
 # Not part of the test command: about 50 minutes with the defaults.
 # Environment (each maps to the plan's smbdbench.* option):
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
-#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb trace mc tcp")
+#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb trace scale mc tcp")
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
 #   SMBD_BENCH_JOBS (only these fio jobs, e.g. "randread_4k_qd1")
+#   SMBD_BENCH_SCALE_MAX (256: the scale part fills one listener up to
+#   this many connections)
 #   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
 #   chart from this run.
 set -euo pipefail
@@ -77,10 +79,11 @@ append="tsc=reliable smbdtest.kmemleak=off smbdtest.plan_timeout=14000"
 [ -n "$tsc_khz" ] && [ "$tsc_khz" -gt 0 ] && append+=" tsc_early_khz=$tsc_khz"
 append+=" smbdbench.repeat=${SMBD_BENCH_REPEAT:-3} smbdbench.runtime=${SMBD_BENCH_RUNTIME:-5}"
 append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
-append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb trace mc tcp}")"
+append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb trace scale mc tcp}")"
 append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
+[ -n "${SMBD_BENCH_SCALE_MAX:-}" ] && append+=" smbdbench.scale_max=$SMBD_BENCH_SCALE_MAX"
 [ -n "${SMBD_BENCH_JOBS:-}" ] && append+=" smbdbench.jobs=$(arg "$SMBD_BENCH_JOBS")"
 echo "bench: booting the VM (log: $out/bench.log)"
 SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \

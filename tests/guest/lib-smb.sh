@@ -47,6 +47,7 @@ SMB_MOUNTD_OPTS=${SMB_MOUNTD_OPTS:--v}	# -v: its log has the shares and users
 # and binds its TCP listener to them. Read by each smb_server_start.
 SMB_MULTICHANNEL=${SMB_MULTICHANNEL:-no}
 SMB_INTERFACES=${SMB_INTERFACES:-}
+SMB_MAX_CONNECTIONS=${SMB_MAX_CONNECTIONS:-}	# ksmbd.mountd's limit (its default: 128)
 
 SMB_MODPROBE=/usr/sbin/modprobe
 SMB_INSMOD=/usr/sbin/insmod
@@ -207,10 +208,18 @@ smb_server_start() {
 	# This kernel has no tmpfs xattrs: no DOS attributes or streams in
 	# xattrs. No leases; no multichannel unless SMB_MULTICHANNEL=yes:
 	# one plain session.
-	# SMB_INTERFACES: two more lines (an empty line when unset).
+	# SMB_INTERFACES: two more lines (an empty line when unset);
+	# SMB_MAX_CONNECTIONS: two more, and one in the share (its tree
+	# connects are limited there).
 	_bind=
 	if [ -n "$SMB_INTERFACES" ]; then
 		_bind=$(printf 'bind interfaces only = yes\ninterfaces = %s' "$SMB_INTERFACES")
+	fi
+	_conns= _share_conns=
+	if [ -n "$SMB_MAX_CONNECTIONS" ]; then
+		_conns=$(printf 'max connections = %s\nmax active sessions = %s' \
+			"$SMB_MAX_CONNECTIONS" "$SMB_MAX_CONNECTIONS")
+		_share_conns="max connections = $SMB_MAX_CONNECTIONS"
 	fi
 	cat > /etc/ksmbd/ksmbd.conf <<-EOF
 	[global]
@@ -222,6 +231,7 @@ smb_server_start() {
 		server signing = disabled
 		server multi channel support = ${SMB_MULTICHANNEL:-no}
 		$_bind
+		$_conns
 		smb2 leases = no
 		map to guest = never
 		guest account = nobody
@@ -236,6 +246,7 @@ smb_server_start() {
 		oplocks = yes
 		create mask = 0644
 		directory mask = 0755
+		$_share_conns
 	EOF
 	rm -f /etc/ksmbd/ksmbdpwd.db
 	if ! _o=$($SMB_ADDUSER -a "$SMB_USER" -p "$SMB_PASS" 2>&1); then

@@ -16,6 +16,12 @@
 #          kprobe events at each step of both ends (trace-qd1.awk): the
 #          median time of each step and the scheduler's, the workqueues'
 #          and the transports' events per I/O, for each pairing;
+#   scale  many connections to one listener, for stock cifs to stock
+#          ksmbd and cifs on smbd to ksmbd on smbd: 1, 4, 16 and 64 cifs
+#          mounts (nosharesock: a connection each), 4 KiB random reads
+#          at depth 1 on all of them at once, mounts per second and
+#          memory per connection; then more mounts, up to
+#          smbdbench.scale_max (256) or the first that fails;
 #   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd over the
 #          provider's two devices (/init: rxe0 and rxe1, siw0 and siw1):
 #          fio 1 MiB sequential write and read at queue depth 8 with one
@@ -28,13 +34,13 @@
 # run; fio runs add json=<fio's JSON on one line>. scripts/bench-report.py
 # turns them into the table, the JSON and the chart.
 # Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
-# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb trace mc tcp",
+# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb trace scale mc tcp",
 # smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd" (a pairing
 # may name smbd.ko parameters for its run: smbd.smbd:cq_poll=workqueue),
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
 # (smbd.ko's module parameters), smbdbench.jobs="randread_4k_qd1 ..." (only
-# these SMB jobs); "+" stands for a space in the lists.
+# these SMB jobs), smbdbench.scale_max=N; "+" stands for a space in the lists.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
@@ -44,11 +50,12 @@
 REPEAT=3
 RUNTIME=5
 PROVIDERS="siw rxe"
-PARTS="verbs api smb trace mc tcp"
+PARTS="verbs api smb trace scale mc tcp"
 PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
 PROFILE=1
 SMBD_ARGS=
 ONLY_JOBS=
+SCALE_MAX=256
 # shellcheck disable=SC2013 # words, not lines
 for a in $(cat /proc/cmdline); do
 	v=$(echo "${a#*=}" | tr '+' ' ')
@@ -61,6 +68,7 @@ for a in $(cat /proc/cmdline); do
 	smbdbench.profile=*) PROFILE=$v ;;
 	smbdbench.smbd=*) SMBD_ARGS=$(echo "$v" | tr ',' ' ') ;;
 	smbdbench.jobs=*) ONLY_JOBS=$v ;;
+	smbdbench.scale_max=*) SCALE_MAX=$v ;;
 	esac
 done
 
@@ -503,6 +511,144 @@ mc_round() {
 	SMB_MULTICHANNEL=no SMB_INTERFACES=
 }
 
+# ------------------------------------------------------------ scale
+
+# SCALE_STEPS connections (one cifs mount each, nosharesock: a session and
+# an RDMA connection of its own) to one ksmbd listener; after the last
+# step, more mounts up to SCALE_MAX or the first that fails.
+SCALE_STEPS="1 4 16 64"
+SCALE_DIR=/mnt/scale
+SCALE_FILE_MB=8
+
+# mem_used: KiB in use that no cache holds (MemTotal less free, buffers
+# and page cache; the export's tmpfs pages stay the same), and the slab's
+# KiB: "USED SLAB", after dropping the caches
+mem_used() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	awk '{ v[$1] = $2 } END { printf "%d %d\n",
+		v["MemTotal:"] - v["MemFree:"] - v["Buffers:"] - v["Cached:"],
+		v["Slab:"] }' /proc/meminfo
+}
+
+# scale_conns: cifs's connections (DebugData numbers one per server)
+scale_conns() { grep -c ') ConnectionId:' "$SMB_DEBUGDATA" 2>/dev/null; }
+
+# scale_mount_to N: mount sc_n+1 to N; sets SC_SECS to the time the mounts
+# took; fails (with sc_n the mounts that hold) at the first that fails
+scale_mount_to() {
+	SC_SECS=0
+	_t0=$(uptime_s)
+	while [ "$sc_n" -lt "$1" ]; do
+		smb_mount "$sc_addr" "$SCALE_DIR/$((sc_n + 1))" nosharesock > /tmp/scale-mount.out 2>&1 ||
+			return 1
+		sc_n=$((sc_n + 1))
+	done
+	SC_SECS=$(secs "$_t0" "$(uptime_s)")
+}
+
+# scale_fio PROVIDER PAIR N REP: 4 KiB random reads at depth 1 on each of
+# the first N mounts at once, each on a file of its own (one file opened
+# by many sessions would wait on oplock breaks), fio's jobs reported as
+# one
+scale_fio() {
+	{
+		printf '[global]\nrw=randread\nbs=4k\niodepth=1\nioengine=libaio\n'
+		printf 'direct=1\nthread=1\ntime_based=1\nruntime=%s\n' "$RUNTIME"
+		printf 'size=%dM\nnorandommap=1\nrandrepeat=0\ngroup_reporting=1\n' $SCALE_FILE_MB
+		printf 'invalidate=0\n'
+		for _i in $(seq "$3"); do
+			printf '[c%d]\nfilename=%s/%d/c%d.dat\n' "$_i" $SCALE_DIR "$_i" "$_i"
+		done
+	} > /tmp/scale.fio
+	_c0=$(ticks) _t0=$(uptime_s)
+	if ! fio --output-format=json --output=/tmp/fio.json /tmp/scale.fio > /tmp/fio.err 2>&1; then
+		problem "$1 $2 scale c$3: fio failed: $(tail -n 3 /tmp/fio.err | tr '\n' ' ')"
+		return 1
+	fi
+	bench "provider=$1 group=scale pair=$2 test=iops_c$3 rep=$4 value=0 unit=IO/s" \
+		"cpu=$(cpus "$_c0" "$(ticks)") secs=$(secs "$_t0" "$(uptime_s)") kind=read" \
+		"json=$(tr -d '\n\t' < /tmp/fio.json)"
+}
+
+# scale_pair PROVIDER PAIR REP: the steps on one pairing; in the first
+# round, the listener is then filled up to SCALE_MAX connections
+scale_pair() {
+	sc_p=$1 sc_pair=${2%%:*} sc_rep=$3 sc_n=0
+	sc_addr=$(addr_of "$sc_p")
+	smbd_params_set "$2"
+	SMB_CIFS_KO='' SMB_KSMBD_KO='' SMB_MOUNT_OPTS=rdma,vers=3.1.1
+	SMB_MAX_CONNECTIONS=4096
+	[ "${sc_pair%.*}" = smbd ] && SMB_CIFS_KO=/smbd/cifs.ko
+	[ "${sc_pair#*.}" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
+	if ! smb_server_start || ! smb_load_module cifs "$SMB_CIFS_KO"; then
+		problem "$sc_p $2 scale: ksmbd or cifs did not start"
+		scale_stop
+		return
+	fi
+	rm -f "$SMB_EXPORT/$SMB_SHARE/bench.dat"
+	head -c $((SCALE_FILE_MB << 20)) /dev/urandom > /tmp/scale.dat
+	for _i in $(seq "${SCALE_STEPS##* }"); do
+		cp /tmp/scale.dat "$SMB_EXPORT/$SMB_SHARE/c$_i.dat"
+	done
+	rm -f /tmp/scale.dat
+	chown 1000:1000 "$SMB_EXPORT/$SMB_SHARE"/c*.dat
+	read -r sc_used0 sc_slab0 <<-EOF
+	$(mem_used)
+	EOF
+	sc_msecs=0
+	for _s in $SCALE_STEPS; do
+		if ! scale_mount_to "$_s"; then
+			problem "$sc_p $2 scale: mount $((sc_n + 1)) failed: $(tr '\n' ' ' < /tmp/scale-mount.out)"
+			break
+		fi
+		sc_msecs=$(awk -v a="$sc_msecs" -v b="$SC_SECS" 'BEGIN { print a + b }')
+		[ "$(scale_conns)" = "$sc_n" ] ||
+			problem "$sc_p $2 scale: $sc_n mounts but $(scale_conns) connections"
+		scale_fio "$sc_p" "$2" "$_s" "$sc_rep"
+	done
+	if [ "$sc_n" = "${SCALE_STEPS##* }" ]; then
+		read -r sc_used sc_slab <<-EOF
+		$(mem_used)
+		EOF
+		bench "provider=$sc_p group=scale pair=$2 test=setup rep=$sc_rep" \
+			"value=$(awk -v n="$sc_n" -v s="$sc_msecs" 'BEGIN { printf "%.2f", n / s }')" \
+			"unit=mounts/s cpu=0 secs=$sc_msecs"
+		bench "provider=$sc_p group=scale pair=$2 test=mem rep=$sc_rep" \
+			"value=$(((sc_used - sc_used0) / sc_n)) unit=KiB cpu=0"
+		bench "provider=$sc_p group=scale pair=$2 test=slab rep=$sc_rep" \
+			"value=$(((sc_slab - sc_slab0) / sc_n)) unit=KiB cpu=0"
+		if [ "$sc_rep" = 1 ] && [ "$SCALE_MAX" -gt "$sc_n" ]; then
+			_why="all held"
+			scale_mount_to "$SCALE_MAX" ||
+				_why="mount $((sc_n + 1)) failed: $(tr '\n' ' ' < /tmp/scale-mount.out | cut -c 1-300)"
+			[ "$(scale_conns)" = "$sc_n" ] ||
+				problem "$sc_p $2 scale: $sc_n mounts but $(scale_conns) connections"
+			bench "provider=$sc_p group=scale pair=$2 test=held rep=1 value=$sc_n" \
+				"unit=conns cpu=0 max=$SCALE_MAX"
+			_avail=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+			echo "SMBD-BENCH-INFO: $sc_p $2 scale: $sc_n connections held ($_why);" \
+				"MemAvailable $_avail KiB, room for about" \
+				"$(awk -v a="$_avail" -v u=$((sc_used - sc_used0)) -v n="${SCALE_STEPS##* }" \
+					'BEGIN { p = u / n; if (p < 1) p = 1; printf "%d", a / p }') more"
+		fi
+	fi
+	scale_stop
+	smbd_params_set
+}
+
+# scale_stop: every scale mount unmounted, the modules out
+scale_stop() {
+	awk -v d="$SCALE_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts |
+		while read -r _m; do
+			umount "$_m" || problem "$sc_p scale: umount $_m failed"
+		done
+	smb_unload_module cifs
+	SMB_KEEP_MODULE=1 smb_server_stop
+	smb_unload_module ksmbd
+	SMB_MAX_CONNECTIONS=
+}
+
 # ------------------------------------------------------------ the run
 
 t_start=$(uptime_s)
@@ -527,6 +673,15 @@ for p in $PROVIDERS; do
 		for r in $(seq "$_reps"); do
 			for pair in $PAIRS; do
 				smb_pair "$p" "$pair" "$r"
+			done
+		done
+	fi
+	if has "$PARTS" scale; then
+		for r in $(seq "$REPEAT"); do
+			for pair in $PAIRS; do
+				case $pair in
+				stock.stock | smbd.smbd*) scale_pair "$p" "$pair" "$r" ;;
+				esac
 			done
 		done
 	fi
