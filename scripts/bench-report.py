@@ -621,6 +621,11 @@ Where and how
   pairing with kprobe events at each step of both ends and the
   scheduler's tracepoints, read back from tracefs
   (``tests/guest/bench/trace-qd1.awk``).
+- Many connections (``scale``): 1, 4, 16 and 64 cifs mounts with
+  ``nosharesock`` on one ksmbd, stock to stock and smbd to smbd: mounts
+  per second, memory per connection (both ends, from ``/proc/meminfo``
+  after dropping caches) and 4 KiB reads at depth 1 on every mount at
+  once; then the listener is filled up to ``SMBD_BENCH_SCALE_MAX``.
 - A pairing may name smbd.ko parameters for its runs
   (``smbd.smbd:cq_poll=workqueue``): its figures are shown beside the
   default's.
