@@ -174,48 +174,6 @@ static void smbd_qp_event_work(struct work_struct *work)
 }
 
 /*
- * Where completions are handled (ib_alloc_cq_any()'s poll context), read
- * when a queue pair is created: "softirq", in the irq_poll softirq of
- * the CPU the provider reported them on, or "workqueue", in ib_core's
- * high-priority completion workqueue. A provider that completes from its
- * own threads (rxe's tasks) defers the softirq to ksoftirqd, which then
- * waits behind every runnable thread of that CPU; the workqueue's
- * high-priority worker does not. The completion handlers take ss_lock
- * with bottom halves off and so run in either.
- */
-static const char * const smbd_cq_poll_names[] = { "softirq", "workqueue" };
-static const enum ib_poll_context smbd_cq_poll_ctx[] = {
-	IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE
-};
-
-static unsigned int smbd_cq_poll;
-
-static int smbd_cq_poll_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(smbd_cq_poll_names, val);
-
-	if (i < 0)
-		return i;
-	WRITE_ONCE(smbd_cq_poll, i);
-	return 0;
-}
-
-static int smbd_cq_poll_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n",
-			  smbd_cq_poll_names[READ_ONCE(smbd_cq_poll)]);
-}
-
-static const struct kernel_param_ops smbd_cq_poll_ops = {
-	.set = smbd_cq_poll_set,
-	.get = smbd_cq_poll_get,
-};
-
-module_param_cb(cq_poll, &smbd_cq_poll_ops, NULL, 0644);
-MODULE_PARM_DESC(cq_poll,
-		 "Where completions are handled, for connections made from now on: softirq or workqueue (default softirq)");
-
-/*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
  * One send gather entry suffices (header and payload share a buffer).
@@ -283,7 +241,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		sk->ss_pd = NULL;
 		return ret;
 	}
-	poll = smbd_cq_poll_ctx[READ_ONCE(smbd_cq_poll)];
+	poll = smbd_cq_poll_context();
 	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
 					 3 * sk->ss_rw_ctxs, poll);
 	if (IS_ERR(sk->ss_send_cq)) {
@@ -560,30 +518,6 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
 	return smbd_send_negotiate(sk, &req, sizeof(req));
 }
 
-/*
- * Admission of connections still negotiating: each holds a queue pair and
- * its buffers (about 1 MiB with the defaults) until the Negotiate Request
- * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),
- * and the backlog counts only negotiated connections.
- */
-static unsigned int max_negotiating = 32;
-
-static int smbd_max_negotiating_set(const char *val,
-				    const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, 4096);
-}
-
-static const struct kernel_param_ops smbd_max_negotiating_ops = {
-	.set = smbd_max_negotiating_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_negotiating, &smbd_max_negotiating_ops, &max_negotiating,
-		0644);
-MODULE_PARM_DESC(max_negotiating,
-		 "Most connections a listener holds before they finish SMB Direct negotiation, 1 to 4096; more connection requests are refused and counted (default 32)");
-
 /* Take a place for a new child on @lsk, or count the refusal. */
 static bool smbd_listener_admit(struct smbd_sock *lsk)
 {
@@ -592,7 +526,7 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 	spin_lock_bh(&lsk->ss_lock);
 	ok = lsk->ss_state == SMBD_LISTENING &&
 	     lsk->ss_accept_len < lsk->ss_backlog &&
-	     lsk->ss_pending_len < READ_ONCE(max_negotiating);
+	     lsk->ss_pending_len < smbd_max_negotiating();
 	if (ok)
 		lsk->ss_pending_len++;
 	else

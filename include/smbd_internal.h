@@ -568,6 +568,10 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id);
 
+/* smbd_params.c: the module parameters read outside smbd_params_init() */
+enum ib_poll_context smbd_cq_poll_context(void);
+unsigned int smbd_max_negotiating(void);
+
 /* smbd_qp.c: the queue pair's gate and fence (posted work) */
 int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
 		    const struct ib_send_wr **bad);

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * smbd: the module parameters, every one of them.
+ *
+ * The local defaults a consumer takes with smbd_params_init() ([MS-SMBD]
+ * 3.1.4.1, 3.1.7.2), where completions are handled, and how many
+ * connections a listener lets negotiate at once. Each is read when a
+ * connection is made, so a change applies to the connections made from
+ * then on; the pure protocol files read none of them.
+ */
+
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <rdma/ib_verbs.h>
+#include "smbd_internal.h"
+
+/*
+ * Defaults: 64 receives of 8192 bytes, Windows' own MaxReceiveSize
+ * ([MS-SMBD] WIN<3>), and the same size offered for sending. That is the
+ * receive memory of 255 buffers of 1364 bytes (each takes a 2 KiB slab
+ * object), with a 1 MiB message cut into 129 messages instead of 783:
+ * on a soft provider the cost is per message, and smbd to smbd moves
+ * twice the bytes. A peer asking for 1364 (cifs, ksmbd) still gets 1364
+ * both ways: negotiation takes the smaller side. The module parameters
+ * below change them for every consumer that takes the defaults
+ * (smbd_params_init()).
+ */
+#define SMBD_DEFAULT_CREDITS		64
+#define SMBD_DEFAULT_SEND_SIZE		8192
+#define SMBD_DEFAULT_RECV_SIZE		8192
+#define SMBD_PARAM_MAX_SIZE		65536
+#define SMBD_DEFAULT_FRAG_RECV_SIZE	(1024 * 1024)
+#define SMBD_DEFAULT_RW_SIZE		(8 * 1024 * 1024)
+#define SMBD_DEFAULT_KA_INTERVAL_MS	(120 * 1000)
+#define SMBD_DEFAULT_KA_TIMEOUT_MS	(5 * 1000)
+#define SMBD_INITIATOR_NEG_TIMEOUT_MS	(120 * 1000)
+#define SMBD_RESPONDER_NEG_TIMEOUT_MS	(5 * 1000)
+
+/* The defaults as set by the module parameters (timers in seconds). */
+static unsigned int smbd_def_send_credits = SMBD_DEFAULT_CREDITS;
+static unsigned int smbd_def_recv_credits = SMBD_DEFAULT_CREDITS;
+static unsigned int smbd_def_send_size = SMBD_DEFAULT_SEND_SIZE;
+static unsigned int smbd_def_recv_size = SMBD_DEFAULT_RECV_SIZE;
+static unsigned int smbd_def_ka_interval = SMBD_DEFAULT_KA_INTERVAL_MS / 1000;
+static unsigned int smbd_def_ka_timeout = SMBD_DEFAULT_KA_TIMEOUT_MS / 1000;
+static unsigned int smbd_def_neg_initiator = SMBD_INITIATOR_NEG_TIMEOUT_MS / 1000;
+static unsigned int smbd_def_neg_responder = SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000;
+
+/* Sizes and credit counts for the defaults, refused out of their range. */
+static int smbd_size_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, SMBD_MIN_RECEIVE_SIZE,
+				     SMBD_PARAM_MAX_SIZE);
+}
+
+static int smbd_credits_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, U16_MAX);
+}
+
+/* Keep-alive interval: 0 (off) to an hour. */
+static int smbd_ka_interval_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 3600);
+}
+
+/* Keep-alive answer and Negotiation Timer: 1 s to 10 minutes. */
+static int smbd_timer_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 600);
+}
+
+static const struct kernel_param_ops smbd_ka_interval_ops = {
+	.set = smbd_ka_interval_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops smbd_timer_ops = {
+	.set = smbd_timer_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops smbd_size_ops = {
+	.set = smbd_size_set,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops smbd_credits_ops = {
+	.set = smbd_credits_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_credit_target, &smbd_credits_ops, &smbd_def_send_credits,
+		0644);
+MODULE_PARM_DESC(send_credit_target,
+		 "Send Credits a connection asks its peer for, 1 to 65535 (default 64)");
+module_param_cb(receive_credit_max, &smbd_credits_ops, &smbd_def_recv_credits,
+		0644);
+MODULE_PARM_DESC(receive_credit_max,
+		 "Most receives a connection posts, each of max_receive_size bytes; 1 to 65535, bounded by the device's queue depth (default 64)");
+module_param_cb(max_send_size, &smbd_size_ops, &smbd_def_send_size, 0644);
+MODULE_PARM_DESC(max_send_size,
+		 "Largest SMB Direct message a connection offers to send, 128 to 65536 bytes (default 8192)");
+module_param_cb(max_receive_size, &smbd_size_ops, &smbd_def_recv_size, 0644);
+MODULE_PARM_DESC(max_receive_size,
+		 "Size of each receive buffer, the largest message a connection accepts; 128 to 65536 bytes (default 8192)");
+module_param_cb(keepalive_interval, &smbd_ka_interval_ops,
+		&smbd_def_ka_interval, 0644);
+MODULE_PARM_DESC(keepalive_interval,
+		 "Seconds of silence before a keep-alive request ([MS-SMBD] 3.1.6.2), 0 (off) to 3600 (default 120)");
+module_param_cb(keepalive_timeout, &smbd_timer_ops, &smbd_def_ka_timeout,
+		0644);
+MODULE_PARM_DESC(keepalive_timeout,
+		 "Seconds a keep-alive request waits for its answer before the connection ends, 1 to 600 (default 5)");
+module_param_cb(negotiate_timeout, &smbd_timer_ops, &smbd_def_neg_initiator,
+		0644);
+MODULE_PARM_DESC(negotiate_timeout,
+		 "Initiator's Negotiation Timer ([MS-SMBD] 3.1.4.1) in seconds, 1 to 600 (default 120)");
+module_param_cb(responder_negotiate_timeout, &smbd_timer_ops,
+		&smbd_def_neg_responder, 0644);
+MODULE_PARM_DESC(responder_negotiate_timeout,
+		 "Responder's Negotiation Timer ([MS-SMBD] 3.1.7.2) in seconds, 1 to 600 (default 5)");
+
+/**
+ * smbd_params_init() - fill the local defaults of one role
+ * @p: parameters to fill
+ * @responder: true for the responder (listening) side
+ *
+ * [MS-SMBD] 3.1.4.1 and 3.1.7.2: the implementation chooses the initial
+ * ReceiveCreditMax, SendCreditTarget, MaxSendSize, MaxReceiveSize,
+ * MaxFragmentedRecvSize, MaxReadWriteSize and KeepaliveInterval. The
+ * Negotiation Timer is 120 s on the initiator and 5 s on the responder.
+ *
+ * Context: any.
+ */
+void smbd_params_init(struct smbd_params *p, bool responder)
+{
+	p->send_credit_target = READ_ONCE(smbd_def_send_credits);
+	p->recv_credit_max = READ_ONCE(smbd_def_recv_credits);
+	p->max_send_size = READ_ONCE(smbd_def_send_size);
+	p->max_recv_size = READ_ONCE(smbd_def_recv_size);
+	p->max_fragmented_recv_size = SMBD_DEFAULT_FRAG_RECV_SIZE;
+	p->max_read_write_size = SMBD_DEFAULT_RW_SIZE;
+	p->keepalive_interval_ms = READ_ONCE(smbd_def_ka_interval) * 1000;
+	p->keepalive_timeout_ms = READ_ONCE(smbd_def_ka_timeout) * 1000;
+	p->negotiate_timeout_ms = (responder ?
+				   READ_ONCE(smbd_def_neg_responder) :
+				   READ_ONCE(smbd_def_neg_initiator)) * 1000;
+	p->mr_count = 0;
+	p->ack_timeout = 0;
+	p->dev_class = SMBD_DEV_ANY;
+}
+EXPORT_SYMBOL_NS_GPL(smbd_params_init, SMBD);
+
+/*
+ * Where completions are handled (ib_alloc_cq_any()'s poll context), read
+ * when a queue pair is created: "softirq", in the irq_poll softirq of
+ * the CPU the provider reported them on, or "workqueue", in ib_core's
+ * high-priority completion workqueue. A provider that completes from its
+ * own threads (rxe's tasks) defers the softirq to ksoftirqd, which then
+ * waits behind every runnable thread of that CPU; the workqueue's
+ * high-priority worker does not. The completion handlers take ss_lock
+ * with bottom halves off and so run in either.
+ */
+static const char * const smbd_cq_poll_names[] = { "softirq", "workqueue" };
+static const enum ib_poll_context smbd_cq_poll_ctx[] = {
+	IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE
+};
+
+static unsigned int smbd_cq_poll;
+
+static int smbd_cq_poll_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(smbd_cq_poll_names, val);
+
+	if (i < 0)
+		return i;
+	WRITE_ONCE(smbd_cq_poll, i);
+	return 0;
+}
+
+static int smbd_cq_poll_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  smbd_cq_poll_names[READ_ONCE(smbd_cq_poll)]);
+}
+
+static const struct kernel_param_ops smbd_cq_poll_ops = {
+	.set = smbd_cq_poll_set,
+	.get = smbd_cq_poll_get,
+};
+
+module_param_cb(cq_poll, &smbd_cq_poll_ops, NULL, 0644);
+MODULE_PARM_DESC(cq_poll,
+		 "Where completions are handled, for connections made from now on: softirq or workqueue (default softirq)");
+
+/**
+ * smbd_cq_poll_context() - where a new queue pair's completions run
+ *
+ * Context: any.
+ * Return: the poll context the cq_poll parameter names now.
+ */
+enum ib_poll_context smbd_cq_poll_context(void)
+{
+	return smbd_cq_poll_ctx[READ_ONCE(smbd_cq_poll)];
+}
+
+/*
+ * Admission of connections still negotiating: each holds a queue pair and
+ * its buffers (about 1 MiB with the defaults) until the Negotiate Request
+ * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),
+ * and the backlog counts only negotiated connections.
+ */
+static unsigned int max_negotiating = 32;
+
+static int smbd_max_negotiating_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 4096);
+}
+
+static const struct kernel_param_ops smbd_max_negotiating_ops = {
+	.set = smbd_max_negotiating_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_negotiating, &smbd_max_negotiating_ops, &max_negotiating,
+		0644);
+MODULE_PARM_DESC(max_negotiating,
+		 "Most connections a listener holds before they finish SMB Direct negotiation, 1 to 4096; more connection requests are refused and counted (default 32)");
+
+/**
+ * smbd_max_negotiating() - the listener's limit of connections negotiating
+ *
+ * Context: any.
+ * Return: the max_negotiating parameter now.
+ */
+unsigned int smbd_max_negotiating(void)
+{
+	return READ_ONCE(max_negotiating);
+}
