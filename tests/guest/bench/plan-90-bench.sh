@@ -533,6 +533,10 @@ mem_used() {
 
 # scale_conns: cifs's connections (DebugData numbers one per server)
 scale_conns() { grep -c ') ConnectionId:' "$SMB_DEBUGDATA" 2>/dev/null; }
+# scale_conns_are N: as many as the mounts (a failed mount's connection
+# may be listed until its cifsd has exited)
+scale_conns_are() { smb_wait 5 scale_conns_is "$1"; }
+scale_conns_is() { [ "$(scale_conns)" = "$1" ]; }
 
 # scale_mount_to N: mount sc_n+1 to N; sets SC_SECS to the time the mounts
 # took; fails (with sc_n the mounts that hold) at the first that fails
@@ -584,9 +588,9 @@ scale_pair() {
 	if ! smb_server_start || ! smb_load_module cifs "$SMB_CIFS_KO"; then
 		problem "$sc_p $2 scale: ksmbd or cifs did not start"
 		scale_stop
+		smbd_params_set
 		return
 	fi
-	rm -f "$SMB_EXPORT/$SMB_SHARE/bench.dat"
 	head -c $((SCALE_FILE_MB << 20)) /dev/urandom > /tmp/scale.dat
 	for _i in $(seq "${SCALE_STEPS##* }"); do
 		cp /tmp/scale.dat "$SMB_EXPORT/$SMB_SHARE/c$_i.dat"
@@ -596,14 +600,14 @@ scale_pair() {
 	read -r sc_used0 sc_slab0 <<-EOF
 	$(mem_used)
 	EOF
-	sc_msecs=0
+	sc_mount_s=0
 	for _s in $SCALE_STEPS; do
 		if ! scale_mount_to "$_s"; then
 			problem "$sc_p $2 scale: mount $((sc_n + 1)) failed: $(tr '\n' ' ' < /tmp/scale-mount.out)"
 			break
 		fi
-		sc_msecs=$(awk -v a="$sc_msecs" -v b="$SC_SECS" 'BEGIN { print a + b }')
-		[ "$(scale_conns)" = "$sc_n" ] ||
+		sc_mount_s=$(awk -v a="$sc_mount_s" -v b="$SC_SECS" 'BEGIN { print a + b }')
+		scale_conns_are "$sc_n" ||
 			problem "$sc_p $2 scale: $sc_n mounts but $(scale_conns) connections"
 		scale_fio "$sc_p" "$2" "$_s" "$sc_rep"
 	done
@@ -612,8 +616,8 @@ scale_pair() {
 		$(mem_used)
 		EOF
 		bench "provider=$sc_p group=scale pair=$2 test=setup rep=$sc_rep" \
-			"value=$(awk -v n="$sc_n" -v s="$sc_msecs" 'BEGIN { printf "%.2f", n / s }')" \
-			"unit=mounts/s cpu=0 secs=$sc_msecs"
+			"value=$(awk -v n="$sc_n" -v s="$sc_mount_s" 'BEGIN { if (s < 0.01) s = 0.01; printf "%.2f", n / s }')" \
+			"unit=mounts/s cpu=0 secs=$sc_mount_s"
 		bench "provider=$sc_p group=scale pair=$2 test=mem rep=$sc_rep" \
 			"value=$(((sc_used - sc_used0) / sc_n)) unit=KiB cpu=0"
 		bench "provider=$sc_p group=scale pair=$2 test=slab rep=$sc_rep" \
@@ -622,7 +626,7 @@ scale_pair() {
 			_why="all held"
 			scale_mount_to "$SCALE_MAX" ||
 				_why="mount $((sc_n + 1)) failed: $(tr '\n' ' ' < /tmp/scale-mount.out | cut -c 1-300)"
-			[ "$(scale_conns)" = "$sc_n" ] ||
+			scale_conns_are "$sc_n" ||
 				problem "$sc_p $2 scale: $sc_n mounts but $(scale_conns) connections"
 			bench "provider=$sc_p group=scale pair=$2 test=held rep=1 value=$sc_n" \
 				"unit=conns cpu=0 max=$SCALE_MAX"
@@ -639,10 +643,11 @@ scale_pair() {
 
 # scale_stop: every scale mount unmounted, the modules out
 scale_stop() {
-	awk -v d="$SCALE_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts |
-		while read -r _m; do
-			umount "$_m" || problem "$sc_p scale: umount $_m failed"
-		done
+	# The list first: /proc/mounts changes under each umount.
+	awk -v d="$SCALE_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts > /tmp/scale-mounts
+	while read -r _m; do
+		umount "$_m" || problem "$sc_p scale: umount $_m failed"
+	done < /tmp/scale-mounts
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
 	smb_unload_module ksmbd
