@@ -40,87 +40,94 @@
 #define SMBD_INITIATOR_NEG_TIMEOUT_MS	(120 * 1000)
 #define SMBD_RESPONDER_NEG_TIMEOUT_MS	(5 * 1000)
 
-/* The defaults as set by the module parameters (timers in seconds). */
-static unsigned int smbd_def_send_credits = SMBD_DEFAULT_CREDITS;
-static unsigned int smbd_def_recv_credits = SMBD_DEFAULT_CREDITS;
-static unsigned int smbd_def_send_size = SMBD_DEFAULT_SEND_SIZE;
-static unsigned int smbd_def_recv_size = SMBD_DEFAULT_RECV_SIZE;
-static unsigned int smbd_def_ka_interval = SMBD_DEFAULT_KA_INTERVAL_MS / 1000;
-static unsigned int smbd_def_ka_timeout = SMBD_DEFAULT_KA_TIMEOUT_MS / 1000;
-static unsigned int smbd_def_neg_initiator = SMBD_INITIATOR_NEG_TIMEOUT_MS / 1000;
-static unsigned int smbd_def_neg_responder = SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000;
-
-/* Sizes and credit counts for the defaults, refused out of their range. */
-static int smbd_size_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, SMBD_MIN_RECEIVE_SIZE,
-				     SMBD_PARAM_MAX_SIZE);
-}
-
-static int smbd_credits_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, U16_MAX);
-}
-
-/* Keep-alive interval: 0 (off) to an hour. */
-static int smbd_ka_interval_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 0, 3600);
-}
-
-/* Keep-alive answer and Negotiation Timer: 1 s to 10 minutes. */
-static int smbd_timer_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, 600);
-}
-
-static const struct kernel_param_ops smbd_ka_interval_ops = {
-	.set = smbd_ka_interval_set,
-	.get = param_get_uint,
+/*
+ * An unsigned parameter refused outside [min, max]: every number below
+ * is one, with kp->arg pointing at it.
+ */
+struct smbd_uint_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
 };
 
-static const struct kernel_param_ops smbd_timer_ops = {
-	.set = smbd_timer_set,
-	.get = param_get_uint,
+static int smbd_uint_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct smbd_uint_param *p = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < p->min || v > p->max)
+		return -EINVAL;
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int smbd_uint_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct smbd_uint_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(p->val));
+}
+
+static const struct kernel_param_ops smbd_uint_param_ops = {
+	.set = smbd_uint_param_set,
+	.get = smbd_uint_param_get,
 };
 
-static const struct kernel_param_ops smbd_size_ops = {
-	.set = smbd_size_set,
-	.get = param_get_uint,
-};
+/*
+ * The defaults as set by the module parameters (timers in seconds): sizes
+ * 128 to 64 KiB, credits 1 to 65535, the keep-alive interval 0 (off) to
+ * an hour, the keep-alive answer and Negotiation Timers 1 s to 10 minutes.
+ */
+static struct smbd_uint_param smbd_def_send_credits = {
+	SMBD_DEFAULT_CREDITS, 1, U16_MAX };
+static struct smbd_uint_param smbd_def_recv_credits = {
+	SMBD_DEFAULT_CREDITS, 1, U16_MAX };
+static struct smbd_uint_param smbd_def_send_size = {
+	SMBD_DEFAULT_SEND_SIZE, SMBD_MIN_RECEIVE_SIZE, SMBD_PARAM_MAX_SIZE };
+static struct smbd_uint_param smbd_def_recv_size = {
+	SMBD_DEFAULT_RECV_SIZE, SMBD_MIN_RECEIVE_SIZE, SMBD_PARAM_MAX_SIZE };
+static struct smbd_uint_param smbd_def_ka_interval = {
+	SMBD_DEFAULT_KA_INTERVAL_MS / 1000, 0, 3600 };
+static struct smbd_uint_param smbd_def_ka_timeout = {
+	SMBD_DEFAULT_KA_TIMEOUT_MS / 1000, 1, 600 };
+static struct smbd_uint_param smbd_def_neg_initiator = {
+	SMBD_INITIATOR_NEG_TIMEOUT_MS / 1000, 1, 600 };
+static struct smbd_uint_param smbd_def_neg_responder = {
+	SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000, 1, 600 };
 
-static const struct kernel_param_ops smbd_credits_ops = {
-	.set = smbd_credits_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(send_credit_target, &smbd_credits_ops, &smbd_def_send_credits,
-		0644);
+module_param_cb(send_credit_target, &smbd_uint_param_ops,
+		&smbd_def_send_credits, 0644);
 MODULE_PARM_DESC(send_credit_target,
 		 "Send Credits a connection asks its peer for, 1 to 65535 (default 64)");
-module_param_cb(receive_credit_max, &smbd_credits_ops, &smbd_def_recv_credits,
-		0644);
+module_param_cb(receive_credit_max, &smbd_uint_param_ops,
+		&smbd_def_recv_credits, 0644);
 MODULE_PARM_DESC(receive_credit_max,
 		 "Most receives a connection posts, each of max_receive_size bytes; 1 to 65535, bounded by the device's queue depth (default 64)");
-module_param_cb(max_send_size, &smbd_size_ops, &smbd_def_send_size, 0644);
+module_param_cb(max_send_size, &smbd_uint_param_ops,
+		&smbd_def_send_size, 0644);
 MODULE_PARM_DESC(max_send_size,
 		 "Largest SMB Direct message a connection offers to send, 128 to 65536 bytes (default 8192)");
-module_param_cb(max_receive_size, &smbd_size_ops, &smbd_def_recv_size, 0644);
+module_param_cb(max_receive_size, &smbd_uint_param_ops,
+		&smbd_def_recv_size, 0644);
 MODULE_PARM_DESC(max_receive_size,
 		 "Size of each receive buffer, the largest message a connection accepts; 128 to 65536 bytes (default 8192)");
-module_param_cb(keepalive_interval, &smbd_ka_interval_ops,
+module_param_cb(keepalive_interval, &smbd_uint_param_ops,
 		&smbd_def_ka_interval, 0644);
 MODULE_PARM_DESC(keepalive_interval,
 		 "Seconds of silence before a keep-alive request ([MS-SMBD] 3.1.6.2), 0 (off) to 3600 (default 120)");
-module_param_cb(keepalive_timeout, &smbd_timer_ops, &smbd_def_ka_timeout,
-		0644);
+module_param_cb(keepalive_timeout, &smbd_uint_param_ops,
+		&smbd_def_ka_timeout, 0644);
 MODULE_PARM_DESC(keepalive_timeout,
 		 "Seconds a keep-alive request waits for its answer before the connection ends, 1 to 600 (default 5)");
-module_param_cb(negotiate_timeout, &smbd_timer_ops, &smbd_def_neg_initiator,
-		0644);
+module_param_cb(negotiate_timeout, &smbd_uint_param_ops,
+		&smbd_def_neg_initiator, 0644);
 MODULE_PARM_DESC(negotiate_timeout,
 		 "Initiator's Negotiation Timer ([MS-SMBD] 3.1.4.1) in seconds, 1 to 600 (default 120)");
-module_param_cb(responder_negotiate_timeout, &smbd_timer_ops,
+module_param_cb(responder_negotiate_timeout, &smbd_uint_param_ops,
 		&smbd_def_neg_responder, 0644);
 MODULE_PARM_DESC(responder_negotiate_timeout,
 		 "Responder's Negotiation Timer ([MS-SMBD] 3.1.7.2) in seconds, 1 to 600 (default 5)");
@@ -139,17 +146,17 @@ MODULE_PARM_DESC(responder_negotiate_timeout,
  */
 void smbd_params_init(struct smbd_params *p, bool responder)
 {
-	p->send_credit_target = READ_ONCE(smbd_def_send_credits);
-	p->recv_credit_max = READ_ONCE(smbd_def_recv_credits);
-	p->max_send_size = READ_ONCE(smbd_def_send_size);
-	p->max_recv_size = READ_ONCE(smbd_def_recv_size);
+	p->send_credit_target = READ_ONCE(smbd_def_send_credits.val);
+	p->recv_credit_max = READ_ONCE(smbd_def_recv_credits.val);
+	p->max_send_size = READ_ONCE(smbd_def_send_size.val);
+	p->max_recv_size = READ_ONCE(smbd_def_recv_size.val);
 	p->max_fragmented_recv_size = SMBD_DEFAULT_FRAG_RECV_SIZE;
 	p->max_read_write_size = SMBD_DEFAULT_RW_SIZE;
-	p->keepalive_interval_ms = READ_ONCE(smbd_def_ka_interval) * 1000;
-	p->keepalive_timeout_ms = READ_ONCE(smbd_def_ka_timeout) * 1000;
+	p->keepalive_interval_ms = READ_ONCE(smbd_def_ka_interval.val) * 1000;
+	p->keepalive_timeout_ms = READ_ONCE(smbd_def_ka_timeout.val) * 1000;
 	p->negotiate_timeout_ms = (responder ?
-				   READ_ONCE(smbd_def_neg_responder) :
-				   READ_ONCE(smbd_def_neg_initiator)) * 1000;
+				   READ_ONCE(smbd_def_neg_responder.val) :
+				   READ_ONCE(smbd_def_neg_initiator.val)) * 1000;
 	p->mr_count = 0;
 	p->ack_timeout = 0;
 	p->dev_class = SMBD_DEV_ANY;
@@ -215,21 +222,10 @@ enum ib_poll_context smbd_cq_poll_context(void)
  * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),
  * and the backlog counts only negotiated connections.
  */
-static unsigned int max_negotiating = 32;
+static struct smbd_uint_param max_negotiating = { 32, 1, 4096 };
 
-static int smbd_max_negotiating_set(const char *val,
-				    const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, 4096);
-}
-
-static const struct kernel_param_ops smbd_max_negotiating_ops = {
-	.set = smbd_max_negotiating_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_negotiating, &smbd_max_negotiating_ops, &max_negotiating,
-		0644);
+module_param_cb(max_negotiating, &smbd_uint_param_ops,
+		&max_negotiating, 0644);
 MODULE_PARM_DESC(max_negotiating,
 		 "Most connections a listener holds before they finish SMB Direct negotiation, 1 to 4096; more connection requests are refused and counted (default 32)");
 
@@ -241,5 +237,5 @@ MODULE_PARM_DESC(max_negotiating,
  */
 unsigned int smbd_max_negotiating(void)
 {
-	return READ_ONCE(max_negotiating);
+	return READ_ONCE(max_negotiating.val);
 }
