@@ -520,13 +520,12 @@ SCALE_ROWS = [
 
 def scale_table(figs, prov):
     """Many connections to one listener: stock.stock against smbd.smbd."""
-    L = []
     ps = pairs_of(figs, prov, "scale")
     if not ps:
-        return L
-    L.append("Many connections to one ksmbd (a cifs mount with nosharesock each;"
-             " median (min-max)):")
-    L.append("%-52s" % "" + "".join("%20s" % p[:19] for p in ps) + "%12s" % "ours/stock")
+        return []
+    L = ["Many connections to one ksmbd (a cifs mount with nosharesock each;"
+         " median (min-max)):",
+         "%-52s" % "" + "".join("%20s" % p[:19] for p in ps) + "%12s" % "ours/stock"]
     for t, what, better in SCALE_ROWS:
         row = "%-52s" % what
         for p in ps:
