@@ -13,7 +13,8 @@
 # and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
 # without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
 # open no extra channel at mount; with it, as Debian's are, the patched
-# code is not built), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
+# code is not built) and, in both series, kernel/cifs-demux-sigkill.patch
+# (a mount failing at once could leave cifsd stuck, holding cifs), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
 # client that requires signing could not read over RDMA) and
 # kernel/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
 # For 6.12, cifs also gets kernel/6.12/cifs-write-mr-unsent.patch (a
@@ -155,9 +156,9 @@ build() {
 for p in $parts; do
 	case $series/$p in
 	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch \
-		6.12/cifs-write-mr-unsent.patch ;;
+		cifs-demux-sigkill.patch 6.12/cifs-write-mr-unsent.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
-	6.1/cifs) build cifs client cifs.ko smbd_cifs.c ;;
+	6.1/cifs) build cifs client cifs.ko smbd_cifs.c cifs-demux-sigkill.patch ;;
 	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \
 		6.1/ksmbd-share-config-old-tools.patch 6.1/ksmbd-opinfo-put-null.patch ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;

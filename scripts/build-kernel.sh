@@ -109,7 +109,9 @@ fi
 # kernel/cifs-multichannel-mount.patch (without CONFIG_CIFS_DFS_UPCALL,
 # as here, cifs opened no extra channel at mount),
 # kernel/cifs-smbd-destroy-work.patch (at umount, the stock cifs could
-# run its disconnect work on the cm_id it had just destroyed) and
+# run its disconnect work on the cm_id it had just destroyed),
+# kernel/cifs-demux-sigkill.patch (a mount failing at once could leave
+# cifsd waiting for good for a SIGKILL it had dropped) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do
