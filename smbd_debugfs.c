@@ -130,6 +130,9 @@ static int smbd_conn_state_show(struct seq_file *m, void *v)
 		   sk->ss_devname[0] ? sk->ss_devname : "-");
 	if (addr)
 		seq_printf(m, "local %pISpc\npeer %pISpc\n", &src, &dst);
+	/* The completion queues' ids, as smbd_wc_* traces name them (0: none yet). */
+	seq_printf(m, "send_cq %u\nrecv_cq %u\n", READ_ONCE(sk->ss_send_cq_id),
+		   READ_ONCE(sk->ss_recv_cq_id));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_state);

@@ -28,6 +28,7 @@ static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
+	smbd_wc_trace(cq, wc);
 	spin_lock_bh(&sk->ss_lock);
 	smbd_ops_abandon(sk);
 	spin_unlock_bh(&sk->ss_lock);
@@ -76,7 +77,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
 	INIT_WORK(&sk->ss_qp_event_work, smbd_qp_event_work);
 	init_completion(&sk->ss_fence_done);
-	sk->ss_fence_cqe.done = smbd_fence_done;
+	smbd_cqe_init(sk, &sk->ss_fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
 	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
 	list_add_tail(&sk->ss_all_node, &smbd_socks);
@@ -255,6 +256,9 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		sk->ss_recv_cq = NULL;
 		goto fail;
 	}
+	WRITE_ONCE(sk->ss_send_cq_id, sk->ss_send_cq->res.id);
+	WRITE_ONCE(sk->ss_recv_cq_id, sk->ss_recv_cq->res.id);
+	smbd_cqe_init(sk, &sk->ss_fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
 
 	attr.event_handler = smbd_qp_event;
 	attr.qp_context = sk;

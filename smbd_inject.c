@@ -180,14 +180,19 @@ int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 
 /**
  * smbd_wc_status() - a completion's status, with the fail_wc fault point
+ * @cq: the completion queue it came from
  * @wc: the completion; its status may be changed to IB_WC_GENERAL_ERR
  *
+ * Traces the completion with the status the handler acts on
+ * (smbd_wc_trace()).
+ *
  * Context: completion handler.
- * Return: the status the handler acts on.
+ * Return: that status.
  */
-enum ib_wc_status smbd_wc_status(struct ib_wc *wc)
+enum ib_wc_status smbd_wc_status(struct ib_cq *cq, struct ib_wc *wc)
 {
 	if (wc->status == IB_WC_SUCCESS && smbd_should_fail(SMBD_FAIL_WC))
 		wc->status = IB_WC_GENERAL_ERR;
+	smbd_wc_trace(cq, wc);
 	return wc->status;
 }

@@ -35,7 +35,7 @@ static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	if (smbd_wc_status(wc) != IB_WC_SUCCESS)
+	if (smbd_wc_status(cq, wc) != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, wc->status, "memory registration");
 }
 
@@ -62,7 +62,7 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 
 		reg->reg_sk = sk;
 		reg->reg_max_pages = pages;
-		reg->reg_cqe.done = smbd_reg_done;
+		smbd_cqe_init(sk, &reg->reg_cqe, SMBD_WC_REG, smbd_reg_done);
 		reg->reg_sgl = kcalloc(pages, sizeof(*reg->reg_sgl), GFP_KERNEL);
 		if (!reg->reg_sgl)
 			goto nomem;
@@ -404,7 +404,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 		reg->reg_wr = (struct ib_reg_wr) {
 			.wr.opcode = IB_WR_REG_MR,
-			.wr.wr_cqe = &reg->reg_cqe,
+			.wr.wr_cqe = &reg->reg_cqe.cqe,
 			.mr = mr,
 			.key = mr->rkey,
 			.access = access,
@@ -501,7 +501,7 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 			continue;
 		r->reg_inv_wr = (struct ib_send_wr) {
 			.opcode = IB_WR_LOCAL_INV,
-			.wr_cqe = &r->reg_cqe,
+			.wr_cqe = &r->reg_cqe.cqe,
 			.ex.invalidate_rkey = r->reg_mr->rkey,
 		};
 		*tail = &r->reg_inv_wr;
@@ -515,7 +515,7 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (last) {
-		last->wr_cqe = &op->op_cqe;
+		last->wr_cqe = &op->op_cqe.cqe;
 		last->send_flags = IB_SEND_SIGNALED;
 		/*
 		 * Refused (the connection is failing), taken in part, or

@@ -41,9 +41,10 @@
 
 static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op, op_cqe);
+	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op,
+					  op_cqe.cqe);
 	struct smbd_sock *sk = cq->cq_context;
-	enum ib_wc_status status = smbd_wc_status(wc);
+	enum ib_wc_status status = smbd_wc_status(cq, wc);
 	bool orphan;
 
 	spin_lock_bh(&sk->ss_lock);
@@ -106,7 +107,7 @@ struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 
 	if (!op)
 		return ERR_PTR(-ENOMEM);
-	op->op_cqe.done = smbd_op_done;
+	smbd_cqe_init(sk, &op->op_cqe, SMBD_WC_OP, smbd_op_done);
 	init_completion(&op->op_done);
 	op->op_status = 0;
 	op->op_pending = 0;
@@ -138,7 +139,7 @@ static u32 smbd_op_signalled(const struct smbd_op *op,
 	u32 n = 0;
 
 	for (wr = first; wr && wr != bad; wr = wr->next)
-		if (wr->wr_cqe == &op->op_cqe &&
+		if (wr->wr_cqe == &op->op_cqe.cqe &&
 		    wr->send_flags & IB_SEND_SIGNALED)
 			n++;
 	return n;

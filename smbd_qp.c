@@ -89,7 +89,7 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sk->ss_fence_cqe,
+		.wr.wr_cqe = &sk->ss_fence_cqe.cqe,
 		.wr.opcode = IB_WR_RDMA_WRITE,
 		.wr.send_flags = IB_SEND_SIGNALED,
 	};

@@ -239,7 +239,7 @@ violation:
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_recv_ctx *rx = container_of(wc->wr_cqe,
-						struct smbd_recv_ctx, rx_cqe);
+						struct smbd_recv_ctx, rx_cqe.cqe);
 	struct smbd_sock *sk = rx->rx_sk;
 	const struct smbd_sock_ops *ops;
 	unsigned int act = 0;
@@ -247,7 +247,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret = 0;
 
 	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
-	if (smbd_wc_status(wc) != IB_WC_SUCCESS) {
+	if (smbd_wc_status(cq, wc) != IB_WC_SUCCESS) {
 		spin_lock_bh(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		smbd_cred_recv_lost(&sk->ss_cred);

@@ -110,7 +110,7 @@ static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
 	    wr->send_flags & IB_SEND_SIGNALED ||
 	    smbd_wr_bytes(wr) < sk->ss_tx_sig_bytes)
 		return;
-	wr->wr_cqe = &op->op_cqe;
+	wr->wr_cqe = &op->op_cqe.cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
 }
 
@@ -166,7 +166,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 		 */
 		for (i = 0; i < n; i++) {
 			wr = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
-					     sk->ss_port_num, &op->op_cqe, NULL);
+					     sk->ss_port_num, &op->op_cqe.cqe, NULL);
 			if (last)
 				last->next = wr;
 			else

@@ -47,8 +47,10 @@
 static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
-					    ss_probe_cqe);
+					    ss_probe_cqe.cqe);
 	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
+
+	smbd_wc_trace(cq, wc);
 
 	if (wc->status == IB_WC_SUCCESS) {
 		spin_lock_bh(&sk->ss_lock);
@@ -79,7 +81,7 @@ static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_send_ctx *tx = container_of(wc->wr_cqe,
-						struct smbd_send_ctx, tx_cqe);
+						struct smbd_send_ctx, tx_cqe.cqe);
 	struct smbd_sock *sk = tx->tx_sk;
 	const struct smbd_sock_ops *ops;
 	struct smbd_send_wait *w;
@@ -87,7 +89,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 n = 1, waiters;
 	bool closing, space;
 
-	smbd_wc_status(wc);
+	smbd_wc_status(cq, wc);
 	/*
 	 * An unsignalled request completes only when flushed or failed; the
 	 * signalled tail of its batch completes after it and returns it.
@@ -130,7 +132,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
 		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
 		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
-			sk->ss_probe_cqe.done = smbd_neg_probe_done;
+			smbd_cqe_init(sk, &sk->ss_probe_cqe, SMBD_WC_PROBE,
+				      smbd_neg_probe_done);
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 		}
@@ -760,7 +763,7 @@ void smbd_neg_probe_work(struct work_struct *work)
 	struct smbd_sock *sk = container_of(to_delayed_work(work),
 					    struct smbd_sock, ss_probe_work);
 	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sk->ss_probe_cqe,
+		.wr.wr_cqe = &sk->ss_probe_cqe.cqe,
 		.wr.opcode = IB_WR_RDMA_WRITE,
 		.wr.send_flags = IB_SEND_SIGNALED,
 	};

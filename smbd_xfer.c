@@ -68,7 +68,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
 
 		rx->rx_sk = sk;
-		rx->rx_cqe.done = recv_done;
+		smbd_cqe_init(sk, &rx->rx_cqe, SMBD_WC_RECV, recv_done);
 		rx->rx_len = rx_len;
 		rx->rx_buf = kmalloc_node(rx_len, GFP_KERNEL, node);
 		if (!rx->rx_buf)
@@ -83,7 +83,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		rx->rx_sge.addr = rx->rx_dma;
 		rx->rx_sge.length = rx_len;
 		rx->rx_sge.lkey = sk->ss_pd->local_dma_lkey;
-		rx->rx_wr.wr_cqe = &rx->rx_cqe;
+		rx->rx_wr.wr_cqe = &rx->rx_cqe.cqe;
 		rx->rx_wr.sg_list = &rx->rx_sge;
 		rx->rx_wr.num_sge = 1;
 		list_add_tail(&rx->rx_node, &sk->ss_rx_free);
@@ -92,7 +92,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
 
 		tx->tx_sk = sk;
-		tx->tx_cqe.done = send_done;
+		smbd_cqe_init(sk, &tx->tx_cqe, SMBD_WC_SEND, send_done);
 		INIT_LIST_HEAD(&tx->tx_batch);
 		/* Zeroed: no stale heap bytes; smbd_data_hdr_encode() pads. */
 		tx->tx_buf = kzalloc_node(tx_len, GFP_KERNEL, node);
@@ -108,7 +108,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		for (j = 0; j < SMBD_TX_SGE_MAX; j++)
 			tx->tx_sge[j].lkey = sk->ss_pd->local_dma_lkey;
 		tx->tx_sge[0].addr = tx->tx_dma;
-		tx->tx_wr.wr_cqe = &tx->tx_cqe;
+		tx->tx_wr.wr_cqe = &tx->tx_cqe.cqe;
 		tx->tx_wr.sg_list = tx->tx_sge;
 		tx->tx_wr.num_sge = 1;
 		tx->tx_wr.opcode = IB_WR_SEND;

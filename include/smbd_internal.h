@@ -146,6 +146,36 @@ enum smbd_queued {
 	SMBD_Q_ACCEPT,		/* on ss_accept_q: waiting for accept */
 };
 
+/* What a completion context's work requests are (struct smbd_cqe). */
+enum smbd_wc_kind {
+	SMBD_WC_RECV,		/* a receive */
+	SMBD_WC_SEND,		/* a send */
+	SMBD_WC_REG,		/* an MR of the pool registered or invalidated */
+	SMBD_WC_OP,		/* what a thread waits for: RDMA read or write, invalidation */
+	SMBD_WC_FENCE,		/* the teardown's marker (smbd_qp_fence()) */
+	SMBD_WC_PROBE,		/* a probe of the peer while negotiating */
+};
+
+/**
+ * struct smbd_cqe - a completion context, named for traces
+ * @cqe: what its work requests point at (wr_cqe); .done handles them
+ * @cq_id: the restrack id of the completion queue it completes on, as
+ *	"rdma resource show cq" and the RDMA core's tracepoints name it
+ * @id: its number, unique among the contexts of its connection (and so
+ *	of that completion queue), from 1
+ * @kind: enum smbd_wc_kind
+ *
+ * Named once, when the context is set up (smbd_cqe_init()): every
+ * completion, flush and error traced for it carries the pair, and a
+ * buffer reused names the same context each time.
+ */
+struct smbd_cqe {
+	struct ib_cqe cqe;
+	u32 cq_id;
+	u32 id;
+	u8 kind;
+};
+
 /**
  * struct smbd_recv_ctx - one receive buffer, DMA-mapped once
  * @rx_cqe: completion entry; .done is smbd_recv_done()
@@ -167,7 +197,7 @@ enum smbd_queued {
  *	(tracepoints)
  */
 struct smbd_recv_ctx {
-	struct ib_cqe rx_cqe;
+	struct smbd_cqe rx_cqe;
 	struct smbd_sock *rx_sk;
 	struct list_head rx_node;
 	struct ib_recv_wr rx_wr;
@@ -247,7 +277,7 @@ struct smbd_send_wait {
  *	(tracepoints)
  */
 struct smbd_send_ctx {
-	struct ib_cqe tx_cqe;
+	struct smbd_cqe tx_cqe;
 	struct smbd_sock *tx_sk;
 	struct list_head tx_node;
 	struct list_head tx_batch;
@@ -285,7 +315,7 @@ struct smbd_send_ctx {
  */
 struct smbd_op {
 	struct list_head op_node;
-	struct ib_cqe op_cqe;
+	struct smbd_cqe op_cqe;
 	struct completion op_done;
 	int op_status;
 	u32 op_pending;
@@ -329,7 +359,7 @@ struct smbd_reg {
 	bool reg_remote_inv;
 	struct ib_reg_wr reg_wr;
 	struct ib_send_wr reg_inv_wr;
-	struct ib_cqe reg_cqe;
+	struct smbd_cqe reg_cqe;
 };
 
 /**
@@ -410,7 +440,7 @@ struct smbd_sock {
 	 * probe that can be out.
 	 */
 	u32 ss_neg_probes;
-	struct ib_cqe ss_probe_cqe;
+	struct smbd_cqe ss_probe_cqe;
 
 	struct mutex ss_teardown_mutex;	/* serialises the verbs teardown */
 	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
@@ -433,7 +463,7 @@ struct smbd_sock {
 	bool ss_qp_closed;
 	bool ss_fence_posted;
 	u32 ss_posting;
-	struct ib_cqe ss_fence_cqe;
+	struct smbd_cqe ss_fence_cqe;
 	struct completion ss_fence_done;
 	/*
 	 * The queue pair's fatal events: the provider may report them from
@@ -453,6 +483,10 @@ struct smbd_sock {
 	struct ib_pd *ss_pd;
 	struct ib_cq *ss_send_cq;
 	struct ib_cq *ss_recv_cq;
+	/* Their restrack ids, kept for debugfs (struct smbd_cqe). */
+	u32 ss_send_cq_id;
+	u32 ss_recv_cq_id;
+	atomic_t ss_cqe_ids;		/* completion contexts named */
 	u32 ss_sq_depth;
 	u32 ss_tx_sge;			/* gather entries per send */
 	u32 ss_tx_sig_bytes;		/* sends this big are signalled */
@@ -528,6 +562,29 @@ struct smbd_sock {
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
 };
+
+/**
+ * smbd_cqe_init() - name a completion context and set its handler
+ * @sk: its connection
+ * @c: the context's entry
+ * @kind: what its work requests are
+ * @done: their completion handler
+ *
+ * A receive completes on @sk's receive queue, anything else on its send
+ * queue; a context set up before the queues exist (the fence, at the
+ * socket's creation) names queue 0 until it is named again.
+ *
+ * Context: any; the ids come from an atomic count.
+ */
+static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
+				 enum smbd_wc_kind kind,
+				 void (*done)(struct ib_cq *cq, struct ib_wc *wc))
+{
+	c->cqe.done = done;
+	c->cq_id = kind == SMBD_WC_RECV ? sk->ss_recv_cq_id : sk->ss_send_cq_id;
+	c->id = atomic_inc_return(&sk->ss_cqe_ids);
+	c->kind = kind;
+}
 
 /* smbd_core.c */
 extern struct workqueue_struct *smbd_wq;
@@ -625,7 +682,8 @@ int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
 		   const struct ib_send_wr **bad);
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 		   const struct ib_recv_wr **bad);
-enum ib_wc_status smbd_wc_status(struct ib_wc *wc);
+enum ib_wc_status smbd_wc_status(struct ib_cq *cq, struct ib_wc *wc);
+void smbd_wc_trace(struct ib_cq *cq, const struct ib_wc *wc);
 
 /* smbd_mr.c: memory registration */
 int smbd_mr_alloc(struct smbd_sock *sk);

@@ -9,6 +9,11 @@
  * many requests it completed (the unsignalled ones before it, in order),
  * a receive's completion the seq its buffer was posted with.
  *
+ * smbd_wc_done, smbd_wc_flush and smbd_wc_error trace every completion
+ * by its context's name (struct smbd_cqe): cq, the completion queue's
+ * restrack id (as the RDMA core's events and "rdma resource" name it),
+ * and cid, the context's number on its connection.
+ *
  * Section numbers are [MS-SMBD]'s.
  */
 #undef TRACE_SYSTEM
@@ -18,6 +23,9 @@
 #define _SMBD_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <rdma/ib_cm.h>		/* the event names trace/misc/rdma.h lists */
+#include <rdma/rdma_cm.h>
+#include <trace/misc/rdma.h>
 
 #include "smbd_internal.h"
 
@@ -35,6 +43,12 @@ TRACE_DEFINE_ENUM(SMBD_TRACE_KA_TIMEOUT);
 TRACE_DEFINE_ENUM(SMBD_TRACE_INV_LOCAL);
 TRACE_DEFINE_ENUM(SMBD_TRACE_INV_REMOTE);
 TRACE_DEFINE_ENUM(SMBD_TRACE_INV_UNKNOWN);
+TRACE_DEFINE_ENUM(SMBD_WC_RECV);
+TRACE_DEFINE_ENUM(SMBD_WC_SEND);
+TRACE_DEFINE_ENUM(SMBD_WC_REG);
+TRACE_DEFINE_ENUM(SMBD_WC_OP);
+TRACE_DEFINE_ENUM(SMBD_WC_FENCE);
+TRACE_DEFINE_ENUM(SMBD_WC_PROBE);
 
 #define smbd_show_state(s)						\
 	__print_symbolic(s,						\
@@ -46,6 +60,15 @@ TRACE_DEFINE_ENUM(SMBD_TRACE_INV_UNKNOWN);
 			 { SMBD_CONNECTED, "connected" },		\
 			 { SMBD_DISCONNECTING, "disconnecting" },	\
 			 { SMBD_CLOSED, "closed" })
+
+#define smbd_show_wc_kind(k)						\
+	__print_symbolic(k,						\
+			 { SMBD_WC_RECV, "recv" },			\
+			 { SMBD_WC_SEND, "send" },			\
+			 { SMBD_WC_REG, "reg" },			\
+			 { SMBD_WC_OP, "op" },				\
+			 { SMBD_WC_FENCE, "fence" },			\
+			 { SMBD_WC_PROBE, "probe" })
 
 #define smbd_show_flags(f)						\
 	__print_flags(f, "|", { SMBD_FLAG_RESPONSE_REQUESTED, "RESPONSE_REQUESTED" })
@@ -324,6 +347,51 @@ TRACE_EVENT(smbd_rdma_rw,
 		      __entry->write ? "write" : "read", __entry->ndesc,
 		      __entry->len, __entry->ret)
 	    );
+
+/*
+ * A completion of the context @c names (struct smbd_cqe), with the status
+ * its handler acts on; the vendor error only for a failure (a successful
+ * completion's is not defined).
+ */
+DECLARE_EVENT_CLASS(smbd_wc_class,
+		    TP_PROTO(const struct smbd_sock *sk, const struct smbd_cqe *c,
+			     const struct ib_wc *wc),
+		    TP_ARGS(sk, c, wc),
+		    TP_STRUCT__entry(__field(u32, conn)
+				     __field(u32, cq_id)
+				     __field(u32, cid)
+				     __field(u8, kind)
+				     __field(unsigned long, status)
+				     __field(u32, vendor_err)
+				     ),
+		    TP_fast_assign(__entry->conn = sk->ss_id;
+				   __entry->cq_id = c->cq_id;
+				   __entry->cid = c->id;
+				   __entry->kind = c->kind;
+				   __entry->status = wc->status;
+				   __entry->vendor_err = wc->status == IB_WC_SUCCESS ?
+							 0 : wc->vendor_err;
+				   ),
+		    TP_printk("conn=%u cq=%u cid=%u kind=%s status=%s (%lu/0x%x)",
+			      __entry->conn, __entry->cq_id, __entry->cid,
+			      smbd_show_wc_kind(__entry->kind),
+			      rdma_show_wc_status(__entry->status),
+			      __entry->status, __entry->vendor_err)
+		    );
+
+#define DEFINE_SMBD_WC_EVENT(name)					\
+	DEFINE_EVENT(smbd_wc_class, name,				\
+		     TP_PROTO(const struct smbd_sock *sk,		\
+			      const struct smbd_cqe *c,			\
+			      const struct ib_wc *wc),			\
+		     TP_ARGS(sk, c, wc))
+
+/* A completion that succeeded. */
+DEFINE_SMBD_WC_EVENT(smbd_wc_done);
+/* A work request flushed: its queue pair left RTS (a teardown, an error). */
+DEFINE_SMBD_WC_EVENT(smbd_wc_flush);
+/* A work request that failed (or that fail_wc reported failed). */
+DEFINE_SMBD_WC_EVENT(smbd_wc_error);
 
 #endif /* _SMBD_TRACE_H */
 

@@ -46,7 +46,7 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			break;
 		}
 		opk.taken++;
-		if (wr->wr_cqe == &sk->ss_fence_cqe)
+		if (wr->wr_cqe == &sk->ss_fence_cqe.cqe)
 			opk.marker = true;
 		else
 			opk.op_wrs++;
@@ -137,7 +137,7 @@ static void opk_chain(struct opk_ctx *c, u32 n, u32 sig)
 
 	for (i = 0; i < n; i++) {
 		c->wr[i] = (struct ib_send_wr) {
-			.wr_cqe = &c->op->op_cqe,
+			.wr_cqe = &c->op->op_cqe.cqe,
 			.opcode = IB_WR_RDMA_READ,
 			.send_flags = sig & BIT(i) ? IB_SEND_SIGNALED : 0,
 			.next = i + 1 < n ? &c->wr[i + 1] : NULL,
@@ -232,8 +232,8 @@ static void opk_release_waiter(struct opk_ctx *c, u32 nwr)
 		return;
 	for (i = 0; i < nwr; i++)
 		if (c->wr[i].send_flags & IB_SEND_SIGNALED)
-			opk_complete(c, &c->op->op_cqe, IB_WC_WR_FLUSH_ERR);
-	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+			opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	wait_for_completion(&c->waited);
 	c->reaped = true;
 }
@@ -256,14 +256,14 @@ static void smbd_op_partial_post_fences(struct kunit *test)
 	opk_wait_start(test, c);
 	KUNIT_ASSERT_TRUE(test, opk_until_wrs(3));
 	/* The signalled request that went is done. */
-	opk_complete(c, &c->op->op_cqe, IB_WC_SUCCESS);
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_SUCCESS);
 	/* The unsignalled one after it may still run: no return yet. */
 	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 2));
 	KUNIT_EXPECT_TRUE(test, opk_until_marker());
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(opk.errored));
 	/* The marker: everything before it is done. */
 	if (!c->reaped) {
-		opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+		opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 		KUNIT_EXPECT_TRUE(test, opk_waited(c, 5 * HZ));
 	}
 	opk_release_waiter(c, 0);
@@ -317,16 +317,16 @@ static void smbd_op_late_completion_after_give_up(struct kunit *test)
 	opk_wait_start(test, c);
 	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
 	/* The first fails: the connection ends, the event work fences. */
-	opk_complete(c, &c->op->op_cqe, IB_WC_REM_ACCESS_ERR);
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_until_marker());
 	/* The marker comes before the second request's completion. */
-	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	KUNIT_EXPECT_EQ(test, c->ret, -EIO);
 	opk_end(c);
 	/* Still counted: kept for the completion to come. */
 	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
-	opk_complete(c, &c->op->op_cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 }
 
@@ -345,7 +345,7 @@ static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, opk_until_wrs(1));
 	smbd_sock_error(c->sk, -ECONNRESET);
 	KUNIT_ASSERT_TRUE(test, opk_until_marker());
-	opk_complete(c, &c->sk->ss_fence_cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
 	opk_end(c);
@@ -356,7 +356,36 @@ static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 }
 
+/*
+ * Each op names its completions when it starts (struct smbd_cqe): the
+ * send queue's id, a number no other context of the connection has, and
+ * its kind; the fence was named with the socket.
+ */
+static void smbd_op_cqe_named(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+	struct smbd_op *op2;
+
+	c->sk->ss_send_cq_id = 7;
+	c->sk->ss_recv_cq_id = 9;
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	op2 = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(op2));
+	KUNIT_EXPECT_EQ(test, c->op->op_cqe.kind, SMBD_WC_OP);
+	KUNIT_EXPECT_EQ(test, c->op->op_cqe.cq_id, 7);
+	KUNIT_EXPECT_EQ(test, op2->op_cqe.cq_id, 7);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_fence_cqe.kind, SMBD_WC_FENCE);
+	KUNIT_EXPECT_GT(test, c->sk->ss_fence_cqe.id, 0);
+	KUNIT_EXPECT_GT(test, c->op->op_cqe.id, c->sk->ss_fence_cqe.id);
+	KUNIT_EXPECT_EQ(test, op2->op_cqe.id, c->op->op_cqe.id + 1);
+	KUNIT_EXPECT_PTR_EQ(test, c->op->op_cqe.cqe.done, op2->op_cqe.cqe.done);
+	smbd_op_end(c->sk, op2);
+	opk_end(c);
+}
+
 static struct kunit_case smbd_op_cases[] = {
+	KUNIT_CASE(smbd_op_cqe_named),
 	KUNIT_CASE(smbd_op_partial_post_fences),
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),

@@ -6,9 +6,11 @@
 # (smbd_test.ko), registrations with local and remote invalidation and
 # RDMA read and write (smbd_mr_test.ko), then keep-alive, a data message
 # refused and a negotiate request refused (smbd_fault.ko). Then each
-# event class must have fired with the fields its scenario implies, and
+# event class must have fired with the fields its scenario implies,
 # every send traced must be covered by a send completion of its
-# connection (seq and n). Loads smbd.ko if it is not loaded and leaves
+# connection (seq and n), and every completion names its context
+# consistently (smbd_wc_*: cq and cid); one completion failed on purpose
+# (fail_wc) is named on a queue its connection's debugfs shows. Loads smbd.ko if it is not loaded and leaves
 # it loaded; unloads the test modules.
 
 # shellcheck source=tests/guest/lib-st.sh
@@ -114,6 +116,38 @@ for d in $C/*; do
 	fi
 done
 [ $up = 2 ] && ok debugfs/connected-pair || nok debugfs/connected-pair "$up connected"
+
+# One completion failed on purpose (fail_wc, once) while the pair
+# streams: smbd_wc_error names it by a completion queue of its own
+# connection, as that connection's debugfs state gives them.
+FI=/sys/kernel/debug/smbd/fail_wc
+if [ -d $FI ]; then
+	times=$(cat $FI/times)
+	echo > $T/trace
+	echo 1 > $T/events/smbd/smbd_wc_error/enable
+	echo 1 > $T/tracing_on
+	echo 1 > $FI/interval
+	echo 0 > $FI/space
+	echo 1 > $FI/times
+	echo 100 > $FI/probability
+	sleep 2
+	echo 0 > $FI/probability
+	echo "$times" > $FI/times
+	echo 0 > $T/tracing_on
+	echo 0 > $T/events/smbd/smbd_wc_error/enable
+	e=$(grep -m1 ' smbd_wc_error: ' $T/trace)
+	conn=$(echo "$e" | sed -n 's/.* conn=\([0-9]*\) .*/\1/p')
+	cq=$(echo "$e" | sed -n 's/.* cq=\([0-9]*\) .*/\1/p')
+	if echo "$e" | grep -qE 'cid=[1-9][0-9]* kind=[a-z]+ status=GENERAL_ERR \([0-9]+/0x0\)$' &&
+	   grep -qxE "(send|recv)_cq $cq" "$C/$conn/state" 2>/dev/null; then
+		ok trace/wc-error-named "${e#* smbd_wc_error: }"
+	else
+		nok trace/wc-error-named "event: ${e:-none}; conn $conn: $(tr '\n' ' ' < "$C/$conn/state" 2>/dev/null)"
+	fi
+	echo > $T/trace
+else
+	echo "SMBD-TEST: skip trace/wc-error-named - no $FI (CONFIG_FAULT_INJECTION_DEBUG_FS)"
+fi
 fault release 0
 dirs=$(ls $C | wc -l)
 [ "$dirs" = "$base" ] && ok debugfs/conn-dirs-gone "$dirs" ||
@@ -153,6 +187,48 @@ has rdma-read rdma_rw ' read descriptors=[1-9][0-9]* len=[1-9][0-9]* ret=[1-9]'
 has rdma-write rdma_rw ' write descriptors=[1-9][0-9]* len=[1-9][0-9]* ret=[1-9]'
 has refused-data refused '\[MS-SMBD\] 3\.1\.5\.8: data offset not 8-byte aligned'
 has refused-negotiate refused '\[MS-SMBD\] 3\.1\.5\.6: version'
+# Completions by their context's name (struct smbd_cqe): each kind the
+# scenarios use completes, and a connection's teardown flushes the
+# receives it had posted.
+for k in recv send reg op; do
+	has wc-done-$k wc_done "cq=[0-9]+ cid=[1-9][0-9]* kind=$k status=SUCCESS \(0/0x0\)$"
+done
+has wc-flush-recv wc_flush 'cid=[1-9][0-9]* kind=recv status=WR_FLUSH_ERR \([0-9]+/0x0\)$'
+has wc-fence 'wc_[df][a-z]*' 'kind=fence '
+
+# On each connection a context keeps its kind and its completion queue
+# from one completion to the next, and receives complete on one queue,
+# everything else on another.
+awk '
+	/ smbd_wc_(done|flush|error): / {
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^conn=/) c = substr($i, 6)
+			if ($i ~ /^cq=/) q = substr($i, 4)
+			if ($i ~ /^cid=/) id = substr($i, 5)
+			if ($i ~ /^kind=/) k = substr($i, 6)
+		}
+		key = c " " id
+		if (key in kind && (kind[key] != k || cq[key] != q)) { bad++; ex = key }
+		if (!(key in kind)) ctxs++
+		kind[key] = k; cq[key] = q
+		side = k == "recv" ? "r" : "s"
+		if ((c, side) in qof && qof[c, side] != q) { bad++; ex = key }
+		qof[c, side] = q
+		if (!(c in conns)) nconns++
+		conns[c] = 1
+	}
+	END {
+		for (c in conns)
+			if ((c, "r") in qof && (c, "s") in qof && qof[c, "r"] == qof[c, "s"]) { bad++; ex = c }
+		printf "%d %d %d %s\n", ctxs + 0, nconns + 0, bad + 0, ex
+	}' $OUT > /tmp/smbd-trace-cid
+read -r ctxs nconns bad ex < /tmp/smbd-trace-cid
+if [ "$ctxs" -gt 0 ] && [ "$bad" = 0 ]; then
+	ok trace/wc-contexts-named "$ctxs contexts on $nconns connections, each on one queue with one kind"
+else
+	nok trace/wc-contexts-named "$bad inconsistent of $ctxs contexts (conn cid: $ex)"
+	grep -E " smbd_wc_[a-z]+: conn=${ex%% *} " $OUT | head -n 20 | sed 's/^/    /'
+fi
 
 # Every send traced is covered by a completion of its connection: a
 # completion of seq S with n requests covers S-n+1..S. Connections that
