@@ -4,9 +4,12 @@
 # Guest library for plans whose commands may hang in the kernel
 # (smb/plan-74-removal.sh, smb/plan-75-multichannel.sh): run a command
 # under a bound, and when it outlives it, print its and its children's
-# kernel stacks and leave it. The plan sets T (its work directory) and
-# LIMIT (seconds after which an rmmod has hung), and defines blog, its
-# log line ("    NAME: ..."). Needs lib-smb.sh.
+# kernel stacks and leave it; and what those plans share around it
+# (smbd's debugfs snapshots, the device coming back, ksmbd's stop). The
+# plan sets T (its work directory), LIMIT (seconds after which an rmmod
+# has hung), MNT (its cifs mount point), RDMA (the rdma tool), DBG
+# (smbd's debugfs directory) and CONNS ($DBG/connections), and defines
+# blog, its log line ("    NAME: ..."). Needs lib-smb.sh.
 
 indent() { sed "s/^/    $1/"; }
 
@@ -86,4 +89,74 @@ rmmod_wait() {
 	$SMB_RMMOD "$1"
 	grep "^$1 " /proc/modules
 	return 1
+}
+
+# past T0 SECS: SECS have passed since uptime T0
+past() { awk -v a="$1" -v s="$2" -v b="$(uptime_s)" 'BEGIN { exit !(b - a >= s) }'; }
+
+# why [SECS]: what the last bounded command came to, for a report (SECS:
+# its bound)
+why() {
+	case $B_RC in
+	hung) echo "hung (still running after ${1:-its limit}${1:+ s})" ;;
+	143) echo "timed out (rc 143)" ;;
+	*) echo "rc=$B_RC" ;;
+	esac
+}
+
+mounted() { grep -q " $MNT cifs " /proc/mounts; }
+
+# device_back DEV NETDEV: DEV active on NETDEV, and in smbd's table when
+# smbd is loaded
+device_back() {
+	$RDMA link show 2>/dev/null | grep -Eq "^link $1/1 .*state ACTIVE.* netdev $2( |\$)" &&
+		{ [ ! -e "$DBG/devices" ] || grep -q "^$1	" "$DBG/devices"; }
+}
+
+# snapshot: smbd's debugfs connections into $T/conns (bounded: a read
+# that hangs sets SNAP_HUNG, and no more reads are tried until the plan
+# clears it)
+snapshot() {
+	[ "$SNAP_HUNG" = 1 ] && return 1
+	if bounded 10 cat "$CONNS"; then
+		cp "$T/b.out" "$T/conns"
+		return 0
+	fi
+	[ "$B_RC" = hung ] && SNAP_HUNG=1
+	return 1
+}
+
+# connected_on DEV: in the last snapshot, a connection still connected on DEV
+connected_on() {
+	awk -v d="$1" '($1 == "initiator" || $1 == "responder") &&
+		$2 == "connected" && $4 == d { f = 1 } END { exit !f }' "$T/conns"
+}
+
+# no_connections SECS: within SECS, smbd shows no socket at all (no
+# connection, no listener)
+no_connections() {
+	_nt=$(uptime_s)
+	while :; do
+		if snapshot; then
+			grep -qE '^(initiator|responder|listener) ' "$T/conns" || return 0
+		fi
+		[ "$SNAP_HUNG" = 1 ] && return 1
+		past "$_nt" "$1" && return 1
+		sleep 0.2
+	done
+}
+
+# ksmbd_stop: ksmbd.control -s (ksmbd stops: the kill_server write
+# returns once every connection is down), then ksmbd.mountd ends.
+# In this shell, whose child ksmbd.mountd is.
+ksmbd_stop() {
+	# shellcheck disable=SC2034 # the plans read B_T
+	_rc=0 B_RC=0 B_T=0
+	if [ -e "$SMB_CTL_DIR/kill_server" ]; then
+		tbounded "$LIMIT" $SMB_CONTROL -s || _rc=1
+	fi
+	# ksmbd.control hung: ksmbd.mountd may never be told
+	[ "$B_RC" = hung ] && SMB_MOUNTD_PID=
+	smb_mountd_end || _rc=2
+	return $_rc
 }

@@ -184,6 +184,10 @@ smb_task_stacks() {
 		esac
 		smb_log "task ${d#/proc/} $c ($(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f1)):"
 		echo "$st" | sed 's/^/        /'
+		# Its signals, masks in hex (bit 8 is SIGKILL): a kernel thread
+		# waiting to be killed shows whether SIGKILL was pending, ignored
+		# (not yet allowed) or caught (allowed) when it went astray.
+		echo "        $(grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):' "$d/status" 2>/dev/null | tr '\t\n' '  ')"
 	done
 }
 
@@ -291,19 +295,7 @@ smb_server_stop() {
 			_rc=1
 		}
 	fi
-	if [ -n "${SMB_MOUNTD_PID:-}" ]; then
-		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
-			smb_log "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
-			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
-			_rc=1
-		fi
-		wait "$SMB_MOUNTD_PID" 2>/dev/null
-		SMB_MOUNTD_PID=
-	fi
-	# The manager forks a worker: no ksmbd.mountd may be left.
-	for _p in $(pidof ksmbd.mountd); do
-		kill -9 "$_p" 2>/dev/null
-	done
+	smb_mountd_end || _rc=1
 	if [ "${SMB_KEEP_MODULE:-0}" != 1 ]; then
 		smb_unload_module ksmbd || _rc=1
 	fi
@@ -314,6 +306,27 @@ smb_server_stop() {
 }
 
 smb_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# smb_mountd_end: once ksmbd was told to stop, wait up to 20 s for
+# ksmbd.mountd (SMB_MOUNTD_PID, a child of this shell) to exit, killing
+# it past that (then returns 1); no ksmbd.mountd is left either way (the
+# manager forks a worker)
+smb_mountd_end() {
+	_me=0
+	if [ -n "${SMB_MOUNTD_PID:-}" ]; then
+		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
+			smb_log "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
+			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
+			_me=1
+		fi
+		wait "$SMB_MOUNTD_PID" 2>/dev/null
+	fi
+	SMB_MOUNTD_PID=
+	for _p in $(pidof ksmbd.mountd); do
+		kill -9 "$_p" 2>/dev/null
+	done
+	return $_me
+}
 
 # smb_server_restart: ksmbd.control -s (the server drops every connection
 # and open file), then ksmbd.mountd again; the module, the share and its

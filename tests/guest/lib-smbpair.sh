@@ -20,17 +20,8 @@
 
 SMBD_CONNS=/sys/kernel/debug/smbd/connections
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-skip() { echo "SMBD-TEST: skip $1${2:+ - $2}"; }
-result() {	# result <status> <name> [reason]: report, return <status>
-	if [ "$1" = 0 ]; then ok "$2"; else nok "$2" "${3:-}"; fi
-	return "$1"
-}
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-md5() { md5sum "$1" 2>/dev/null | cut -d' ' -f1; }
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 SIZES="1 4095 4096 4097 1048576 8388608 16777216"
 # The largest goes through direct I/O only: buffered I/O of 8 MiB already

@@ -9,9 +9,8 @@ INSMOD=/usr/sbin/insmod
 RMMOD=/usr/sbin/rmmod
 export INSMOD RMMOD D
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 # run PREFIX COMMAND...: one smbd_test command; its result lines become
 # SMBD-TEST (ok / not ok / skip) and SMBD-INFO lines named PREFIX/...

@@ -7,9 +7,8 @@
 
 RDMA=/usr/bin/rdma
 
-ok() { echo "SMBD-TEST: ok $1"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-skip() { echo "SMBD-TEST: skip $1${2:+ - $2}"; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 # No network device backed by hardware (virtual ones, like our dummies,
 # sit0 or lo, live under /sys/devices/virtual), no PCI network controller.

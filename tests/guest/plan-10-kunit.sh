@@ -4,16 +4,11 @@
 # Guest plan: load smbd.ko, then smbd_kunit.ko, whose suites run on load
 # and report in KTAP on the console (counted by scripts/check-log.sh).
 
-result() {	# result <status> <name>
-	if [ "$1" = 0 ]; then
-		echo "SMBD-TEST: ok $2"
-	else
-		echo "SMBD-TEST: not ok $2"
-	fi
-}
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 for suite in smbd_pdu smbd_negotiate smbd_frag smbd_credits smbd_keepalive \
-	smbd_desc; do
+	smbd_desc smbd_op; do
 	echo "SMBD-KUNIT-EXPECT: $suite"
 done
 

@@ -11,13 +11,8 @@ DEVS=/sys/kernel/debug/smbd/devices
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
 
-result() {	# result <status> <name>
-	if [ "$1" = 0 ]; then
-		echo "SMBD-TEST: ok $2"
-	else
-		echo "SMBD-TEST: not ok $2"
-	fi
-}
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 # listed <device> <type>: the device is in smbd's table with that type
 listed() {

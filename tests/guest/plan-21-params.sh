@@ -6,8 +6,8 @@
 # one), takes one at each end of the range, and is put back. Loads
 # smbd.ko if it is not loaded and leaves it loaded.
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 lsmod | grep -q '^smbd ' || /usr/sbin/insmod /smbd/smbd.ko
 P=/sys/module/smbd/parameters

@@ -11,15 +11,8 @@
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
-ok() { echo "SMBD-TEST: ok $1"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-result() {	# result <status> <name> [reason]: report, return <status>
-	if [ "$1" = 0 ]; then ok "$2"; else nok "$2" "${3:-}"; fi
-	return "$1"
-}
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-md5() { md5sum "$1" | cut -d' ' -f1; }
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 data=/tmp/smb-data
 mkdir -p $data

@@ -27,13 +27,8 @@ RMMOD=/usr/sbin/rmmod
 PORT=5445		# stock cifs tries 5445 first
 MOUNT_TIMEOUT=60	# mount.cifs is killed past it (it should fail in seconds)
 
-ok() { echo "SMBD-TEST: ok $1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok $1${2:+ - $2}"; }
-result() {	# result <status> <name> [reason]: report, return <status>
-	if [ "$1" = 0 ]; then ok "$2"; else nok "$2" "${3:-}"; fi
-	return "$1"
-}
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 # run PREFIX COMMAND...: one smbd_interop command; its result lines become
 # SMBD-TEST and SMBD-INFO lines named PREFIX/...

@@ -25,7 +25,6 @@ D=/sys/kernel/debug/smbd_interop
 N=15
 TIMEOUT=10
 
-since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # shellcheck disable=SC2013 # words, not lines
 for a in $(cat /proc/cmdline); do

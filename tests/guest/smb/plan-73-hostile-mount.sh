@@ -107,11 +107,6 @@ loop() {
 	result $? "$p/no-connection-left" "$(connections) left$(grep -E '^(initiator|responder) ' /sys/kernel/debug/smbd/connections | head -n 3 | tr '\n' ';')"
 }
 
-# result <status> <name> [detail]
-result() {
-	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
-}
-
 # stock_close ADDR: the test kernel's stock cifs against a server that
 # closes the connection once the Negotiate Request came, unanswered (as
 # smbd's listener does to a connection still negotiating when ksmbd

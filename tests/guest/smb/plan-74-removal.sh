@@ -54,38 +54,13 @@ for a in $(cat /proc/cmdline); do
 done
 case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
 
-# report STATUS NAME [DETAIL]: ok or not ok, DETAIL either way
-report() {
-	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
-	return "$1"
-}
 blog() { rlog "$@"; }
 rlog() { echo "    removal: $*"; }
-# past T0 SECS: SECS have passed since uptime T0
-past() { awk -v a="$1" -v s="$2" -v b="$(uptime_s)" 'BEGIN { exit !(b - a >= s) }'; }
 # range "V...": "min..max" of the values, "-" when none
 range() {
 	echo "$1" | awk '{ for (i = 1; i <= NF; i++) { v = $i + 0
 		if (n++ == 0 || v < lo) lo = v; if (n == 1 || v > hi) hi = v } }
 		END { if (n) printf "%.1f..%.1f", lo, hi; else printf "-" }'
-}
-
-# why: what bounded saw, for a report
-why() { if [ "$B_RC" = hung ]; then echo "hung (still running after $1 s)"; else echo "rc=$B_RC"; fi; }
-
-mounted() { grep -q " $MNT cifs " /proc/mounts; }
-
-# snapshot: debugfs smbd/connections into $T/b.out (bounded: a read
-# that hangs sets SNAP_HUNG)
-snapshot() {
-	bounded 10 cat $CONNS && return 0
-	[ "$B_RC" = hung ] && SNAP_HUNG=1
-	return 1
-}
-# connected_on DEV: a connection in "connected" state on DEV, in the
-# last snapshot
-connected_on() {
-	grep -qE "^(initiator|responder) connected conn=[0-9]+ $1( |\$)" $T/b.out
 }
 
 # dbg_loop: read debugfs connections and conn/*/state until $T/dbg.stop
@@ -196,13 +171,6 @@ io_how() {
 	done
 }
 
-# device_back DEV NETDEV: DEV active on NETDEV, and in smbd's table when
-# smbd is loaded
-device_back() {
-	$RDMA link show 2>/dev/null | grep -Eq "^link $1/1 .*state ACTIVE.* netdev $2( |\$)" &&
-		{ [ ! -e $DBG/devices ] || grep -q "^$1	" $DBG/devices; }
-}
-
 # round P DEV TYPE NETDEV ADDR I: one removal under I/O. Returns non-zero
 # when something hung or the device did not come back: no more rounds.
 round() {
@@ -212,7 +180,7 @@ round() {
 	rm -f "$share/w1" "$share/w2" "$share/check"
 	bounded $LIMIT smb_mount "$addr" $MNT
 	_rc=$?
-	if ! report $_rc "$t/mount" "$(why $LIMIT), $B_T s"; then
+	if ! result $_rc "$t/mount" "$(why $LIMIT), $B_T s"; then
 		show_out
 		[ $HUNG = 0 ]
 		return
@@ -238,13 +206,13 @@ round() {
 	[ "$run0" = " $IO" ] || _rc=1
 	[ "$w0" -ge 1048576 ] || _rc=2
 	if snapshot; then
-		grep -qE "^initiator connected conn=[0-9]+ $dev " $T/b.out || _rc=3
-		grep -qE "^responder connected conn=[0-9]+ $dev " $T/b.out || _rc=3
-		grep -E "^(initiator|responder) " $T/b.out | indent "smbd: "
+		grep -qE "^initiator connected conn=[0-9]+ $dev " $T/conns || _rc=3
+		grep -qE "^responder connected conn=[0-9]+ $dev " $T/conns || _rc=3
+		grep -E "^(initiator|responder) " $T/conns | indent "smbd: "
 	else
 		_rc=4
 	fi
-	report $_rc "$t/io-running" "$((w0 >> 20)) MiB written after $(since "$t_io") s; running:$run0;$([ $_rc = 0 ] || io_how) step $_rc (1 a dd not running, 2 no data written, 3 no connection on $dev both ways, 4 connections unreadable)"
+	result $_rc "$t/io-running" "$((w0 >> 20)) MiB written after $(since "$t_io") s; running:$run0;$([ $_rc = 0 ] || io_how) step $_rc (1 a dd not running, 2 no data written, 3 no connection on $dev both ways, 4 connections unreadable)"
 
 	# The removal.
 	t_del=$(uptime_s)
@@ -253,7 +221,7 @@ round() {
 	echo D1 >> $T/dbg.log
 	t_ret=$(uptime_s)
 	DEL_TS="$DEL_TS $del_t"
-	report "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete-returned" "$(why $LIMIT), $del_t s"
+	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete-returned" "$(why $LIMIT), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
 
 	# Every connection on the device leaves connected (the removal ends
@@ -279,9 +247,9 @@ round() {
 		_s="$told s after the delete returned"
 		TOLD_TS="$TOLD_TS $told"
 	else
-		_s="still there $TOLD s after the delete returned: $(grep -E "^(initiator|responder) connected conn=[0-9]+ $dev( |\$)" $T/b.out | tr '\n' ';')"
+		_s="still there $TOLD s after the delete returned: $(grep -E "^(initiator|responder) connected conn=[0-9]+ $dev( |\$)" $T/conns | tr '\n' ';')"
 	fi
-	report "$([ -n "$told" ]; echo $?)" "$t/consumers-told" "no connection connected on $dev: $_s"
+	result "$([ -n "$told" ]; echo $?)" "$t/consumers-told" "no connection connected on $dev: $_s"
 
 	hung=$(io_running)
 	for _io in $IO; do
@@ -309,7 +277,7 @@ round() {
 
 	# debugfs a moment longer, then its reader stops.
 	sleep 2
-	[ $SNAP_HUNG = 0 ] && snapshot && grep -E "^(initiator|responder) " $T/b.out | indent "smbd: "
+	[ $SNAP_HUNG = 0 ] && snapshot && grep -E "^(initiator|responder) " $T/conns | indent "smbd: "
 	touch $T/dbg.stop
 	dbg_rc=0
 	if smb_wait 10 smb_gone $dbg_pid; then
@@ -326,7 +294,7 @@ round() {
 	[ "$errs" = 0 ] || dbg_rc=2
 	[ "$passes" -ge 2 ] || dbg_rc=3
 	[ $SNAP_HUNG = 0 ] || dbg_rc=4
-	report $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the delete returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after the delete, 4 a read hung)"
+	result $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the delete returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after the delete, 4 a read hung)"
 	if bad=$(dbg_bad "$dev"); then
 		nok "$t/debugfs-sane" "$(echo "$bad" | tr '\n' ';')"
 	else
@@ -342,7 +310,7 @@ round() {
 		bounded 10 umount -l $MNT
 		_rc=1
 	fi
-	report $_rc "$t/umount" "umount -f $um, $umt s$(mounted && echo ', still mounted')"
+	result $_rc "$t/umount" "umount -f $um, $umt s$(mounted && echo ', still mounted')"
 	[ $_rc = 0 ] || show_out
 	UMOUNT_TS="$UMOUNT_TS $umt"
 
@@ -351,14 +319,14 @@ round() {
 	show_out
 	smb_wait 10 device_back "$dev" "$ndev"
 	_rc=$?
-	report $_rc "$t/link-add" "rdma link add $add; $dev active on $ndev and in smbd/devices" || return 1
+	result $_rc "$t/link-add" "rdma link add $add; $dev active on $ndev and in smbd/devices" || return 1
 	[ $HUNG = 0 ] || return 1
 
 	# A fresh mount moves data both ways, intact.
 	_rc=0 wr="" rd="" srv="" got=""
 	bounded $LIMIT smb_mount "$addr" $MNT || _rc=1
 	if [ $_rc = 0 ]; then
-		snapshot && grep -qE "^initiator connected conn=[0-9]+ $dev " $T/b.out || _rc=2
+		snapshot && grep -qE "^initiator connected conn=[0-9]+ $dev " $T/conns || _rc=2
 	fi
 	if [ $_rc = 0 ]; then
 		bounded $LIMIT dd if=$T/check of=$MNT/check bs=1M oflag=direct || _rc=3
@@ -381,46 +349,9 @@ round() {
 	if mounted; then
 		bounded $LIMIT umount $MNT || { [ $_rc = 0 ] && _rc=7; show_out; }
 	fi
-	report $_rc "$t/fresh-mount" "$CHECK_MB MiB O_DIRECT: write ${wr:--} s, read ${rd:--} s; md5 want $CHECK_MD5 server ${srv:--} read ${got:--}; step $_rc (1 mount, 2 no connection on $dev, 3 write, 4 on the server, 5 read, 6 read back, 7 umount)" &&
+	result $_rc "$t/fresh-mount" "$CHECK_MB MiB O_DIRECT: write ${wr:--} s, read ${rd:--} s; md5 want $CHECK_MD5 server ${srv:--} read ${got:--}; step $_rc (1 mount, 2 no connection on $dev, 3 write, 4 on the server, 5 read, 6 read back, 7 umount)" &&
 		FRESH=$((FRESH + 1))
 	[ $HUNG = 0 ]
-}
-
-# ksmbd_stop: ksmbd.control -s (ksmbd stops: the kill_server write
-# returns once every connection is down), then ksmbd.mountd ends.
-# In this shell, whose child ksmbd.mountd is.
-ksmbd_stop() {
-	_rc=0 B_RC=0 B_T=0
-	if [ -e "$SMB_CTL_DIR/kill_server" ]; then
-		bounded $LIMIT $SMB_CONTROL -s || _rc=1
-	fi
-	if [ "$B_RC" != hung ] && [ -n "${SMB_MOUNTD_PID:-}" ]; then
-		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
-			rlog "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
-			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
-			_rc=2
-		fi
-		wait "$SMB_MOUNTD_PID" 2>/dev/null
-	fi
-	SMB_MOUNTD_PID=
-	for _p in $(pidof ksmbd.mountd); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	return $_rc
-}
-
-# no_connections SECS: within SECS, smbd shows no socket at all (no
-# connection, no listener)
-no_connections() {
-	_nt=$(uptime_s)
-	while :; do
-		if snapshot; then
-			grep -qE '^(initiator|responder|listener) ' $T/b.out || return 0
-		fi
-		[ $SNAP_HUNG = 1 ] && return 1
-		past "$_nt" "$1" && return 1
-		sleep 0.2
-	done
 }
 
 # removal_provider P DEV TYPE NETDEV ADDR: ksmbd up, the rounds, everything down
@@ -429,7 +360,7 @@ removal_provider() {
 	t0=$(uptime_s)
 	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0
 	smb_server_start
-	if ! report $? "removal/$p/ksmbd-start"; then
+	if ! result $? "removal/$p/ksmbd-start"; then
 		ksmbd_stop
 		bounded $LIMIT rmmod_wait ksmbd
 		grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
@@ -460,13 +391,13 @@ removal_provider() {
 	rm -f "$share"/* 2>/dev/null
 	bounded $LIMIT rmmod_wait cifs
 	_rc=$?
-	report $_rc "removal/$p/rmmod-cifs" "$(why $LIMIT), $B_T s"
+	result $_rc "removal/$p/rmmod-cifs" "$(why $LIMIT), $B_T s"
 	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
 	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 
 	ksmbd_stop
 	_rc=$?
-	report $_rc "removal/$p/ksmbd-stop" "ksmbd.control -s $(why $LIMIT), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
+	result $_rc "removal/$p/ksmbd-stop" "ksmbd.control -s $(why $LIMIT), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
 	[ $_rc = 0 ] || show_out
 	if [ "$B_RC" = hung ]; then
 		TEARDOWN_HUNG=1
@@ -474,7 +405,7 @@ removal_provider() {
 	else
 		bounded $LIMIT rmmod_wait ksmbd
 		_rc=$?
-		report $_rc "removal/$p/rmmod-ksmbd" "$(why $LIMIT), $B_T s"
+		result $_rc "removal/$p/rmmod-ksmbd" "$(why $LIMIT), $B_T s"
 		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
 		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 	fi
@@ -483,7 +414,7 @@ removal_provider() {
 	SNAP_HUNG=0
 	no_connections 10
 	_rc=$?
-	report $_rc "removal/$p/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/b.out | head -n 4 | tr '\n' ';')"
+	result $_rc "removal/$p/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/conns | head -n 4 | tr '\n' ';')"
 	echo "SMBD-INFO: removal $p: took $(since "$t0") s"
 }
 
@@ -529,12 +460,12 @@ for d in rxe0:rxe:smbdr0 siw0:siw:smbds0; do
 		bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
 	smb_wait 10 device_back "$dev" "$ndev" || _rc=1
 done
-report $_rc removal/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
+result $_rc removal/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
 
 left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
 _rc=0
 [ -z "$left" ] || _rc=1
-report $_rc removal/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
+result $_rc removal/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
 
 holders=""
 for h in /sys/module/smbd/holders/*; do
@@ -545,7 +476,7 @@ if [ -n "$holders" ]; then
 else
 	bounded $LIMIT rmmod_wait smbd
 	_rc=$?
-	report $_rc removal/rmmod-smbd "$(why $LIMIT), $B_T s"
+	result $_rc removal/rmmod-smbd "$(why $LIMIT), $B_T s"
 fi
 rm -rf $T
 echo "SMBD-INFO: removal: the plan took $(since "$t_all") s"

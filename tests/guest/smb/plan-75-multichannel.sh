@@ -67,16 +67,9 @@ for a in $(cat /proc/cmdline); do
 done
 case $DEL_MB in '' | *[!0-9]* | 0) DEL_MB=32 ;; esac
 
-# report STATUS NAME [DETAIL]: ok or not ok, DETAIL either way
-report() {
-	if [ "$1" = 0 ]; then ok "$2" "${3:-}"; else nok "$2" "${3:-}"; fi
-	return "$1"
-}
 blog() { mlog "$@"; }
 mlog() { echo "    multichannel: $*"; }
 info() { echo "SMBD-INFO: multichannel: $*"; }
-# past T0 SECS: SECS have passed since uptime T0
-past() { awk -v a="$1" -v s="$2" -v b="$(uptime_s)" 'BEGIN { exit !(b - a >= s) }'; }
 # fsize FILE: its size, 0 when there is none
 fsize() { stat -c %s "$1" 2>/dev/null || echo 0; }
 # alive PID: PID exists and is not a zombie
@@ -89,37 +82,7 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 # mibps MIB SECS: MiB/s
 mibps() { awk -v m="$1" -v t="$2" 'BEGIN { if (t < 0.01) t = 0.01; printf "%.1f", m / t }'; }
 
-# why: what bounded saw, for a report
-why() {
-	case $B_RC in
-	hung) echo "hung (still running after its limit)" ;;
-	143) echo "timed out (rc 143)" ;;
-	*) echo "rc=$B_RC" ;;
-	esac
-}
-
-mounted() { grep -q " $MNT cifs " /proc/mounts; }
-
-# device_back DEV NETDEV: DEV active on NETDEV, and in smbd's table when
-# smbd is loaded
-device_back() {
-	$RDMA link show 2>/dev/null | grep -Eq "^link $1/1 .*state ACTIVE.* netdev $2( |\$)" &&
-		{ [ ! -e $DBG/devices ] || grep -q "^$1	" $DBG/devices; }
-}
-
 # ---------------------------------------------------------------- smbd's view
-
-# snapshot: smbd's debugfs connections into $T/conns (bounded: a read
-# that hangs sets SNAP_HUNG, and no more reads are tried)
-snapshot() {
-	[ "$SNAP_HUNG" = 1 ] && return 1
-	if bounded 10 cat $CONNS; then
-		cp $T/b.out $T/conns
-		return 0
-	fi
-	[ "$B_RC" = hung ] && SNAP_HUNG=1
-	return 1
-}
 
 # conn_on ROLE DEV ADDR: in the last snapshot, a ROLE connection
 # (initiator: cifs, responder: ksmbd) connected on DEV, from or to ADDR.
@@ -129,12 +92,6 @@ conn_on() {
 		$1 == r && $2 == "connected" && $4 == d &&
 		(index($5, a) == 1 || index($7, a) == 1) { f = 1 }
 		END { exit !f }' $T/conns
-}
-
-# connected_on DEV: in the last snapshot, a connection still connected on DEV
-connected_on() {
-	awk -v d="$1" '($1 == "initiator" || $1 == "responder") &&
-		$2 == "connected" && $4 == d { f = 1 } END { exit !f }' $T/conns
 }
 
 # conn_lines: the socket lines of the last snapshot, ";" between them
@@ -283,7 +240,7 @@ xfer() {
 		[ "$_got" = "$_want" ] || _rc=4
 	fi
 	rm -f $T/back "$share/$_f"
-	report $_rc "$_n" "$_mb MiB O_DIRECT: write $XW MiB/s$_wr, read $XR MiB/s$_rd; md5 want $_want, server $_srv, read $_got; step $_rc (1 write, 2 on the server, 3 read, 4 read back)"
+	result $_rc "$_n" "$_mb MiB O_DIRECT: write $XW MiB/s$_wr, read $XR MiB/s$_rd; md5 want $_want, server $_srv, read $_got; step $_rc (1 write, 2 on the server, 3 read, 4 read back)"
 }
 
 # removal: the second device deleted under an O_DIRECT write, then added
@@ -307,7 +264,7 @@ removal() {
 		skip "$t/write-running-at-delete" "the $DEL_MB MiB write ended (rc $(cat $T/dd.rc)) after $(since "$t_io") s, before the delete: the removal is not under I/O (smbdtest.multichannel_mb=N for a longer one)"
 	else
 		[ "$w0" -ge 1048576 ]
-		report $? "$t/write-running-at-delete" "$(mib "$w0") MiB on the server after $(since "$t_io") s; cifs connected on $dev2: $on2"
+		result $? "$t/write-running-at-delete" "$(mib "$w0") MiB on the server after $(since "$t_io") s; cifs connected on $dev2: $on2"
 	fi
 
 	# The delete.
@@ -315,7 +272,7 @@ removal() {
 	tbounded $LIMIT $RDMA link delete "$dev2"
 	del_rc=$B_RC del_t=$B_T
 	t_ret=$(uptime_s)
-	report "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete" "rdma link delete $dev2: $(why), $del_t s"
+	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete" "rdma link delete $dev2: $(why), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
 
 	# No connection on the device stays connected (smbd tells cifs and
@@ -339,7 +296,7 @@ removal() {
 	else
 		_s="still connected $TOLD s after the delete returned: $(grep -E "^(initiator|responder) connected conn=[0-9]+ $dev2( |\$)" $T/conns | tr '\n' ';')"
 	fi
-	report "$([ -n "$told" ]; echo $?)" "$t/connections-dropped" "connections connected on $dev2: $_s"
+	result "$([ -n "$told" ]; echo $?)" "$t/connections-dropped" "connections connected on $dev2: $_s"
 
 	# The write ends within LIMIT of the delete; once more LIMIT if it is
 	# still moving then (slow, not stuck: siw under TCG).
@@ -390,7 +347,7 @@ removal() {
 	0)
 		_srv=$(md5 "$share/del")
 		[ "$_srv" = "$DEL_MD5" ]
-		report $? "$t/write-intact" "md5 want $DEL_MD5, server $_srv ($(fsize "$share/del") bytes)"
+		result $? "$t/write-intact" "md5 want $DEL_MD5, server $_srv ($(fsize "$share/del") bytes)"
 		;;
 	hung) ;;
 	*) skip "$t/write-intact" "the write failed (rc $dd_rc${dd_msg:+: $dd_msg}): nothing to compare" ;;
@@ -403,7 +360,7 @@ removal() {
 	_add="$(why), $B_T s"
 	show_out
 	smb_wait 10 device_back "$dev2" "$nd2"
-	report $? "$t/link-add" "rdma link add $dev2: $_add; $dev2 active on $nd2 and in smbd/devices" || return 1
+	result $? "$t/link-add" "rdma link add $dev2: $_add; $dev2 active on $nd2 and in smbd/devices" || return 1
 
 	# cifs reconnects the lost channel (its reconnect loop, every 3 s).
 	t_add=$(uptime_s)
@@ -428,43 +385,6 @@ removal() {
 	return 0
 }
 
-# ksmbd_stop: ksmbd.control -s (ksmbd stops: the kill_server write
-# returns once every connection is down), then ksmbd.mountd ends.
-# In this shell, whose child ksmbd.mountd is.
-ksmbd_stop() {
-	_rc=0 B_RC=0 B_T=0
-	if [ -e "$SMB_CTL_DIR/kill_server" ]; then
-		tbounded $LIMIT $SMB_CONTROL -s || _rc=1
-	fi
-	if [ "$B_RC" != hung ] && [ -n "${SMB_MOUNTD_PID:-}" ]; then
-		if ! smb_wait 20 smb_gone "$SMB_MOUNTD_PID"; then
-			mlog "ksmbd.mountd ($SMB_MOUNTD_PID) did not exit; killing it"
-			kill -9 "$SMB_MOUNTD_PID" 2>/dev/null
-			_rc=2
-		fi
-		wait "$SMB_MOUNTD_PID" 2>/dev/null
-	fi
-	SMB_MOUNTD_PID=
-	for _p in $(pidof ksmbd.mountd); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	return $_rc
-}
-
-# no_connections SECS: within SECS, smbd shows no socket at all (no
-# connection, no listener)
-no_connections() {
-	_nt=$(uptime_s)
-	while :; do
-		if snapshot; then
-			grep -qE '^(initiator|responder|listener) ' $T/conns || return 0
-		fi
-		[ "$SNAP_HUNG" = 1 ] && return 1
-		past "$_nt" "$1" && return 1
-		sleep 0.2
-	done
-}
-
 # teardown: umount, rmmod cifs, ksmbd stopped, rmmod ksmbd, each bounded;
 # smbd left with no connection
 teardown() {
@@ -478,19 +398,19 @@ teardown() {
 			[ "$B_RC" != hung ] && mounted && tbounded 10 umount -l $MNT
 			_rc=1
 		fi
-		report $_rc "$t/umount" "umount $_um$(mounted && echo ', still mounted')"
+		result $_rc "$t/umount" "umount $_um$(mounted && echo ', still mounted')"
 		[ $_rc = 0 ] || show_out
 		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 	fi
 	bounded $LIMIT rmmod_wait cifs
 	_rc=$?
-	report $_rc "$t/rmmod-cifs" "$(why), $B_T s"
+	result $_rc "$t/rmmod-cifs" "$(why), $B_T s"
 	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
 	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 
 	ksmbd_stop
 	_rc=$?
-	report $_rc "$t/ksmbd-stop" "ksmbd.control -s $(why), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
+	result $_rc "$t/ksmbd-stop" "ksmbd.control -s $(why), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
 	[ $_rc = 0 ] || show_out
 	if [ "$B_RC" = hung ]; then
 		TEARDOWN_HUNG=1
@@ -498,14 +418,14 @@ teardown() {
 	else
 		bounded $LIMIT rmmod_wait ksmbd
 		_rc=$?
-		report $_rc "$t/rmmod-ksmbd" "$(why), $B_T s"
+		result $_rc "$t/rmmod-ksmbd" "$(why), $B_T s"
 		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
 		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 	fi
 	grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
 
 	no_connections 10
-	report $? "$t/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/conns 2>/dev/null | head -n 4 | tr '\n' ';')"
+	result $? "$t/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/conns 2>/dev/null | head -n 4 | tr '\n' ';')"
 }
 
 # multichannel P TYPE ND1 DEV1 A1 ND2 DEV2 A2: the whole cycle over one
@@ -520,7 +440,7 @@ multichannel() {
 
 	SMB_MULTICHANNEL=yes SMB_INTERFACES="$nd1 $nd2"
 	smb_server_start
-	if ! report $? "$t/ksmbd-start" "server multi channel support = yes, interfaces = $SMB_INTERFACES"; then
+	if ! result $? "$t/ksmbd-start" "server multi channel support = yes, interfaces = $SMB_INTERFACES"; then
 		teardown
 		return
 	fi
@@ -539,7 +459,7 @@ multichannel() {
 	echo "$mark" > /dev/kmsg
 	bounded $LIMIT smb_mount "$a1" $MNT "$MOUNT_EXTRA"
 	_rc=$?
-	if ! report $_rc "$t/mount" "//$a1 -o $SMB_MOUNT_OPTS,$MOUNT_EXTRA: $(why), $B_T s"; then
+	if ! result $_rc "$t/mount" "//$a1 -o $SMB_MOUNT_OPTS,$MOUNT_EXTRA: $(why), $B_T s"; then
 		show_out
 		[ "$HUNG" = 0 ] && teardown
 		[ "$HUNG" = 0 ] || TEARDOWN_HUNG=1
@@ -554,7 +474,7 @@ multichannel() {
 	# take a channel: a client sent to one that cannot is what a wrong
 	# flag or a missing listener costs ([MS-SMB2] 3.3.5.15.11).
 	[ "$_failed" -eq 0 ] && [ "$_opened" -gt 0 ]
-	report $? "$t/rdma-interfaces-connect" "cifs opened $_opened extra channel(s), $_failed attempt(s) failed"
+	result $? "$t/rdma-interfaces-connect" "cifs opened $_opened extra channel(s), $_failed attempt(s) failed"
 	echo 0 > /proc/fs/cifs/cifsFYI
 	echo 'module cifs -p' > /sys/kernel/debug/dynamic_debug/control
 
@@ -566,7 +486,7 @@ multichannel() {
 	done
 	channels_up "$a1" "$a2"
 	# cifs's own account of the mount (cifsFYI) when it opened too few
-	report $? "$t/channels" "$(($(chan_val extra) + 1)) channels (max_channels=4), $(chan_val disc) disconnected; interfaces: $(ifaces)" ||
+	result $? "$t/channels" "$(($(chan_val extra) + 1)) channels (max_channels=4), $(chan_val disc) disconnected; interfaces: $(ifaces)" ||
 		echo "$k" | grep -E 'CIFS: .*(chan|iface|interface|multichannel)' | tail -n 40 | indent "fyi: "
 	chan_dump
 	awk -v a="$a1" -v b="$a2" '$1 == "if" && $2 ~ /^[0-9.]+$/ {
@@ -574,7 +494,7 @@ multichannel() {
 			if ($2 == a && $3 == "rdma") fa = 1
 			if ($2 == b && $3 == "rdma") fb = 1
 		} END { exit !(fa && fb && !bad) }' $T/chan
-	report $? "$t/interfaces-rdma" "ksmbd lists $a1 and $a2 (IPv4) only, both RDMA-capable (smbd_netdev_capable): $(ifaces)"
+	result $? "$t/interfaces-rdma" "ksmbd lists $a1 and $a2 (IPv4) only, both RDMA-capable (smbd_netdev_capable): $(ifaces)"
 
 	# (b) smbd: a connection on each device, both ways.
 	_rc=0
@@ -587,7 +507,7 @@ multichannel() {
 	else
 		_rc=3
 	fi
-	report $_rc "$t/smbd-both-devices" "$(conn_lines) step $_rc (1 no cifs connection on $dev1 to $a1 and on $dev2 to $a2, 2 no ksmbd one, 3 connections unreadable)"
+	result $_rc "$t/smbd-both-devices" "$(conn_lines) step $_rc (1 no cifs connection on $dev1 to $a1 and on $dev2 to $a2, 2 no ksmbd one, 3 connections unreadable)"
 
 	# (c) data over both channels, and how it was spread.
 	rm -f $T/bytes0 $T/bytes1
@@ -600,7 +520,7 @@ multichannel() {
 	for _d in "$dev1" "$dev2"; do
 		[ $(($(dev_delta $T/bytes0 $T/bytes1 "$_d" 4) + $(dev_delta $T/bytes0 $T/bytes1 "$_d" 5))) -gt 0 ] || _rc=1
 	done
-	report $_rc "$t/both-devices-carried-data" "$(per_device $T/bytes0 $T/bytes1 "$dev1" "$dev2")"
+	result $_rc "$t/both-devices-carried-data" "$(per_device $T/bytes0 $T/bytes1 "$dev1" "$dev2")"
 
 	# (d) the second device removed under a write, and back.
 	if removal; then
@@ -666,12 +586,12 @@ for d in rxe0:rxe:smbdr0 rxe1:rxe:smbdr1 siw0:siw:smbds0 siw1:siw:smbds1; do
 		tbounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
 	smb_wait 10 device_back "$dev" "$ndev" || _rc=1
 done
-report $_rc multichannel/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
+result $_rc multichannel/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
 
 left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
 _rc=0
 [ -z "$left" ] || _rc=1
-report $_rc multichannel/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
+result $_rc multichannel/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
 
 holders=""
 for h in /sys/module/smbd/holders/*; do
@@ -681,7 +601,7 @@ if [ -n "$holders" ]; then
 	skip multichannel/rmmod-smbd "held by:$holders"
 elif smb_loaded smbd; then
 	bounded $LIMIT rmmod_wait smbd
-	report $? multichannel/rmmod-smbd "$(why), $B_T s"
+	result $? multichannel/rmmod-smbd "$(why), $B_T s"
 fi
 rm -rf $T
 info "the plan took $(since "$t_all") s"
