@@ -111,7 +111,9 @@ fi
 # kernel/cifs-smbd-destroy-work.patch (at umount, the stock cifs could
 # run its disconnect work on the cm_id it had just destroyed),
 # kernel/cifs-demux-sigkill.patch (a mount failing at once could leave
-# cifsd waiting for good for a SIGKILL it had dropped) and
+# cifsd waiting for good for a SIGKILL it had dropped),
+# kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
+# for a busy connection endpoint, cifsd's SIGKILL among them) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do
