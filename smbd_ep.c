@@ -78,6 +78,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_WORK(&sk->ss_qp_event_work, smbd_qp_event_work);
 	init_completion(&sk->ss_fence_done);
 	smbd_cqe_init(sk, &sk->ss_fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
+	smbd_cqe_init(sk, &sk->ss_probe_cqe, SMBD_WC_PROBE, smbd_neg_probe_done);
 	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
 	list_add_tail(&sk->ss_all_node, &smbd_socks);
@@ -258,7 +259,6 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	}
 	WRITE_ONCE(sk->ss_send_cq_id, sk->ss_send_cq->res.id);
 	WRITE_ONCE(sk->ss_recv_cq_id, sk->ss_recv_cq->res.id);
-	smbd_cqe_init(sk, &sk->ss_fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
 
 	attr.event_handler = smbd_qp_event;
 	attr.qp_context = sk;

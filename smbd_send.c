@@ -44,7 +44,7 @@
  * writes: our queue pair is in the error state (-ECONNABORTED). A probe
  * still out when the response came ends a connection just established.
  */
-static void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
 					    ss_probe_cqe.cqe);
@@ -132,8 +132,6 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
 		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
 		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
-			smbd_cqe_init(sk, &sk->ss_probe_cqe, SMBD_WC_PROBE,
-				      smbd_neg_probe_done);
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 		}

@@ -19,12 +19,11 @@
 void smbd_wc_trace(struct ib_cq *cq, const struct ib_wc *wc)
 {
 	const struct smbd_cqe *c = container_of(wc->wr_cqe, struct smbd_cqe, cqe);
-	const struct smbd_sock *sk = cq->cq_context;
 
 	if (likely(wc->status == IB_WC_SUCCESS))
-		trace_smbd_wc_done(sk, c, wc);
+		trace_smbd_wc_done(cq, c, wc);
 	else if (wc->status == IB_WC_WR_FLUSH_ERR)
-		trace_smbd_wc_flush(sk, c, wc);
+		trace_smbd_wc_flush(cq, c, wc);
 	else
-		trace_smbd_wc_error(sk, c, wc);
+		trace_smbd_wc_error(cq, c, wc);
 }

@@ -159,19 +159,17 @@ enum smbd_wc_kind {
 /**
  * struct smbd_cqe - a completion context, named for traces
  * @cqe: what its work requests point at (wr_cqe); .done handles them
- * @cq_id: the restrack id of the completion queue it completes on, as
- *	"rdma resource show cq" and the RDMA core's tracepoints name it
  * @id: its number, unique among the contexts of its connection (and so
- *	of that completion queue), from 1
+ *	of each of its completion queues), from 1
  * @kind: enum smbd_wc_kind
  *
  * Named once, when the context is set up (smbd_cqe_init()): every
- * completion, flush and error traced for it carries the pair, and a
- * buffer reused names the same context each time.
+ * completion, flush and error traced for it carries @id with the
+ * restrack id of the completion queue it came on, and a buffer reused
+ * names the same context each time.
  */
 struct smbd_cqe {
 	struct ib_cqe cqe;
-	u32 cq_id;
 	u32 id;
 	u8 kind;
 };
@@ -483,7 +481,7 @@ struct smbd_sock {
 	struct ib_pd *ss_pd;
 	struct ib_cq *ss_send_cq;
 	struct ib_cq *ss_recv_cq;
-	/* Their restrack ids, kept for debugfs (struct smbd_cqe). */
+	/* Their restrack ids (the cq= of smbd_wc_*), kept for debugfs. */
 	u32 ss_send_cq_id;
 	u32 ss_recv_cq_id;
 	atomic_t ss_cqe_ids;		/* completion contexts named */
@@ -570,10 +568,6 @@ struct smbd_sock {
  * @kind: what its work requests are
  * @done: their completion handler
  *
- * A receive completes on @sk's receive queue, anything else on its send
- * queue; a context set up before the queues exist (the fence, at the
- * socket's creation) names queue 0 until it is named again.
- *
  * Context: any; the ids come from an atomic count.
  */
 static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
@@ -581,7 +575,6 @@ static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
 				 void (*done)(struct ib_cq *cq, struct ib_wc *wc))
 {
 	c->cqe.done = done;
-	c->cq_id = kind == SMBD_WC_RECV ? sk->ss_recv_cq_id : sk->ss_send_cq_id;
 	c->id = atomic_inc_return(&sk->ss_cqe_ids);
 	c->kind = kind;
 }
@@ -720,6 +713,7 @@ void smbd_write_space(struct smbd_sock *sk);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
 void smbd_neg_probe_work(struct work_struct *work);
+void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* The keep-alive clock ([MS-SMBD] 3.1.6.2): jiffies, in ms. */
 static inline u64 smbd_now_ms(void)

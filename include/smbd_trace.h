@@ -349,14 +349,15 @@ TRACE_EVENT(smbd_rdma_rw,
 	    );
 
 /*
- * A completion of the context @c names (struct smbd_cqe), with the status
- * its handler acts on; the vendor error only for a failure (a successful
- * completion's is not defined).
+ * A completion on @cq (whose context is the socket) of the context @c
+ * names (struct smbd_cqe), with the status its handler acts on; the
+ * vendor error only for a failure (a successful completion's is not
+ * defined).
  */
 DECLARE_EVENT_CLASS(smbd_wc_class,
-		    TP_PROTO(const struct smbd_sock *sk, const struct smbd_cqe *c,
+		    TP_PROTO(const struct ib_cq *cq, const struct smbd_cqe *c,
 			     const struct ib_wc *wc),
-		    TP_ARGS(sk, c, wc),
+		    TP_ARGS(cq, c, wc),
 		    TP_STRUCT__entry(__field(u32, conn)
 				     __field(u32, cq_id)
 				     __field(u32, cid)
@@ -364,8 +365,9 @@ DECLARE_EVENT_CLASS(smbd_wc_class,
 				     __field(unsigned long, status)
 				     __field(u32, vendor_err)
 				     ),
-		    TP_fast_assign(__entry->conn = sk->ss_id;
-				   __entry->cq_id = c->cq_id;
+		    TP_fast_assign(__entry->conn =
+					((const struct smbd_sock *)cq->cq_context)->ss_id;
+				   __entry->cq_id = cq->res.id;
 				   __entry->cid = c->id;
 				   __entry->kind = c->kind;
 				   __entry->status = wc->status;
@@ -381,10 +383,10 @@ DECLARE_EVENT_CLASS(smbd_wc_class,
 
 #define DEFINE_SMBD_WC_EVENT(name)					\
 	DEFINE_EVENT(smbd_wc_class, name,				\
-		     TP_PROTO(const struct smbd_sock *sk,		\
+		     TP_PROTO(const struct ib_cq *cq,			\
 			      const struct smbd_cqe *c,			\
 			      const struct ib_wc *wc),			\
-		     TP_ARGS(sk, c, wc))
+		     TP_ARGS(cq, c, wc))
 
 /* A completion that succeeded. */
 DEFINE_SMBD_WC_EVENT(smbd_wc_done);

@@ -357,27 +357,25 @@ static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
 }
 
 /*
- * Each op names its completions when it starts (struct smbd_cqe): the
- * send queue's id, a number no other context of the connection has, and
- * its kind; the fence was named with the socket.
+ * Each op names its completions when it starts (struct smbd_cqe): a
+ * number no other context of the connection has, and its kind; the fence
+ * and the probe were named with the socket.
  */
 static void smbd_op_cqe_named(struct kunit *test)
 {
 	struct opk_ctx *c = opk_setup(test, -1);
 	struct smbd_op *op2;
 
-	c->sk->ss_send_cq_id = 7;
-	c->sk->ss_recv_cq_id = 9;
 	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
 	op2 = smbd_op_start(c->sk, true, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(op2));
 	KUNIT_EXPECT_EQ(test, c->op->op_cqe.kind, SMBD_WC_OP);
-	KUNIT_EXPECT_EQ(test, c->op->op_cqe.cq_id, 7);
-	KUNIT_EXPECT_EQ(test, op2->op_cqe.cq_id, 7);
 	KUNIT_EXPECT_EQ(test, c->sk->ss_fence_cqe.kind, SMBD_WC_FENCE);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_probe_cqe.kind, SMBD_WC_PROBE);
 	KUNIT_EXPECT_GT(test, c->sk->ss_fence_cqe.id, 0);
-	KUNIT_EXPECT_GT(test, c->op->op_cqe.id, c->sk->ss_fence_cqe.id);
+	KUNIT_EXPECT_NE(test, c->sk->ss_fence_cqe.id, c->sk->ss_probe_cqe.id);
+	KUNIT_EXPECT_GT(test, c->op->op_cqe.id, c->sk->ss_probe_cqe.id);
 	KUNIT_EXPECT_EQ(test, op2->op_cqe.id, c->op->op_cqe.id + 1);
 	KUNIT_EXPECT_PTR_EQ(test, c->op->op_cqe.cqe.done, op2->op_cqe.cqe.done);
 	smbd_op_end(c->sk, op2);
