@@ -112,6 +112,8 @@ fi
 # run its disconnect work on the cm_id it had just destroyed),
 # kernel/cifs-demux-sigkill.patch (a mount failing at once could leave
 # cifsd waiting for good for a SIGKILL it had dropped),
+# kernel/ib-cq-free-softirq.patch (ib_free_cq() could free a softirq CQ
+# while its poll handler still rearmed it: use-after-free over rxe),
 # kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
 # for a busy connection endpoint, cifsd's SIGKILL among them) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
