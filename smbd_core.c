@@ -170,8 +170,7 @@ void smbd_event_work(struct work_struct *work)
 		mutex_lock(&sk->ss_cm_mutex);
 		id = sk->ss_cm_id;
 		mutex_unlock(&sk->ss_cm_mutex);
-		if (id)
-			rdma_disconnect(id);
+		smbd_ep_disconnect(sk, id);
 		/*
 		 * Pending work fails now, whoever ended the connection: on
 		 * InfiniBand and RoCE rdma_disconnect() has put the queue

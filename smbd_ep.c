@@ -116,10 +116,15 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 	spin_unlock_bh(&sk->ss_lock);
 	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
 	complete_all(&sk->ss_fence_done);
-	if (sk->ss_qp) {
+	if (smbd_fake(sk)) {
+		smbd_fake(sk)->destroy(sk);
+		sk->ss_send_cq = NULL;
+		sk->ss_recv_cq = NULL;
+		sk->ss_pd = NULL;
+	} else if (sk->ss_qp) {
 		rdma_destroy_qp(id);
-		sk->ss_qp = NULL;
 	}
+	sk->ss_qp = NULL;
 	/* No event comes after the queue pair is gone. */
 	cancel_work_sync(&sk->ss_qp_event_work);
 	if (sk->ss_send_cq)
@@ -178,28 +183,17 @@ static void smbd_qp_event_work(struct work_struct *work)
 /*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
- * One send gather entry suffices (header and payload share a buffer).
+ * Returns the gather entries a send request may have, or -ENOMEM when
+ * the device's queues are too small.
  */
-static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
 {
-	struct ib_device *ibdev = id->device;
-	struct ib_qp_init_attr attr = {};
 	u32 room, qp_sge, rw_wrs, extra;
-	enum ib_poll_context poll;
-	struct smbd_device sd;
-	int ret;
 
-	lockdep_assert_held(&sk->ss_cm_mutex);
-	if (!smbd_dev_get(ibdev, &sd))
-		return -ENODEV;
-	sk->ss_ibdev = ibdev;
-	strscpy(sk->ss_devname, dev_name(&ibdev->dev), sizeof(sk->ss_devname));
-	sk->ss_iwarp = sd.sd_iwarp;
-
-	sk->ss_responder_resources = min_t(u32, sd.sd_max_rd_atom, 32);
-	sk->ss_initiator_depth = min_t(u32, sd.sd_max_init_rd_atom, 8);
-	sk->ss_port_num = id->port_num;
-	qp_sge = min_t(u32, sd.sd_max_send_sge, SMBD_QP_SGE_MAX);
+	sk->ss_iwarp = sd->sd_iwarp;
+	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
+	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
 
 	/*
 	 * The send queue holds the sends, a registration and an
@@ -227,15 +221,37 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
 	extra = 2 * sk->ss_nr_reg + rw_wrs;
-	room = min_t(u32, sd.sd_max_qp_wr, sd.sd_max_cqe) - 3;
-	if (room < extra + 16)
+	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe);
+	if (room < extra + 16 + 3)
 		return -ENOMEM;
+	room -= 3;
 	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
 			     room - extra);
 	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
 	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
 	sk->ss_sq_depth = sk->ss_nr_tx + extra + 3;
 	sk->ss_rq_depth = sk->ss_nr_rx + 1;
+	return qp_sge;
+}
+
+/* The verbs objects of a connection, on @id's device. */
+static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct ib_device *ibdev = id->device;
+	struct ib_qp_init_attr attr = {};
+	enum ib_poll_context poll;
+	struct smbd_device sd;
+	int qp_sge, ret;
+
+	lockdep_assert_held(&sk->ss_cm_mutex);
+	if (!smbd_dev_get(ibdev, &sd))
+		return -ENODEV;
+	sk->ss_ibdev = ibdev;
+	strscpy(sk->ss_devname, dev_name(&ibdev->dev), sizeof(sk->ss_devname));
+	sk->ss_port_num = id->port_num;
+	qp_sge = smbd_ep_size(sk, &sd);
+	if (qp_sge < 0)
+		return qp_sge;
 
 	sk->ss_pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(sk->ss_pd)) {
@@ -344,8 +360,8 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 
 	mutex_lock(&sk->ss_send_mutex);
 	mutex_lock(&sk->ss_recv_mutex);
-	if (id && disconnect)
-		rdma_disconnect(id);
+	if (disconnect)
+		smbd_ep_disconnect(sk, id);
 	/*
 	 * "Posted work" in Documentation/smbd.rst: no thread posts after
 	 * the gate closes, the drain then sees every request posted, and
@@ -353,7 +369,7 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	 */
 	smbd_qp_close(sk);
 	if (sk->ss_qp)
-		ib_drain_qp(sk->ss_qp);
+		smbd_qp_drain(sk);
 	smbd_ops_abort(sk);
 	cancel_delayed_work_sync(&sk->ss_neg_work);
 	cancel_delayed_work_sync(&sk->ss_probe_work);
@@ -521,6 +537,81 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
 	smbd_neg_req_build(&sk->ss_params, &req);
 	return smbd_send_negotiate(sk, &req, sizeof(req));
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * smbd_ep_fake_start() - start a socket on a KUnit suite's fake endpoint
+ * @sk: a socket from smbd_sock_alloc(), in CREATED
+ * @ep: the fake: its calls, device limits and verbs objects. A device
+ *	without a dma_device has buffers mapped at their kernel addresses
+ *	(ib_uses_virt_dma()), as rxe and siw have.
+ *
+ * Does what the connection manager handler does once the device is known,
+ * with the same sizing and buffers but no MR pool: an initiator is left as
+ * at ROUTE_RESOLVED (CONNECTING, the receive for the Negotiate Response
+ * posted), a responder as at CONNECT_REQUEST (NEGOTIATING, the receive for
+ * the Negotiate Request posted); each with its Negotiation Timer running
+ * ([MS-SMBD] 3.1.4.1, 3.1.7.2). smbd_ep_fake_established() then plays the
+ * initiator's ESTABLISHED. smbd_sock_release() tears it down.
+ *
+ * Context: process; may sleep.
+ * Return: 0 or a negative errno (the socket is then only to be released).
+ */
+int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
+{
+	int qp_sge, ret;
+
+	mutex_lock(&sk->ss_cm_mutex);
+	sk->ss_fake = ep->ops;
+	sk->ss_ibdev = ep->ibdev;
+	strscpy(sk->ss_devname, "fake", sizeof(sk->ss_devname));
+	qp_sge = smbd_ep_size(sk, &ep->sd);
+	ret = min(qp_sge, 0);
+	if (ret)
+		goto out;
+	sk->ss_nr_reg = 0;
+	sk->ss_pd = ep->pd;
+	sk->ss_send_cq = ep->send_cq;
+	sk->ss_recv_cq = ep->recv_cq;
+	sk->ss_qp = ep->qp;
+	sk->ss_tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
+	sk->ss_tx_sig_bytes = U32_MAX;
+	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
+	if (ret)
+		goto out;
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, sk->ss_responder ? SMBD_NEGOTIATING :
+			   SMBD_CONNECTING);
+	spin_unlock_bh(&sk->ss_lock);
+	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
+			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
+	ret = smbd_post_negotiate_recv(sk);
+out:
+	mutex_unlock(&sk->ss_cm_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_start);
+
+/**
+ * smbd_ep_fake_established() - the initiator's ESTABLISHED, on a fake
+ * @sk: an initiator started by smbd_ep_fake_start()
+ *
+ * Sends the Negotiate Request, as the handler does ([MS-SMBD] 3.1.5.2).
+ *
+ * Context: process; may sleep.
+ * Return: 0 or the send's errno.
+ */
+int smbd_ep_fake_established(struct smbd_sock *sk)
+{
+	int ret;
+
+	mutex_lock(&sk->ss_cm_mutex);
+	ret = smbd_cm_established(sk, NULL);
+	mutex_unlock(&sk->ss_cm_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_established);
+#endif
 
 /* Take a place for a new child on @lsk, or count the refusal. */
 static bool smbd_listener_admit(struct smbd_sock *lsk)

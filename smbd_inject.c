@@ -161,7 +161,7 @@ int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 	int ret;
 
 	if (!smbd_should_fail(SMBD_FAIL_POST))
-		return ib_post_recv(sk->ss_qp, first, bad);
+		return smbd_qp_post_recv(sk, first, bad);
 	for (wr = first; wr; wr = wr->next)
 		n++;
 	k = get_random_u32_below(n);
@@ -169,7 +169,7 @@ int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 		prev = wr;
 	if (prev) {
 		prev->next = NULL;
-		ret = ib_post_recv(sk->ss_qp, first, bad);
+		ret = smbd_qp_post_recv(sk, first, bad);
 		prev->next = wr;
 		if (ret)
 			return ret;

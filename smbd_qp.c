@@ -110,11 +110,9 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	if (!post)
 		return true;
 
-#if IS_ENABLED(CONFIG_KUNIT)
-	if (sk->ss_fake)
-		sk->ss_fake->to_error(sk);
+	if (smbd_fake(sk))
+		smbd_fake(sk)->to_error(sk);
 	else
-#endif
 		ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
 	/*
 	 * A queue pair in the error state flushes what it holds, so a queue

@@ -774,7 +774,7 @@ void smbd_neg_probe_work(struct work_struct *work)
 	 */
 	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state == SMBD_NEGOTIATING &&
-	    ib_post_send(sk->ss_qp, &wr.wr, NULL))
+	    smbd_qp_post(sk, &wr.wr, NULL))
 		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
 	spin_unlock_bh(&sk->ss_lock);
 }

@@ -361,16 +361,48 @@ struct smbd_reg {
 };
 
 /**
- * struct smbd_fake_qp - a KUnit suite's stand-in for the queue pair
+ * struct smbd_fake_qp - a KUnit suite's stand-in for the verbs endpoint
  * @post_send: takes a send chain, as ib_post_send() (@bad may be NULL)
+ * @post_recv: takes a receive chain, as ib_post_recv()
  * @to_error: moves the queue pair to the error state
+ * @drain: as ib_drain_qp(): returns once every completion has run
+ * @disconnect: as rdma_disconnect() on the socket's id
+ * @destroy: frees the queue pair, CQs and PD the suite gave the socket
  *
- * With a kernel built without KUnit, smbd calls the verbs directly.
+ * Every verbs call of the data path and the teardown goes through the
+ * inline helpers below (smbd_qp_post() and the rest), which call these
+ * when a suite set @sk->ss_fake. With a kernel built without KUnit, smbd
+ * calls the verbs directly.
  */
 struct smbd_fake_qp {
 	int (*post_send)(struct smbd_sock *sk, const struct ib_send_wr *first,
 			 const struct ib_send_wr **bad);
+	int (*post_recv)(struct smbd_sock *sk, const struct ib_recv_wr *first,
+			 const struct ib_recv_wr **bad);
 	void (*to_error)(struct smbd_sock *sk);
+	void (*drain)(struct smbd_sock *sk);
+	void (*disconnect)(struct smbd_sock *sk);
+	void (*destroy)(struct smbd_sock *sk);
+};
+
+/**
+ * struct smbd_fake_ep - what a KUnit suite gives smbd_ep_fake_start()
+ * @ops: the fake's calls
+ * @sd: the limits of the fake device, which size the queues and pools
+ * @ibdev: the device (buffers are mapped with it)
+ * @pd: the protection domain (its local_dma_lkey is used)
+ * @qp: the queue pair (never passed to the verbs: @ops stand in)
+ * @send_cq: the send completion queue (handlers read its cq_context)
+ * @recv_cq: the receive completion queue
+ */
+struct smbd_fake_ep {
+	const struct smbd_fake_qp *ops;
+	struct smbd_device sd;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_qp *qp;
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
 };
 
 /*
@@ -618,6 +650,11 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep);
+int smbd_ep_fake_established(struct smbd_sock *sk);
+#endif
+
 /* smbd_params.c: the module parameters read outside smbd_params_init() */
 enum ib_poll_context smbd_cq_poll_context(void);
 unsigned int smbd_max_negotiating(void);
@@ -630,16 +667,53 @@ void smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
 
+/* A KUnit suite's fake endpoint, if the socket has one (else NULL). */
+static inline const struct smbd_fake_qp *smbd_fake(const struct smbd_sock *sk)
+{
+#if IS_ENABLED(CONFIG_KUNIT)
+	return sk->ss_fake;
+#else
+	return NULL;
+#endif
+}
+
 /* The queue pair's send queue: the provider's, or a KUnit suite's fake. */
 static inline int smbd_qp_post(struct smbd_sock *sk,
 			       const struct ib_send_wr *first,
 			       const struct ib_send_wr **bad)
 {
-#if IS_ENABLED(CONFIG_KUNIT)
-	if (unlikely(sk->ss_fake))
-		return sk->ss_fake->post_send(sk, first, bad);
-#endif
+	if (unlikely(smbd_fake(sk)))
+		return smbd_fake(sk)->post_send(sk, first, bad);
 	return ib_post_send(sk->ss_qp, first, bad);
+}
+
+/* Its receive queue. */
+static inline int smbd_qp_post_recv(struct smbd_sock *sk,
+				    const struct ib_recv_wr *first,
+				    const struct ib_recv_wr **bad)
+{
+	if (unlikely(smbd_fake(sk)))
+		return smbd_fake(sk)->post_recv(sk, first, bad);
+	return ib_post_recv(sk->ss_qp, first, bad);
+}
+
+/* Every completion of the queue pair has run (ib_drain_qp()). */
+static inline void smbd_qp_drain(struct smbd_sock *sk)
+{
+	if (smbd_fake(sk))
+		smbd_fake(sk)->drain(sk);
+	else
+		ib_drain_qp(sk->ss_qp);
+}
+
+/* Tell the peer (rdma_disconnect() on @id, if there is one). */
+static inline void smbd_ep_disconnect(struct smbd_sock *sk,
+				      struct rdma_cm_id *id)
+{
+	if (smbd_fake(sk))
+		smbd_fake(sk)->disconnect(sk);
+	else if (id)
+		rdma_disconnect(id);
 }
 
 /* smbd_op.c: threads that post and wait */

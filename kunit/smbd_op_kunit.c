@@ -64,9 +64,16 @@ static void opk_to_error(struct smbd_sock *sk)
 	spin_unlock(&opk.lock);
 }
 
+/* The event work tells the peer when a case ends the connection. */
+static void opk_disconnect(struct smbd_sock *sk)
+{
+}
+
+/* No receive, drain or teardown: the cases free the socket themselves. */
 static const struct smbd_fake_qp opk_qp = {
 	.post_send = opk_post_send,
 	.to_error = opk_to_error,
+	.disconnect = opk_disconnect,
 };
 
 /* Never dereferenced: the fake stands in for every use. */
