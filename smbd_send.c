@@ -481,7 +481,9 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 	if (sk->ss_tx_msg_done == total) {
 		sk->ss_tx_msg_len = 0;
 		sk->ss_tx_msg_done = 0;
-		sk->ss_stats.msgs_sent++;
+		/* An empty message (smbd_send_empty()) carries none. */
+		if (total)
+			sk->ss_stats.msgs_sent++;
 	}
 	sk->ss_stats.bytes_sent += sent;
 	sk->ss_stats.bytes_zcopy += mapped;
