@@ -1,0 +1,1554 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the connection layer (state, negotiation in both roles, the send
+ * and receive paths, credits, flushes, the teardown) on a loopback: two
+ * ends joined by a fake endpoint (struct smbd_fake_qp) that turns each
+ * send posted on one end into a receive completion on the other, copying
+ * the gather list into the buffer the other end posted, as an RC queue
+ * pair does. Completions are delivered from a work item, in softirq-like
+ * context (bottom halves off), in the order the case chooses: as posted,
+ * receives first or sends first (each completion queue stays in order);
+ * a case may also hold them. Either end may instead be a raw peer, which
+ * the case drives with hand-built messages (the hostile peer of the VM
+ * tests, in seconds). Errors are injected per end: a post refused at a
+ * chosen request, a queue pair moved to the error state (everything
+ * posted flushed), a receiver with no receive posted (RNR).
+ *
+ * The buffers are the sockets' own, mapped by a device without a
+ * dma_device (ib_uses_virt_dma()), so the gather entries are kernel
+ * addresses, as on rxe and siw. Only what a real provider alone shows
+ * (the wire, timing, rdma_cm) is left to the VM tests.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+
+#include "smbd_internal.h"
+#include "smbd_pdu.h"
+
+#define LB_RQ		512		/* receives an end can hold posted */
+#define LB_WAIT_MS	5000		/* longest a case waits for an event */
+#define LB_STATUS_NOT_SUPPORTED	0xc00000bb
+
+enum lb_order { LB_FIFO, LB_RECV_FIRST, LB_SEND_FIRST };
+
+struct lb_end;
+
+/* A completion (or the peer's disconnect) waiting for delivery. */
+struct lb_wc {
+	struct list_head node;
+	u64 seq;			/* posting order, across the queues */
+	bool disconnect;		/* rdma_cm's DISCONNECTED, not a wc */
+	struct ib_wc wc;
+};
+
+struct lb_rx {				/* a posted receive */
+	struct ib_cqe *cqe;
+	u64 addr;
+	u32 len;
+};
+
+struct lb_msg {				/* a message a raw peer received */
+	struct list_head node;
+	u32 len;
+	u8 data[];
+};
+
+struct lb_end {
+	struct smbd_sock *sk;		/* NULL: raw, or destroyed */
+	bool raw;
+	struct lb_end *peer;
+	struct ib_qp qp;
+	struct ib_cq send_cq;
+	struct ib_cq recv_cq;
+	struct lb_rx rq[LB_RQ];
+	u32 rq_head;
+	u32 rq_len;
+	bool errored;
+	int fail_send;			/* refuse the send request this many on */
+	int fail_recv;			/* the same for receives; -1: never */
+	u32 sends;			/* send requests taken */
+	u32 signalled;			/* of them, signalled */
+	u32 rnr;			/* sends that found no receive posted */
+	u32 flushed;			/* completions flushed */
+	u32 leftover;			/* posted or queued at destroy */
+	bool disconnected;		/* a raw peer was told */
+	struct list_head send_q;	/* completions for the send CQ */
+	struct list_head recv_q;	/* for the receive CQ */
+	struct list_head msgs;		/* raw: what it received */
+	u32 nmsgs;
+};
+
+struct lb_pair {
+	spinlock_t lock;		/* everything below */
+	struct work_struct work;	/* delivers completions */
+	struct workqueue_struct *wq;
+	wait_queue_head_t raw_wq;	/* a raw peer received something */
+	bool hold;
+	enum lb_order order;
+	u64 seq;
+	struct lb_end a;		/* the initiator */
+	struct lb_end b;		/* the responder */
+	struct ib_device dev;
+	struct ib_pd pd;
+};
+
+/* The cases run one at a time; the fake's calls find their pair here. */
+static struct lb_pair *lb_cur;
+
+static struct lb_end *lb_end_of(struct lb_pair *lp, struct smbd_sock *sk)
+{
+	if (lp->a.sk == sk)
+		return &lp->a;
+	if (lp->b.sk == sk)
+		return &lp->b;
+	return NULL;
+}
+
+static void lb_queue(struct lb_pair *lp, struct lb_end *e, bool recv,
+		     const struct ib_wc *wc, bool disconnect)
+{
+	struct lb_wc *c = kzalloc(sizeof(*c), GFP_ATOMIC);
+
+	lockdep_assert_held(&lp->lock);
+	if (WARN_ON(!c))
+		return;
+	c->seq = ++lp->seq;
+	c->disconnect = disconnect;
+	if (wc)
+		c->wc = *wc;
+	if (c->wc.status == IB_WC_WR_FLUSH_ERR)
+		e->flushed++;
+	list_add_tail(&c->node, recv ? &e->recv_q : &e->send_q);
+	queue_work(lp->wq, &lp->work);
+}
+
+/* The QP of @e goes to the error state: what it holds is flushed. */
+static void lb_error(struct lb_pair *lp, struct lb_end *e)
+{
+	lockdep_assert_held(&lp->lock);
+	e->errored = true;
+	while (e->rq_len) {
+		struct ib_wc wc = {
+			.wr_cqe = e->rq[e->rq_head].cqe,
+			.status = IB_WC_WR_FLUSH_ERR,
+			.opcode = IB_WC_RECV,
+			.qp = &e->qp,
+		};
+
+		e->rq_head = (e->rq_head + 1) % LB_RQ;
+		e->rq_len--;
+		lb_queue(lp, e, true, &wc, false);
+	}
+}
+
+/*
+ * One message from @from to its peer: into the peer's first posted
+ * receive, or a raw peer's list. Returns the sender's status.
+ */
+static enum ib_wc_status lb_transfer(struct lb_pair *lp, struct lb_end *from,
+				     const struct ib_sge *sg, int nsge,
+				     const struct ib_send_wr *wr)
+{
+	struct lb_end *to = from->peer;
+	struct ib_wc rwc = { .opcode = IB_WC_RECV };
+	struct lb_rx rx;
+	u32 len = 0, off = 0;
+	int i;
+
+	lockdep_assert_held(&lp->lock);
+	for (i = 0; i < nsge; i++)
+		len += sg[i].length;
+	if (!to || to->errored || (!to->raw && !to->sk))
+		return IB_WC_RETRY_EXC_ERR;
+	if (to->raw) {
+		struct lb_msg *m = kmalloc(struct_size(m, data, len),
+					   GFP_ATOMIC);
+
+		if (WARN_ON(!m))
+			return IB_WC_GENERAL_ERR;
+		for (i = 0; i < nsge; off += sg[i].length, i++)
+			memcpy(m->data + off, (void *)(uintptr_t)sg[i].addr,
+			       sg[i].length);
+		m->len = len;
+		list_add_tail(&m->node, &to->msgs);
+		to->nmsgs++;
+		wake_up_all(&lp->raw_wq);
+		return IB_WC_SUCCESS;
+	}
+	if (!to->rq_len) {
+		from->rnr++;
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	}
+	rx = to->rq[to->rq_head];
+	to->rq_head = (to->rq_head + 1) % LB_RQ;
+	to->rq_len--;
+	rwc.wr_cqe = rx.cqe;
+	rwc.qp = &to->qp;
+	if (len > rx.len) {
+		rwc.status = IB_WC_LOC_LEN_ERR;
+		lb_queue(lp, to, true, &rwc, false);
+		lb_error(lp, to);
+		return IB_WC_REM_INV_REQ_ERR;
+	}
+	for (i = 0; i < nsge; off += sg[i].length, i++)
+		memcpy((void *)(uintptr_t)rx.addr + off,
+		       (void *)(uintptr_t)sg[i].addr, sg[i].length);
+	rwc.byte_len = len;
+	if (wr && wr->opcode == IB_WR_SEND_WITH_INV) {
+		rwc.wc_flags = IB_WC_WITH_INVALIDATE;
+		rwc.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+	}
+	lb_queue(lp, to, true, &rwc, false);
+	return IB_WC_SUCCESS;
+}
+
+static enum ib_wc_opcode lb_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
+			const struct ib_send_wr **bad)
+{
+	struct lb_pair *lp = lb_cur;
+	const struct ib_send_wr *wr;
+	unsigned long flags;
+	struct lb_end *e;
+	int ret = 0;
+
+	spin_lock_irqsave(&lp->lock, flags);
+	e = lb_end_of(lp, sk);
+	for (wr = first; e && wr; wr = wr->next) {
+		struct ib_wc wc = {
+			.wr_cqe = wr->wr_cqe,
+			.opcode = lb_wc_opcode(wr->opcode),
+			.qp = &e->qp,
+		};
+
+		if (!e->fail_send--) {
+			if (bad)
+				*bad = wr;
+			ret = -ENOMEM;
+			break;
+		}
+		e->sends++;
+		if (wr->send_flags & IB_SEND_SIGNALED)
+			e->signalled++;
+		if (e->errored) {
+			wc.status = IB_WC_WR_FLUSH_ERR;
+			lb_queue(lp, e, false, &wc, false);
+			continue;
+		}
+		if (wr->opcode == IB_WR_SEND ||
+		    wr->opcode == IB_WR_SEND_WITH_INV)
+			wc.status = lb_transfer(lp, e, wr->sg_list, wr->num_sge,
+						wr);
+		if (wc.status != IB_WC_SUCCESS) {
+			/* Reported whether signalled or not; the QP errs. */
+			lb_queue(lp, e, false, &wc, false);
+			lb_error(lp, e);
+		} else if (wr->send_flags & IB_SEND_SIGNALED) {
+			lb_queue(lp, e, false, &wc, false);
+		}
+	}
+	if (e && e->fail_send < -1)
+		e->fail_send = -1;
+	spin_unlock_irqrestore(&lp->lock, flags);
+	return e ? ret : -ENOTCONN;
+}
+
+static int lb_post_recv(struct smbd_sock *sk, const struct ib_recv_wr *first,
+			const struct ib_recv_wr **bad)
+{
+	struct lb_pair *lp = lb_cur;
+	const struct ib_recv_wr *wr;
+	unsigned long flags;
+	struct lb_end *e;
+	int ret = 0;
+
+	spin_lock_irqsave(&lp->lock, flags);
+	e = lb_end_of(lp, sk);
+	for (wr = first; e && wr; wr = wr->next) {
+		if (!e->fail_recv-- || e->rq_len == LB_RQ ||
+		    wr->num_sge != 1) {
+			*bad = wr;
+			ret = -ENOMEM;
+			break;
+		}
+		e->rq[(e->rq_head + e->rq_len) % LB_RQ] = (struct lb_rx) {
+			.cqe = wr->wr_cqe,
+			.addr = wr->sg_list[0].addr,
+			.len = wr->sg_list[0].length,
+		};
+		e->rq_len++;
+		if (e->errored)
+			lb_error(lp, e);
+	}
+	if (e && e->fail_recv < -1)
+		e->fail_recv = -1;
+	spin_unlock_irqrestore(&lp->lock, flags);
+	return e ? ret : -ENOTCONN;
+}
+
+static void lb_to_error(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	struct lb_end *e;
+
+	spin_lock_bh(&lp->lock);
+	e = lb_end_of(lp, sk);
+	if (e)
+		lb_error(lp, e);
+	spin_unlock_bh(&lp->lock);
+}
+
+/* The next completion by the pair's order; each queue stays in order. */
+static struct lb_wc *lb_next(struct lb_pair *lp)
+{
+	struct list_head *q[] = { &lp->a.recv_q, &lp->b.recv_q,
+				  &lp->a.send_q, &lp->b.send_q };
+	struct lb_wc *best = NULL, *c;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(q); i++) {
+		bool recv = i < 2;
+
+		if (list_empty(q[i]))
+			continue;
+		c = list_first_entry(q[i], struct lb_wc, node);
+		if (best && lp->order == LB_RECV_FIRST && !recv)
+			continue;
+		if (best && lp->order == LB_SEND_FIRST && recv) {
+			best = c;
+			continue;
+		}
+		if (!best || c->seq < best->seq)
+			best = c;
+	}
+	return best;
+}
+
+static struct lb_end *lb_wc_end(struct lb_pair *lp, struct lb_wc *c,
+				bool *recv)
+{
+	struct lb_end *ends[] = { &lp->a, &lp->b };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ends); i++) {
+		struct lb_wc *pos;
+
+		list_for_each_entry(pos, &ends[i]->recv_q, node)
+			if (pos == c) {
+				*recv = true;
+				return ends[i];
+			}
+		list_for_each_entry(pos, &ends[i]->send_q, node)
+			if (pos == c) {
+				*recv = false;
+				return ends[i];
+			}
+	}
+	return NULL;
+}
+
+static void lb_work(struct work_struct *work)
+{
+	struct lb_pair *lp = container_of(work, struct lb_pair, work);
+
+	for (;;) {
+		struct smbd_sock *sk = NULL;
+		struct lb_wc *c;
+		struct lb_end *e;
+		bool recv = false;
+
+		spin_lock_bh(&lp->lock);
+		c = lp->hold ? NULL : lb_next(lp);
+		e = c ? lb_wc_end(lp, c, &recv) : NULL;
+		if (c)
+			list_del(&c->node);
+		if (e)
+			sk = e->sk;
+		spin_unlock_bh(&lp->lock);
+		if (!c)
+			return;
+		/* An end destroyed meanwhile took its own completions. */
+		if (sk && c->disconnect) {
+			smbd_sock_error(sk, -ECONNRESET);
+		} else if (sk) {
+			local_bh_disable();
+			c->wc.wr_cqe->done(recv ? &e->recv_cq : &e->send_cq,
+					   &c->wc);
+			local_bh_enable();
+		}
+		kfree(c);
+	}
+}
+
+static bool lb_idle(struct lb_pair *lp, struct lb_end *e)
+{
+	bool idle;
+
+	spin_lock_bh(&lp->lock);
+	idle = list_empty(&e->send_q) && list_empty(&e->recv_q);
+	spin_unlock_bh(&lp->lock);
+	return idle;
+}
+
+/* As ib_drain_qp(): error state, then every completion has run. */
+static void lb_drain(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	struct lb_end *e;
+
+	spin_lock_bh(&lp->lock);
+	e = lb_end_of(lp, sk);
+	if (e)
+		lb_error(lp, e);
+	/* A CQ the case held is polled again: the drain waits for it. */
+	lp->hold = false;
+	queue_work(lp->wq, &lp->work);
+	spin_unlock_bh(&lp->lock);
+	if (!e)
+		return;
+	do {
+		flush_work(&lp->work);
+	} while (!lb_idle(lp, e));
+}
+
+/* As rdma_disconnect(): this QP errs; the peer's handler hears of it. */
+static void lb_disconnect(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	struct lb_end *e;
+
+	spin_lock_bh(&lp->lock);
+	e = lb_end_of(lp, sk);
+	if (e) {
+		lb_error(lp, e);
+		if (e->peer && e->peer->raw)
+			e->peer->disconnected = true;
+		else if (e->peer && e->peer->sk)
+			lb_queue(lp, e->peer, true, NULL, true);
+		wake_up_all(&lp->raw_wq);
+	}
+	spin_unlock_bh(&lp->lock);
+}
+
+/* The socket's QP, CQs and PD go: nothing may reach it any more. */
+static void lb_destroy(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	struct lb_wc *c, *tmp;
+	struct lb_end *e;
+
+	spin_lock_bh(&lp->lock);
+	e = lb_end_of(lp, sk);
+	if (e) {
+		e->leftover = e->rq_len;
+		e->rq_len = 0;
+		list_for_each_entry_safe(c, tmp, &e->send_q, node) {
+			e->leftover += !c->disconnect;
+			list_del(&c->node);
+			kfree(c);
+		}
+		list_for_each_entry_safe(c, tmp, &e->recv_q, node) {
+			e->leftover += !c->disconnect;
+			list_del(&c->node);
+			kfree(c);
+		}
+		e->sk = NULL;
+	}
+	spin_unlock_bh(&lp->lock);
+	/* A delivery that took the socket before it went has ended. */
+	flush_work(&lp->work);
+}
+
+static const struct smbd_fake_qp lb_ops = {
+	.post_send = lb_post_send,
+	.post_recv = lb_post_recv,
+	.to_error = lb_to_error,
+	.drain = lb_drain,
+	.disconnect = lb_disconnect,
+	.destroy = lb_destroy,
+};
+
+/* Limits like rxe's, which smbd sizes its queues from. */
+static const struct smbd_device lb_sd = {
+	.sd_max_qp_wr = 1024,
+	.sd_max_send_sge = 8,
+	.sd_max_recv_sge = 1,
+	.sd_max_cqe = 4096,
+	.sd_max_rd_atom = 16,
+	.sd_max_init_rd_atom = 16,
+	.sd_max_frmr_pages = 512,
+};
+
+static void lb_end_init(struct lb_pair *lp, struct lb_end *e,
+			struct lb_end *peer, u32 id)
+{
+	e->peer = peer;
+	e->fail_send = -1;
+	e->fail_recv = -1;
+	e->send_cq.res.id = 2 * id;
+	e->recv_cq.res.id = 2 * id + 1;
+	INIT_LIST_HEAD(&e->send_q);
+	INIT_LIST_HEAD(&e->recv_q);
+	INIT_LIST_HEAD(&e->msgs);
+}
+
+static void lb_exit(struct kunit *test);
+
+/* A pair with nothing on it yet; lb_sock() or lb_raw() fills each end. */
+static struct lb_pair *lb_pair(struct kunit *test)
+{
+	struct lb_pair *lp = kunit_kzalloc(test, sizeof(*lp), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, lp);
+	spin_lock_init(&lp->lock);
+	INIT_WORK(&lp->work, lb_work);
+	init_waitqueue_head(&lp->raw_wq);
+	lp->wq = alloc_ordered_workqueue("smbd_lb", 0);
+	KUNIT_ASSERT_NOT_NULL(test, lp->wq);
+	lb_end_init(lp, &lp->a, &lp->b, 1);
+	lb_end_init(lp, &lp->b, &lp->a, 2);
+	lb_cur = lp;
+	test->priv = lp;
+	return lp;
+}
+
+/* End @e becomes a socket with @p (NULL: the defaults), started. */
+static struct smbd_sock *lb_sock_sd(struct kunit *test, struct lb_end *e,
+				    const struct smbd_params *p,
+				    const struct smbd_device *sd, int *err)
+{
+	struct lb_pair *lp = test->priv;
+	bool responder = e == &lp->b;
+	struct smbd_fake_ep ep = {
+		.ops = &lb_ops,
+		.sd = *sd,
+		.ibdev = &lp->dev,
+		.pd = &lp->pd,
+		.qp = &e->qp,
+		.send_cq = &e->send_cq,
+		.recv_cq = &e->recv_cq,
+	};
+	struct smbd_params def;
+	struct smbd_sock *sk;
+
+	if (!p) {
+		smbd_params_init(&def, responder);
+		p = &def;
+	}
+	sk = smbd_sock_alloc(&init_net, p, responder);
+	KUNIT_ASSERT_NOT_NULL(test, sk);
+	e->send_cq.cq_context = sk;
+	e->recv_cq.cq_context = sk;
+	spin_lock_bh(&lp->lock);
+	e->sk = sk;
+	spin_unlock_bh(&lp->lock);
+	*err = smbd_ep_fake_start(sk, &ep);
+	return sk;
+}
+
+static struct smbd_sock *lb_sock(struct kunit *test, struct lb_end *e,
+				 const struct smbd_params *p)
+{
+	struct smbd_sock *sk;
+	int err;
+
+	sk = lb_sock_sd(test, e, p, &lb_sd, &err);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	return sk;
+}
+
+static void lb_release(struct lb_end *e)
+{
+	struct smbd_sock *sk = e->sk;
+
+	if (sk)
+		smbd_sock_release(sk);
+}
+
+static void lb_exit(struct kunit *test)
+{
+	struct lb_pair *lp = test->priv;
+	struct lb_end *ends[] = { &lp->a, &lp->b };
+	struct lb_msg *m, *tmp;
+	int i;
+
+	if (!lp)
+		return;
+	for (i = 0; i < ARRAY_SIZE(ends); i++) {
+		lb_release(ends[i]);
+		list_for_each_entry_safe(m, tmp, &ends[i]->msgs, node)
+			kfree(m);
+	}
+	destroy_workqueue(lp->wq);
+	lb_cur = NULL;
+}
+
+static enum smbd_state lb_state(struct smbd_sock *sk)
+{
+	return READ_ONCE(sk->ss_state);
+}
+
+/* Wait for @sk to reach @state or beyond; returns the state it is in. */
+static enum smbd_state lb_wait_state(struct smbd_sock *sk,
+				     enum smbd_state state)
+{
+	wait_event_timeout(sk->ss_wait, lb_state(sk) >= state,
+			   msecs_to_jiffies(LB_WAIT_MS));
+	return lb_state(sk);
+}
+
+/* Both ends sockets, negotiated with these parameters. */
+static void lb_connect(struct kunit *test, const struct smbd_params *pa,
+		       const struct smbd_params *pb)
+{
+	struct lb_pair *lp = lb_pair(test);
+
+	lb_sock(test, &lp->a, pa);
+	lb_sock(test, &lp->b, pb);
+	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
+	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->a.sk, SMBD_CONNECTED),
+			SMBD_CONNECTED);
+	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->b.sk, SMBD_CONNECTED),
+			SMBD_CONNECTED);
+}
+
+static void lb_fill(u8 *buf, u32 len, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (u8)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static ssize_t lb_send(struct smbd_sock *sk, void *buf, size_t len,
+		       unsigned int flags)
+{
+	struct kvec v = { .iov_base = buf, .iov_len = len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, len);
+	return smbd_sock_send(sk, &it, flags);
+}
+
+static ssize_t lb_recv(struct smbd_sock *sk, void *buf, size_t len,
+		       unsigned int flags, struct smbd_recv_info *info)
+{
+	struct kvec v = { .iov_base = buf, .iov_len = len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_DEST, &v, 1, len);
+	return smbd_sock_recv(sk, &it, flags, info);
+}
+
+/* A reader in its own thread, as a consumer's receive loop is. */
+struct lb_thread {
+	struct task_struct *task;
+	struct completion done;
+	struct smbd_sock *sk;
+	void *buf;
+	u32 len;
+	struct smbd_recv_info info;
+	ssize_t ret;
+};
+
+static int lb_thread_fn(void *arg)
+{
+	struct lb_thread *t = arg;
+
+	t->ret = lb_recv(t->sk, t->buf, t->len, 0, &t->info);
+	complete(&t->done);
+	return 0;
+}
+
+static void lb_run_reader(struct kunit *test, struct lb_thread *t,
+			  struct smbd_sock *sk, void *buf, u32 len)
+{
+	init_completion(&t->done);
+	t->sk = sk;
+	t->buf = buf;
+	t->len = len;
+	t->task = kthread_run(lb_thread_fn, t, "smbd_lb_reader");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t->task));
+}
+
+static bool lb_done(struct completion *c)
+{
+	return wait_for_completion_timeout(c, msecs_to_jiffies(LB_WAIT_MS));
+}
+
+static bool lb_reader_done(struct lb_thread *t)
+{
+	return lb_done(&t->done);
+}
+
+/*
+ * A non-blocking send, retried while it returns -EAGAIN for up to @ms:
+ * a credit still to come, or the send mutex held a moment by the grant
+ * work's empty message (a non-blocking sender never waits for it).
+ */
+static ssize_t lb_send_within(struct smbd_sock *sk, void *buf, size_t len,
+			      unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	ssize_t ret;
+
+	do {
+		ret = lb_send(sk, buf, len, SMBD_SEND_NONBLOCK |
+			      SMBD_SEND_COPY);
+		if (ret != -EAGAIN)
+			break;
+		usleep_range(1000, 2000);
+	} while (time_before(jiffies, end));
+	return ret;
+}
+
+static ssize_t lb_send_soon(struct smbd_sock *sk, void *buf, size_t len)
+{
+	return lb_send_within(sk, buf, len, LB_WAIT_MS);
+}
+
+/*
+ * Send @len bytes from @from while a reader on @to takes them (a message
+ * larger than the receive buffers flows only as it is read), compare.
+ */
+static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
+			 struct smbd_sock *to, u32 len, u32 seed)
+{
+	u8 *tx = kunit_kmalloc(test, len ?: 1, GFP_KERNEL);
+	u8 *rx = kunit_kzalloc(test, len + 1, GFP_KERNEL);
+	struct lb_thread t;
+
+	KUNIT_ASSERT_NOT_NULL(test, tx);
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	lb_fill(tx, len, seed);
+	lb_run_reader(test, &t, to, rx, len + 1);
+	KUNIT_EXPECT_EQ_MSG(test, lb_send(from, tx, len, 0), (ssize_t)len,
+			    "send of %u bytes", len);
+	if (!lb_reader_done(&t)) {
+		/* Unblock it before its buffer goes. */
+		smbd_sock_shutdown(to);
+		wait_for_completion(&t.done);
+		KUNIT_FAIL(test, "receive of %u bytes never returned", len);
+	}
+	KUNIT_ASSERT_EQ_MSG(test, t.ret, (ssize_t)len, "receive of %u bytes",
+			    len);
+	KUNIT_EXPECT_EQ(test, t.info.msg_len, len);
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(tx, rx, len), 0,
+			    "%u bytes changed on the way", len);
+	kunit_kfree(test, tx);
+	kunit_kfree(test, rx);
+}
+
+static u32 lb_payload(struct smbd_sock *sk)
+{
+	struct smbd_sock_info info;
+
+	smbd_sock_query(sk, &info);
+	return info.max_send_size - SMBD_DATA_OFFSET;
+}
+
+/* ---- a raw peer: the case writes its messages ---- */
+
+static void lb_raw(struct lb_pair *lp, struct lb_end *e)
+{
+	spin_lock_bh(&lp->lock);
+	e->raw = true;
+	spin_unlock_bh(&lp->lock);
+}
+
+/* @raw sends @len bytes; returns the status its send would complete with. */
+static enum ib_wc_status lb_raw_send(struct lb_pair *lp, struct lb_end *raw,
+				     const void *buf, u32 len)
+{
+	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len };
+	enum ib_wc_status st;
+
+	spin_lock_bh(&lp->lock);
+	st = lb_transfer(lp, raw, &sge, 1, NULL);
+	spin_unlock_bh(&lp->lock);
+	return st;
+}
+
+/* Wait for @raw's message @i (from 0); a copy the case keeps, or NULL. */
+static struct lb_msg *lb_raw_msg(struct kunit *test, struct lb_pair *lp,
+				 struct lb_end *raw, u32 i)
+{
+	struct lb_msg *m, *found = NULL, *copy;
+	size_t size;
+
+	wait_event_timeout(lp->raw_wq, READ_ONCE(raw->nmsgs) > i,
+			   msecs_to_jiffies(LB_WAIT_MS));
+	/* Messages are only ever added (freed at the case's end). */
+	spin_lock_bh(&lp->lock);
+	list_for_each_entry(m, &raw->msgs, node)
+		if (!i--) {
+			found = m;
+			break;
+		}
+	spin_unlock_bh(&lp->lock);
+	if (!found)
+		return NULL;
+	size = struct_size(found, data, found->len);
+	copy = kunit_kmalloc(test, size, GFP_KERNEL);
+	if (copy)
+		memcpy(copy, found, size);
+	return copy;
+}
+
+static void lb_neg_req(struct smbd_neg_req_pdu *q, u16 minv, u16 maxv,
+		       u16 credits, u32 send, u32 recv, u32 frag)
+{
+	*q = (struct smbd_neg_req_pdu) {
+		.min_version = cpu_to_le16(minv),
+		.max_version = cpu_to_le16(maxv),
+		.credits_requested = cpu_to_le16(credits),
+		.preferred_send_size = cpu_to_le32(send),
+		.max_receive_size = cpu_to_le32(recv),
+		.max_fragmented_size = cpu_to_le32(frag),
+	};
+}
+
+static void lb_neg_resp(struct smbd_neg_resp_pdu *r, u16 granted, u32 send,
+			u32 recv)
+{
+	*r = (struct smbd_neg_resp_pdu) {
+		.min_version = cpu_to_le16(0x0100),
+		.max_version = cpu_to_le16(0x0100),
+		.negotiated_version = cpu_to_le16(0x0100),
+		.credits_requested = cpu_to_le16(255),
+		.credits_granted = cpu_to_le16(granted),
+		.max_read_write_size = cpu_to_le32(1048576),
+		.preferred_send_size = cpu_to_le32(send),
+		.max_receive_size = cpu_to_le32(recv),
+		.max_fragmented_size = cpu_to_le32(1048576),
+	};
+}
+
+/* A Data Transfer message: header, padding, @len payload bytes. */
+static u32 lb_data(u8 *buf, u16 requested, u16 granted, u16 flags,
+		   u32 remaining, u32 off, u32 len)
+{
+	struct smbd_data_hdr_pdu *h = (void *)buf;
+
+	memset(buf, 0, SMBD_DATA_OFFSET);
+	if (len)
+		lb_fill(buf + off, len, remaining);
+	h->credits_requested = cpu_to_le16(requested);
+	h->credits_granted = cpu_to_le16(granted);
+	h->flags = cpu_to_le16(flags);
+	h->remaining_data_length = cpu_to_le32(remaining);
+	h->data_offset = cpu_to_le32(len ? off : 0);
+	h->data_length = cpu_to_le32(len);
+	return len ? off + len : sizeof(*h);
+}
+
+/* The initiator a, negotiated by a raw responder b that grants @granted. */
+static void lb_raw_responder(struct kunit *test, u16 granted)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_resp_pdu r;
+	struct lb_msg *m;
+
+	lb_raw(lp, &lp->b);
+	lb_sock(test, &lp->a, NULL);
+	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
+	m = lb_raw_msg(test, lp, &lp->b, 0);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_EQ(test, m->len, sizeof(struct smbd_neg_req_pdu));
+	lb_neg_resp(&r, granted, 1364, 8192);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, &r, sizeof(r)),
+			IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->a.sk, SMBD_CONNECTED),
+			SMBD_CONNECTED);
+}
+
+/* ---- the cases ---- */
+
+/*
+ * [MS-SMBD] 3.1.5.2-3.1.5.7 end to end: both roles reach CONNECTED and
+ * take the smaller of each pair of sizes.
+ */
+static void conn_negotiate(struct kunit *test)
+{
+	struct smbd_params pa, pb;
+	struct smbd_sock_info ia, ib;
+	struct lb_pair *lp;
+
+	smbd_params_init(&pa, false);
+	smbd_params_init(&pb, true);
+	pa.max_send_size = 2048;
+	pb.max_recv_size = 1536;
+	pb.max_send_size = 4096;
+	pa.max_recv_size = 3072;
+	lb_connect(test, &pa, &pb);
+	lp = test->priv;
+	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->a.sk, &ia), 0);
+	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->b.sk, &ib), 0);
+	KUNIT_EXPECT_EQ(test, ia.max_send_size, 1536);
+	KUNIT_EXPECT_EQ(test, ib.max_send_size, 3072);
+	/*
+	 * The responder grants in its response; the initiator in its first
+	 * message, an empty one its grant work sends at once or data.
+	 */
+	KUNIT_EXPECT_GT(test, ia.send_credits, 0);
+	lb_roundtrip(test, lp->a.sk, lp->b.sk, 1, 0);
+	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->b.sk, &ib), 0);
+	KUNIT_EXPECT_GT(test, ib.send_credits, 0);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.sk->ss_err), 0);
+}
+
+/* Every size across the segment boundaries, both ways, in every order. */
+static void lb_sizes(struct kunit *test, enum lb_order order)
+{
+	struct lb_pair *lp;
+	u32 p, i, sizes[8];
+	struct smbd_sock_stats st;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	spin_lock_bh(&lp->lock);
+	lp->order = order;
+	spin_unlock_bh(&lp->lock);
+	p = lb_payload(lp->a.sk);
+	sizes[0] = 1;
+	sizes[1] = p - 1;
+	sizes[2] = p;
+	sizes[3] = p + 1;
+	sizes[4] = 2 * p;
+	sizes[5] = 3 * p + 17;
+	sizes[6] = 65536;
+	sizes[7] = 1048576;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct smbd_sock_stats before;
+
+		smbd_sock_stats(lp->a.sk, &before);
+		lb_roundtrip(test, lp->a.sk, lp->b.sk, sizes[i], i);
+		smbd_sock_stats(lp->a.sk, &st);
+		KUNIT_EXPECT_EQ_MSG(test, st.msgs_sent - before.msgs_sent, 1,
+				    "%u bytes", sizes[i]);
+		KUNIT_EXPECT_EQ_MSG(test, st.bytes_sent - before.bytes_sent,
+				    sizes[i], "%u bytes", sizes[i]);
+		/* One segment per payload's worth, rounded up (3.1.5.1). */
+		KUNIT_EXPECT_GE_MSG(test, st.segs_sent - before.segs_sent,
+				    DIV_ROUND_UP(sizes[i], p), "%u bytes",
+				    sizes[i]);
+		lb_roundtrip(test, lp->b.sk, lp->a.sk, sizes[i], i + 100);
+	}
+	smbd_sock_stats(lp->a.sk, &st);
+	KUNIT_EXPECT_EQ(test, st.msgs_sent, ARRAY_SIZE(sizes));
+	KUNIT_EXPECT_EQ(test, st.msgs_recv, ARRAY_SIZE(sizes));
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
+static void conn_sizes_fifo(struct kunit *test)
+{
+	lb_sizes(test, LB_FIFO);
+}
+
+static void conn_sizes_recv_first(struct kunit *test)
+{
+	lb_sizes(test, LB_RECV_FIRST);
+}
+
+static void conn_sizes_send_first(struct kunit *test)
+{
+	lb_sizes(test, LB_SEND_FIRST);
+}
+
+/*
+ * Credits end to end ([MS-SMBD] 3.1.5.1, 3.1.5.9): a sender whose peer
+ * reads nothing stops (-EAGAIN) before the peer runs out of receives,
+ * and goes on once the peer reads.
+ */
+static void conn_credit_wait(struct kunit *test)
+{
+	struct lb_pair *lp;
+	u8 buf[64], rx[64];
+	u32 sent = 0, i;
+	ssize_t ret;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	for (i = 0; i < 4096; i++) {
+		lb_fill(buf, sizeof(buf), i);
+		/* Out of credits: -EAGAIN that lasts. */
+		ret = lb_send_within(lp->a.sk, buf, sizeof(buf), 200);
+		if (ret == -EAGAIN)
+			break;
+		KUNIT_ASSERT_EQ(test, ret, (ssize_t)sizeof(buf));
+		sent++;
+	}
+	KUNIT_EXPECT_GT(test, sent, 0);
+	KUNIT_EXPECT_LT(test, sent, 4096);
+	KUNIT_EXPECT_LE(test, sent, (u32)lp->b.sk->ss_nr_rx);
+	/* No send found the peer without a receive. */
+	KUNIT_EXPECT_EQ(test, lp->a.rnr, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+	for (i = 0; i < sent; i++) {
+		KUNIT_ASSERT_EQ(test, lb_recv(lp->b.sk, rx, sizeof(rx), 0, NULL),
+				(ssize_t)sizeof(rx));
+		lb_fill(buf, sizeof(buf), i);
+		KUNIT_EXPECT_EQ(test, memcmp(buf, rx, sizeof(rx)), 0);
+	}
+	/* The reader's grants came back: a blocking send goes through. */
+	lb_fill(buf, sizeof(buf), 9999);
+	KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf), 0),
+			(ssize_t)sizeof(buf));
+	KUNIT_EXPECT_EQ(test, lb_recv(lp->b.sk, rx, sizeof(rx), 0, NULL),
+			(ssize_t)sizeof(rx));
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
+/* The Data Transfer header of a raw peer's message @m. */
+static const struct smbd_data_hdr_pdu *lb_hdr(struct kunit *test,
+					      const struct lb_msg *m)
+{
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_GE(test, m->len, sizeof(struct smbd_data_hdr_pdu));
+	return (const void *)m->data;
+}
+
+/*
+ * The last credit ([MS-SMBD] 3.1.5.1, 3.1.5.9): a sender with one Send
+ * Credit uses it only for a message that grants the peer credits, then
+ * waits for the peer's grant, message after message.
+ */
+static void conn_last_credit(struct kunit *test)
+{
+	const struct smbd_data_hdr_pdu *h;
+	struct lb_pair *lp;
+	struct lb_msg *m;
+	u8 buf[64], wire[128];
+	u32 i, n;
+
+	lb_raw_responder(test, 1);
+	lp = test->priv;
+	/*
+	 * The responder holds no credit until the initiator grants some:
+	 * the initiator's first message, with its only credit, grants.
+	 */
+	h = lb_hdr(test, lb_raw_msg(test, lp, &lp->b, 1));
+	KUNIT_EXPECT_GT(test, le16_to_cpu(h->credits_granted), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(h->data_length), 0);
+	for (i = 2; i < 5; i++) {
+		/* No credit left: nothing goes until the peer grants one. */
+		lb_fill(buf, sizeof(buf), i);
+		KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+					      SMBD_SEND_NONBLOCK |
+					      SMBD_SEND_COPY), -EAGAIN);
+		msleep(20);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(lp->b.nmsgs), i);
+		n = lb_data(wire, 255, 1, 0, 0, 0, 0);
+		KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n),
+				IB_WC_SUCCESS);
+		/* Once the grant is in, the send goes. */
+		KUNIT_ASSERT_EQ(test, lb_send_soon(lp->a.sk, buf, sizeof(buf)),
+				(ssize_t)sizeof(buf));
+		m = lb_raw_msg(test, lp, &lp->b, i);
+		msleep(20);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(lp->b.nmsgs), i + 1);
+		h = lb_hdr(test, m);
+		KUNIT_ASSERT_EQ(test, m->len, SMBD_DATA_OFFSET + sizeof(buf));
+		/* The last credit went with a grant. */
+		KUNIT_EXPECT_GT(test, le16_to_cpu(h->credits_granted), 0);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(h->data_offset),
+				SMBD_DATA_OFFSET);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(h->data_length), sizeof(buf));
+		/* Padding and reserved bytes go out zeroed (3.1.5.4). */
+		KUNIT_EXPECT_EQ(test, le16_to_cpu(h->reserved), 0);
+		KUNIT_EXPECT_NULL(test, memchr_inv(m->data + 20, 0, 4));
+		KUNIT_EXPECT_EQ(test, memcmp(m->data + SMBD_DATA_OFFSET, buf,
+					     sizeof(buf)), 0);
+	}
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+}
+
+/*
+ * Messages a raw responder sends once it holds a credit; each must end
+ * the connection ([MS-SMBD] 3.1.5.8), refused for its own reason.
+ */
+static void conn_peer_violations(struct kunit *test)
+{
+	static const struct {
+		const char *what;
+		enum smbd_rx_err err;
+		u16 requested;
+		u32 remaining, off, len, wire_len;
+	} bad[] = {
+		{ "data past the message", SMBD_RX_ERR_BOUNDS,
+		  8, 0, 24, 64, 40 },
+		{ "misaligned offset", SMBD_RX_ERR_OFFSET_ALIGN,
+		  8, 0, 28, 16, 0 },
+		{ "payload over the header", SMBD_RX_ERR_OFFSET_OVERLAP,
+		  8, 0, 16, 16, 0 },
+		{ "remaining past max", SMBD_RX_ERR_TOO_LARGE,
+		  8, 0x7fffffff, 24, 16, 0 },
+		{ "short header", SMBD_RX_ERR_SHORT, 8, 0, 0, 0, 12 },
+		{ "no credit requested", SMBD_RX_ERR_CREDITS_REQUESTED,
+		  0, 0, 24, 16, 0 },
+	};
+	u8 wire[256], buf[16] = {};
+	u32 i, n;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct smbd_sock_stats st;
+		struct lb_pair *lp;
+
+		lb_raw_responder(test, 8);
+		lp = test->priv;
+		/* a's first message grants b credits: b may send. */
+		KUNIT_ASSERT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+					      SMBD_SEND_COPY),
+				(ssize_t)sizeof(buf));
+		KUNIT_ASSERT_NOT_NULL(test, lb_raw_msg(test, lp, &lp->b, 1));
+		n = lb_data(wire, bad[i].requested, 1, 0, bad[i].remaining,
+			    bad[i].off, bad[i].len);
+		if (bad[i].wire_len)
+			n = bad[i].wire_len;
+		KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n),
+				IB_WC_SUCCESS);
+		KUNIT_EXPECT_GE_MSG(test, lb_wait_state(lp->a.sk,
+							SMBD_DISCONNECTING),
+				    SMBD_DISCONNECTING, "%s", bad[i].what);
+		KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(lp->a.sk->ss_err), -EPROTO,
+				    "%s", bad[i].what);
+		smbd_sock_stats(lp->a.sk, &st);
+		KUNIT_EXPECT_EQ_MSG(test, st.peer_refusals, 1, "%s",
+				    bad[i].what);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    READ_ONCE(lp->a.sk->ss_cnt.rx_refused[bad[i].err]),
+				    1, "%s", bad[i].what);
+		/* The event work tells the peer. */
+		wait_event_timeout(lp->raw_wq, READ_ONCE(lp->b.disconnected),
+				   msecs_to_jiffies(LB_WAIT_MS));
+		KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(lp->b.disconnected),
+				      "%s", bad[i].what);
+		lb_exit(test);
+		test->priv = NULL;
+	}
+}
+
+/*
+ * [MS-SMBD] 3.1.5.6: a Negotiate Request the responder cannot serve gets
+ * a failure response (STATUS_NOT_SUPPORTED), then the connection ends.
+ */
+static void conn_neg_refused(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_resp_pdu *r;
+	struct smbd_neg_req_pdu q;
+	struct lb_msg *m;
+
+	lb_raw(lp, &lp->a);
+	lb_sock(test, &lp->b, NULL);
+	lb_neg_req(&q, 0x0200, 0x0300, 255, 1364, 8192, 1048576);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, &q, sizeof(q)),
+			IB_WC_SUCCESS);
+	m = lb_raw_msg(test, lp, &lp->a, 0);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_EQ(test, m->len, sizeof(*r));
+	r = (void *)m->data;
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->status), LB_STATUS_NOT_SUPPORTED);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(r->negotiated_version), 0);
+	KUNIT_EXPECT_GE(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	wait_event_timeout(lp->raw_wq, READ_ONCE(lp->a.disconnected),
+			   msecs_to_jiffies(LB_WAIT_MS));
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(lp->a.disconnected));
+}
+
+/* [MS-SMBD] 3.1.5.7: a response that grants no credit fails the connect. */
+static void conn_neg_no_credits(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_resp_pdu r;
+
+	lb_raw(lp, &lp->b);
+	lb_sock(test, &lp->a, NULL);
+	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
+	KUNIT_ASSERT_NOT_NULL(test, lb_raw_msg(test, lp, &lp->b, 0));
+	lb_neg_resp(&r, 0, 1364, 8192);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, &r, sizeof(r)),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_GE(test, lb_wait_state(lp->a.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	KUNIT_EXPECT_NE(test, READ_ONCE(lp->a.sk->ss_err), 0);
+}
+
+/* [MS-SMBD] 3.1.7.2: a responder that hears nothing gives up. */
+static void conn_neg_timeout(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_params p;
+
+	smbd_params_init(&p, true);
+	p.negotiate_timeout_ms = 50;
+	lb_raw(lp, &lp->a);
+	lb_sock(test, &lp->b, &p);
+	KUNIT_EXPECT_EQ(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->b.sk->ss_err), -ETIMEDOUT);
+}
+
+/*
+ * A provider refusing a post: first the whole send, then the second
+ * request of a message's chain (a partial post). The sender gets an
+ * error, the connection ends, the peer never sees a message as whole.
+ */
+static void lb_post_fail(struct kunit *test, int at)
+{
+	struct lb_thread t;
+	struct lb_pair *lp;
+	u8 *buf, rx[64];
+	u32 len;
+	ssize_t ret;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	len = 3 * lb_payload(lp->a.sk);
+	buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	lb_fill(buf, len, 3);
+	spin_lock_bh(&lp->lock);
+	lp->a.fail_send = at;
+	spin_unlock_bh(&lp->lock);
+	ret = lb_send(lp->a.sk, buf, len, 0);
+	KUNIT_EXPECT_LT(test, ret, 0);
+	KUNIT_EXPECT_GE(test, lb_wait_state(lp->a.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	/* The peer hears the disconnect; no message came whole. */
+	lb_run_reader(test, &t, lp->b.sk, rx, sizeof(rx));
+	if (!lb_reader_done(&t)) {
+		smbd_sock_shutdown(lp->b.sk);
+		wait_for_completion(&t.done);
+		KUNIT_FAIL(test, "the peer's reader was never woken");
+	}
+	KUNIT_EXPECT_LT(test, t.ret, 0);
+	KUNIT_EXPECT_GE(test, lb_state(lp->b.sk), SMBD_DISCONNECTING);
+}
+
+static void conn_post_fail_whole(struct kunit *test)
+{
+	lb_post_fail(test, 0);
+}
+
+static void conn_post_fail_partial(struct kunit *test)
+{
+	lb_post_fail(test, 1);
+}
+
+/* A reader of 16 bytes, blocked. */
+static void lb_start_reader(struct kunit *test, struct lb_thread *t,
+			    struct smbd_sock *sk)
+{
+	void *buf = kunit_kzalloc(test, 16, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	lb_run_reader(test, t, sk, buf, 16);
+	msleep(20);
+	KUNIT_EXPECT_FALSE(test, completion_done(&t->done));
+}
+
+/*
+ * The peer goes: its disconnect reaches us, our QP is fenced, every
+ * posted receive is flushed back to the pool, a blocked reader returns.
+ */
+static u32 lb_rx_free(struct smbd_sock *sk)
+{
+	struct list_head *pos;
+	u32 n = 0;
+
+	spin_lock_bh(&sk->ss_lock);
+	list_for_each(pos, &sk->ss_rx_free)
+		n++;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+static void conn_peer_gone(struct kunit *test)
+{
+	struct lb_thread t;
+	struct lb_pair *lp;
+	struct smbd_sock *b;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	b = lp->b.sk;
+	lb_start_reader(test, &t, b);
+	lb_release(&lp->a);
+	KUNIT_EXPECT_TRUE(test, lb_reader_done(&t));
+	KUNIT_EXPECT_EQ(test, t.ret, -ECONNRESET);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(b->ss_err), -ECONNRESET);
+	/* The fence ran: every receive came back flushed. */
+	KUNIT_EXPECT_TRUE(test, lb_done(&b->ss_fence_done));
+	KUNIT_EXPECT_EQ(test, lb_rx_free(b), b->ss_nr_rx);
+	KUNIT_EXPECT_GT(test, READ_ONCE(lp->b.flushed), 0);
+	KUNIT_EXPECT_EQ(test, lp->a.leftover, 0);
+}
+
+/* A blocked reader returns at shutdown. */
+static void conn_shutdown_wakes(struct kunit *test)
+{
+	struct lb_thread t;
+	struct lb_pair *lp;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	lb_start_reader(test, &t, lp->b.sk);
+	smbd_sock_shutdown(lp->b.sk);
+	KUNIT_EXPECT_TRUE(test, lb_reader_done(&t));
+	KUNIT_EXPECT_EQ(test, t.ret, -ESHUTDOWN);
+	/* And the peer hears of it. */
+	KUNIT_EXPECT_GE(test, lb_wait_state(lp->a.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.sk->ss_err), -ECONNRESET);
+}
+
+/* The teardown leaves nothing posted nor queued on the fake. */
+static void lb_expect_clean(struct kunit *test, struct lb_pair *lp)
+{
+	KUNIT_EXPECT_EQ(test, lp->a.leftover, 0);
+	KUNIT_EXPECT_EQ(test, lp->b.leftover, 0);
+	KUNIT_EXPECT_NULL(test, lp->a.sk);
+	KUNIT_EXPECT_NULL(test, lp->b.sk);
+}
+
+/* Release at every state, with completions held where they matter. */
+static void conn_release_connecting(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+
+	lb_sock(test, &lp->a, NULL);
+	lb_sock(test, &lp->b, NULL);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTING);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->b.sk), SMBD_NEGOTIATING);
+	lb_release(&lp->a);
+	lb_release(&lp->b);
+	lb_expect_clean(test, lp);
+}
+
+static void conn_release_negotiating(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+
+	lb_sock(test, &lp->a, NULL);
+	lb_sock(test, &lp->b, NULL);
+	spin_lock_bh(&lp->lock);
+	lp->hold = true;
+	spin_unlock_bh(&lp->lock);
+	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_NEGOTIATING);
+	/* The request is in b's buffer, its completion not yet run. */
+	lb_release(&lp->b);
+	lb_release(&lp->a);
+	lb_expect_clean(test, lp);
+}
+
+static void conn_release_in_flight(struct kunit *test)
+{
+	struct lb_pair *lp;
+	u8 buf[200];
+	u32 i;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	spin_lock_bh(&lp->lock);
+	lp->hold = true;
+	spin_unlock_bh(&lp->lock);
+	for (i = 0; i < 8; i++) {
+		lb_fill(buf, sizeof(buf), i);
+		KUNIT_EXPECT_EQ(test, lb_send_soon(lp->a.sk, buf, sizeof(buf)),
+				(ssize_t)sizeof(buf));
+	}
+	/* Unread data at b, sends not completed at a: both go. */
+	lb_release(&lp->a);
+	lb_release(&lp->b);
+	lb_expect_clean(test, lp);
+}
+
+static void conn_release_after_error(struct kunit *test)
+{
+	struct lb_pair *lp;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	smbd_sock_error(lp->a.sk, -EIO);
+	KUNIT_EXPECT_TRUE(test, lb_done(&lp->a.sk->ss_fence_done));
+	KUNIT_EXPECT_EQ(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
+			SMBD_DISCONNECTING);
+	lb_release(&lp->b);
+	lb_release(&lp->a);
+	lb_expect_clean(test, lp);
+}
+
+/* Credits a raw peer was granted so far, in all it received. */
+static u32 lb_raw_granted(struct lb_pair *lp, struct lb_end *raw)
+{
+	struct lb_msg *m;
+	u32 n = 0;
+	bool first = true;
+
+	spin_lock_bh(&lp->lock);
+	list_for_each_entry(m, &raw->msgs, node) {
+		if (first && m->len == sizeof(struct smbd_neg_resp_pdu))
+			n += le16_to_cpu(((struct smbd_neg_resp_pdu *)
+					  m->data)->credits_granted);
+		else if (!first && m->len >= sizeof(struct smbd_data_hdr_pdu))
+			n += le16_to_cpu(((struct smbd_data_hdr_pdu *)
+					  m->data)->credits_granted);
+		first = false;
+	}
+	spin_unlock_bh(&lp->lock);
+	return n;
+}
+
+/*
+ * [MS-SMBD] 3.1.5.9: every credit granted stands for a receive posted.
+ * A raw initiator that spends all it was granted, to a responder whose
+ * consumer reads nothing, always finds a receive; one message more is
+ * either refused (3.1.5.8, no credit) or finds none (RNR), and never
+ * lands as data.
+ */
+static void conn_credit_overrun(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_req_pdu q;
+	struct smbd_sock *b;
+	u32 used = 0, granted, n;
+	enum ib_wc_status st;
+	u8 wire[128];
+
+	lb_raw(lp, &lp->a);
+	b = lb_sock(test, &lp->b, NULL);
+	lb_neg_req(&q, 0x0100, 0x0100, 255, 1364, 8192, 1048576);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, &q, sizeof(q)),
+			IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, lb_wait_state(b, SMBD_CONNECTED),
+			SMBD_CONNECTED);
+	for (;;) {
+		granted = lb_raw_granted(lp, &lp->a);
+		if (used == granted) {
+			/* Any grant still on its way. */
+			msleep(30);
+			if (lb_raw_granted(lp, &lp->a) == granted)
+				break;
+			continue;
+		}
+		n = lb_data(wire, 255, 0, 0, 0, SMBD_DATA_OFFSET, 32);
+		KUNIT_ASSERT_EQ_MSG(test, lb_raw_send(lp, &lp->a, wire, n),
+				    IB_WC_SUCCESS, "message %u of %u granted",
+				    used + 1, granted);
+		used++;
+	}
+	KUNIT_EXPECT_GT(test, used, 0);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(b), SMBD_CONNECTED);
+	n = lb_data(wire, 255, 0, 0, 0, SMBD_DATA_OFFSET, 32);
+	st = lb_raw_send(lp, &lp->a, wire, n);
+	if (st == IB_WC_SUCCESS) {
+		KUNIT_EXPECT_GE(test, lb_wait_state(b, SMBD_DISCONNECTING),
+				SMBD_DISCONNECTING);
+		KUNIT_EXPECT_EQ(test,
+				READ_ONCE(b->ss_cnt.rx_refused[SMBD_RX_ERR_CREDIT_OVERRUN]),
+				1);
+	} else {
+		KUNIT_EXPECT_EQ(test, st, IB_WC_RNR_RETRY_EXC_ERR);
+	}
+}
+
+/*
+ * Sizing from the device ([MS-SMBD] 3.1.4.1 leaves the depths to the
+ * implementation): queues too small for the pools are refused, even
+ * smaller than the slots smbd keeps for itself.
+ */
+static void conn_device_too_small(struct kunit *test)
+{
+	static const u32 depth[] = { 2, 3, 20 };
+	struct lb_pair *lp = lb_pair(test);
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(depth); i++) {
+		struct smbd_device sd = lb_sd;
+		int err;
+
+		sd.sd_max_qp_wr = depth[i];
+		lb_sock_sd(test, &lp->a, NULL, &sd, &err);
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "max_qp_wr %u",
+				    depth[i]);
+		lb_release(&lp->a);
+	}
+}
+
+/* Ping-pong of many small messages: credits never leak nor run out. */
+static void conn_pingpong(struct kunit *test)
+{
+	struct lb_pair *lp;
+	u32 i;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	for (i = 0; i < 128; i++) {
+		lb_roundtrip(test, lp->a.sk, lp->b.sk, 1 + i % 97, i);
+		lb_roundtrip(test, lp->b.sk, lp->a.sk, 1 + i % 89, i);
+	}
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->b.sk), SMBD_CONNECTED);
+	/* Sends are batched: far fewer signalled than sent. */
+	KUNIT_EXPECT_LE(test, lp->a.signalled, lp->a.sends);
+}
+
+static struct kunit_case smbd_conn_cases[] = {
+	KUNIT_CASE(conn_negotiate),
+	KUNIT_CASE(conn_sizes_fifo),
+	KUNIT_CASE(conn_sizes_recv_first),
+	KUNIT_CASE(conn_sizes_send_first),
+	KUNIT_CASE(conn_credit_wait),
+	KUNIT_CASE(conn_last_credit),
+	KUNIT_CASE(conn_pingpong),
+	KUNIT_CASE(conn_peer_violations),
+	KUNIT_CASE(conn_neg_refused),
+	KUNIT_CASE(conn_neg_no_credits),
+	KUNIT_CASE(conn_neg_timeout),
+	KUNIT_CASE(conn_credit_overrun),
+	KUNIT_CASE(conn_post_fail_whole),
+	KUNIT_CASE(conn_post_fail_partial),
+	KUNIT_CASE(conn_peer_gone),
+	KUNIT_CASE(conn_shutdown_wakes),
+	KUNIT_CASE(conn_release_connecting),
+	KUNIT_CASE(conn_release_negotiating),
+	KUNIT_CASE(conn_release_in_flight),
+	KUNIT_CASE(conn_release_after_error),
+	KUNIT_CASE(conn_device_too_small),
+	{}
+};
+
+static struct kunit_suite smbd_conn_suite = {
+	.name = "smbd_conn",
+	.exit = lb_exit,
+	.test_cases = smbd_conn_cases,
+};
+
+kunit_test_suite(smbd_conn_suite);
