@@ -124,10 +124,10 @@ static void smbd_child_negotiated(struct smbd_sock *sk, struct smbd_sock *lsk)
 	/* Not if the reap or the listener's release took it meanwhile. */
 	if (lsk->ss_state == SMBD_LISTENING &&
 	    sk->ss_queued == SMBD_Q_PENDING) {
-		list_move_tail(&sk->ss_accept_node, &lsk->ss_accept_q);
+		list_move_tail(&sk->ss_accept_node, &lsk->ss_lq.accept_q);
 		sk->ss_queued = SMBD_Q_ACCEPT;
-		lsk->ss_pending_len--;
-		lsk->ss_accept_len++;
+		lsk->ss_lq.pending_len--;
+		lsk->ss_lq.accept_len++;
 		wake_up_all(&lsk->ss_wait);
 	}
 	spin_unlock_bh(&lsk->ss_lock);
@@ -162,14 +162,14 @@ void smbd_event_work(struct work_struct *work)
 
 	/*
 	 * A detached id is its new owner's to disconnect. Not under
-	 * ss_cm_mutex: on iWARP rdma_disconnect() can wait for the connect
+	 * ss_ep.cm_mutex: on iWARP rdma_disconnect() can wait for the connect
 	 * reply, whose handler takes that mutex. The id stays valid: whoever
 	 * detached it cancels this work before destroying it.
 	 */
 	if (state == SMBD_DISCONNECTING) {
-		mutex_lock(&sk->ss_cm_mutex);
-		id = sk->ss_cm_id;
-		mutex_unlock(&sk->ss_cm_mutex);
+		mutex_lock(&sk->ss_ep.cm_mutex);
+		id = sk->ss_ep.cm_id;
+		mutex_unlock(&sk->ss_ep.cm_mutex);
 		smbd_ep_disconnect(sk, id);
 		/*
 		 * Pending work fails now, whoever ended the connection: on
@@ -188,7 +188,7 @@ void smbd_event_work(struct work_struct *work)
 		if (state == SMBD_CONNECTED)
 			smbd_child_negotiated(sk, listener);
 		else if (state >= SMBD_DISCONNECTING)
-			queue_work(smbd_wq, &listener->ss_reap_work);
+			queue_work(smbd_wq, &listener->ss_lq.reap_work);
 		return;
 	}
 	if (sk->ss_ops && sk->ss_ops->state_change)
@@ -215,7 +215,7 @@ void smbd_neg_expired(struct smbd_sock *sk)
 	 * completed by the provider, or the peer's never came, though its
 	 * queue pair answered our probes).
 	 */
-	if (!sk->ss_responder && !sk->ss_iwarp && neg & BIT(SMBD_NEG_SENT))
+	if (!sk->ss_responder && !sk->ss_ep.iwarp && neg & BIT(SMBD_NEG_SENT))
 		snprintf(probes, sizeof(probes), "; %u probes answered%s",
 			 READ_ONCE(sk->ss_neg_probes),
 			 neg & BIT(SMBD_NEG_PROBE_UNPOSTED) ? ", one unposted" :

@@ -36,18 +36,18 @@ static bool smbd_dbg_addrs(struct smbd_sock *sk, struct sockaddr_storage *src,
 	bool addr = false;
 
 	/*
-	 * Never wait here: a handler may hold ss_cm_mutex through a
+	 * Never wait here: a handler may hold ss_ep.cm_mutex through a
 	 * connect, and smbd_socks_lock would hold up every socket.
 	 */
-	if (mutex_trylock(&sk->ss_cm_mutex)) {
-		addr = sk->ss_cm_id;
+	if (mutex_trylock(&sk->ss_ep.cm_mutex)) {
+		addr = sk->ss_ep.cm_id;
 		if (addr) {
-			memcpy(src, &sk->ss_cm_id->route.addr.src_addr,
+			memcpy(src, &sk->ss_ep.cm_id->route.addr.src_addr,
 			       sizeof(*src));
-			memcpy(dst, &sk->ss_cm_id->route.addr.dst_addr,
+			memcpy(dst, &sk->ss_ep.cm_id->route.addr.dst_addr,
 			       sizeof(*dst));
 		}
-		mutex_unlock(&sk->ss_cm_mutex);
+		mutex_unlock(&sk->ss_ep.cm_mutex);
 	}
 	return addr;
 }
@@ -74,15 +74,15 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 		spin_unlock_bh(&sk->ss_lock);
 		seq_printf(m, "%s %s conn=%u %s", smbd_dbg_role(sk),
 			   smbd_state_name(READ_ONCE(sk->ss_state)), sk->ss_id,
-			   sk->ss_devname[0] ? sk->ss_devname : "-");
+			   sk->ss_ep.devname[0] ? sk->ss_ep.devname : "-");
 		if (addr && sk->ss_is_listener)
 			seq_printf(m, " %pISpc", &src);
 		else if (addr)
 			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
 		if (sk->ss_is_listener) {
 			seq_printf(m, " negotiating %u accept_q %u refused %llu wrong_class %llu\n",
-				   READ_ONCE(sk->ss_pending_len),
-				   READ_ONCE(sk->ss_accept_len),
+				   READ_ONCE(sk->ss_lq.pending_len),
+				   READ_ONCE(sk->ss_lq.accept_len),
 				   st.conns_refused, st.conns_wrong_class);
 			continue;
 		}
@@ -92,7 +92,7 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 			   sk->ss_neg.max_fragmented_send_size,
 			   sk->ss_neg.max_fragmented_recv_size,
 			   sk->ss_neg.max_read_write_size,
-			   sk->ss_responder_resources, sk->ss_initiator_depth);
+			   sk->ss_ep.responder_resources, sk->ss_ep.initiator_depth);
 		seq_printf(m, "  msgs: sent %llu recv %llu; segs: sent %llu recv %llu; bytes: sent %llu (zero-copy %llu) recv %llu\n",
 			   st.msgs_sent, st.msgs_recv, st.segs_sent,
 			   st.segs_recv, st.bytes_sent, st.bytes_zcopy,
@@ -127,12 +127,12 @@ static int smbd_conn_state_show(struct seq_file *m, void *v)
 	spin_unlock_bh(&sk->ss_lock);
 	seq_printf(m, "state %s\nrole %s\nerror %d\ndevice %s\n",
 		   smbd_state_name(state), smbd_dbg_role(sk), err,
-		   sk->ss_devname[0] ? sk->ss_devname : "-");
+		   sk->ss_ep.devname[0] ? sk->ss_ep.devname : "-");
 	if (addr)
 		seq_printf(m, "local %pISpc\npeer %pISpc\n", &src, &dst);
 	/* The completion queues' ids, as smbd_wc_* traces name them (0: none yet). */
-	seq_printf(m, "send_cq %u\nrecv_cq %u\n", READ_ONCE(sk->ss_send_cq_id),
-		   READ_ONCE(sk->ss_recv_cq_id));
+	seq_printf(m, "send_cq %u\nrecv_cq %u\n", READ_ONCE(sk->ss_ep.send_cq_id),
+		   READ_ONCE(sk->ss_ep.recv_cq_id));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_state);
@@ -145,8 +145,8 @@ static int smbd_conn_negotiated_show(struct seq_file *m, void *v)
 
 	spin_lock_bh(&sk->ss_lock);
 	n = sk->ss_neg;
-	ird = sk->ss_responder_resources;
-	ord = sk->ss_initiator_depth;
+	ird = sk->ss_ep.responder_resources;
+	ord = sk->ss_ep.initiator_depth;
 	spin_unlock_bh(&sk->ss_lock);
 	seq_printf(m, "max_send_size %u\nmax_receive_size %u\nmax_fragmented_send_size %u\nmax_fragmented_receive_size %u\nmax_read_write_size %u\npeer_credits_requested %u\ninitial_send_credits %u\nird %u\nord %u\n",
 		   n.max_send_size, n.max_recv_size,
@@ -238,8 +238,8 @@ DEFINE_SHOW_ATTRIBUTE(smbd_conn_refusals);
 static enum hrtimer_restart smbd_inject_qp_event(struct hrtimer *t)
 {
 	struct smbd_sock *sk = container_of(t, struct smbd_sock,
-					    ss_inject_timer);
-	struct ib_qp *qp = sk->ss_qp;
+					    ss_ep.inject_timer);
+	struct ib_qp *qp = sk->ss_ep.qp;
 	struct ib_event ev = {
 		.device = qp->device,
 		.element.qp = qp,
@@ -247,7 +247,7 @@ static enum hrtimer_restart smbd_inject_qp_event(struct hrtimer *t)
 	};
 
 	qp->event_handler(&ev, qp->qp_context);
-	complete(&sk->ss_inject_done);
+	complete(&sk->ss_ep.inject_done);
 	return HRTIMER_NORESTART;
 }
 
@@ -259,18 +259,18 @@ static ssize_t smbd_conn_qp_event_write(struct file *file,
 	ssize_t ret = len;
 
 	/* The queue pair stays while the teardown cannot run. */
-	mutex_lock(&sk->ss_teardown_mutex);
-	if (!sk->ss_qp || !sk->ss_qp->event_handler) {
+	mutex_lock(&sk->ss_ep.teardown_mutex);
+	if (!sk->ss_ep.qp || !sk->ss_ep.qp->event_handler) {
 		ret = -ENOTCONN;
 	} else {
-		reinit_completion(&sk->ss_inject_done);
-		hrtimer_start(&sk->ss_inject_timer, ns_to_ktime(NSEC_PER_USEC),
+		reinit_completion(&sk->ss_ep.inject_done);
+		hrtimer_start(&sk->ss_ep.inject_timer, ns_to_ktime(NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_HARD);
-		wait_for_completion(&sk->ss_inject_done);
+		wait_for_completion(&sk->ss_ep.inject_done);
 		/* Until the callback has returned. */
-		hrtimer_cancel(&sk->ss_inject_timer);
+		hrtimer_cancel(&sk->ss_ep.inject_timer);
 	}
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_ep.teardown_mutex);
 	return ret;
 }
 
@@ -283,10 +283,10 @@ static const struct file_operations smbd_conn_qp_event_fops = {
 
 static void smbd_debugfs_inject_add(struct smbd_sock *sk)
 {
-	hrtimer_init(&sk->ss_inject_timer, CLOCK_MONOTONIC,
+	hrtimer_init(&sk->ss_ep.inject_timer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_REL_HARD);
-	sk->ss_inject_timer.function = smbd_inject_qp_event;
-	init_completion(&sk->ss_inject_done);
+	sk->ss_ep.inject_timer.function = smbd_inject_qp_event;
+	init_completion(&sk->ss_ep.inject_done);
 	debugfs_create_file("qp_event", 0200, sk->ss_debugfs, sk,
 			    &smbd_conn_qp_event_fops);
 }

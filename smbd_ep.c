@@ -33,7 +33,7 @@ static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_ops_abandon(sk);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_tx_abandon(sk);
-	complete_all(&sk->ss_fence_done);
+	complete_all(&sk->ss_ep.fence_done);
 }
 
 /* A new socket, on the debugfs list; the caller sets it up. */
@@ -61,23 +61,23 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_rx_ready);
 	INIT_LIST_HEAD(&sk->ss_tx_free);
 	INIT_LIST_HEAD(&sk->ss_accept_node);
-	INIT_LIST_HEAD(&sk->ss_pending);
-	INIT_LIST_HEAD(&sk->ss_accept_q);
+	INIT_LIST_HEAD(&sk->ss_lq.pending);
+	INIT_LIST_HEAD(&sk->ss_lq.accept_q);
 	INIT_LIST_HEAD(&sk->ss_reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);
 	INIT_LIST_HEAD(&sk->ss_op_orphans);
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
-	mutex_init(&sk->ss_teardown_mutex);
-	mutex_init(&sk->ss_cm_mutex);
+	mutex_init(&sk->ss_ep.teardown_mutex);
+	mutex_init(&sk->ss_ep.cm_mutex);
 	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
 	INIT_DELAYED_WORK(&sk->ss_probe_work, smbd_neg_probe_work);
 	INIT_WORK(&sk->ss_disconnect_work, smbd_event_work);
-	INIT_WORK(&sk->ss_qp_event_work, smbd_qp_event_work);
-	init_completion(&sk->ss_fence_done);
-	smbd_cqe_init(sk, &sk->ss_fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
+	INIT_WORK(&sk->ss_ep.qp_event_work, smbd_qp_event_work);
+	init_completion(&sk->ss_ep.fence_done);
+	smbd_cqe_init(sk, &sk->ss_ep.fence_cqe, SMBD_WC_FENCE, smbd_fence_done);
 	smbd_cqe_init(sk, &sk->ss_probe_cqe, SMBD_WC_PROBE, smbd_neg_probe_done);
 	smbd_debugfs_sock_add(sk);
 	mutex_lock(&smbd_socks_lock);
@@ -100,47 +100,47 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_sock_free);
 
 /*
  * Free the verbs objects; the queue pair, if any, must be drained. By
- * the handler that failed to build them (ss_cm_mutex), or by a teardown
- * (ss_teardown_mutex) once the id is detached.
+ * the handler that failed to build them (ss_ep.cm_mutex), or by a teardown
+ * (ss_ep.teardown_mutex) once the id is detached.
  */
 static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
-	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
-		       lockdep_is_held(&sk->ss_teardown_mutex));
+	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
+		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
 	/*
 	 * Closed already by a teardown; on a failed setup, close it here:
 	 * a fence (smbd_qp_event_work()) must not post to it any more.
 	 */
 	spin_lock_bh(&sk->ss_lock);
-	sk->ss_qp_closed = true;
+	sk->ss_ep.qp_closed = true;
 	spin_unlock_bh(&sk->ss_lock);
-	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
-	complete_all(&sk->ss_fence_done);
+	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_ep.posting));
+	complete_all(&sk->ss_ep.fence_done);
 	if (smbd_fake(sk)) {
 		smbd_fake(sk)->destroy(sk);
-		sk->ss_send_cq = NULL;
-		sk->ss_recv_cq = NULL;
-		sk->ss_pd = NULL;
-	} else if (sk->ss_qp) {
+		sk->ss_ep.send_cq = NULL;
+		sk->ss_ep.recv_cq = NULL;
+		sk->ss_ep.pd = NULL;
+	} else if (sk->ss_ep.qp) {
 		rdma_destroy_qp(id);
 	}
-	sk->ss_qp = NULL;
+	sk->ss_ep.qp = NULL;
 	/* No event comes after the queue pair is gone. */
-	cancel_work_sync(&sk->ss_qp_event_work);
-	if (sk->ss_send_cq)
-		ib_free_cq(sk->ss_send_cq);
-	if (sk->ss_recv_cq)
-		ib_free_cq(sk->ss_recv_cq);
-	sk->ss_send_cq = NULL;
-	sk->ss_recv_cq = NULL;
+	cancel_work_sync(&sk->ss_ep.qp_event_work);
+	if (sk->ss_ep.send_cq)
+		ib_free_cq(sk->ss_ep.send_cq);
+	if (sk->ss_ep.recv_cq)
+		ib_free_cq(sk->ss_ep.recv_cq);
+	sk->ss_ep.send_cq = NULL;
+	sk->ss_ep.recv_cq = NULL;
 	smbd_ops_free_orphans(sk);
 	smbd_xfer_free(sk);
 	smbd_mr_free(sk);
-	if (sk->ss_pd)
-		ib_dealloc_pd(sk->ss_pd);
-	sk->ss_pd = NULL;
-	/* The device may go now; debugfs keeps its name (ss_devname). */
-	sk->ss_ibdev = NULL;
+	if (sk->ss_ep.pd)
+		ib_dealloc_pd(sk->ss_ep.pd);
+	sk->ss_ep.pd = NULL;
+	/* The device may go now; debugfs keeps its name (ss_ep.devname). */
+	sk->ss_ep.ibdev = NULL;
 }
 
 /*
@@ -158,8 +158,8 @@ static void smbd_qp_event(struct ib_event *event, void *ctx)
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
-		atomic_cmpxchg(&sk->ss_qp_event, 0, event->event + 1);
-		queue_work(smbd_wq, &sk->ss_qp_event_work);
+		atomic_cmpxchg(&sk->ss_ep.qp_event, 0, event->event + 1);
+		queue_work(smbd_wq, &sk->ss_ep.qp_event_work);
 		break;
 	default:
 		break;
@@ -170,8 +170,8 @@ static void smbd_qp_event(struct ib_event *event, void *ctx)
 static void smbd_qp_event_work(struct work_struct *work)
 {
 	struct smbd_sock *sk = container_of(work, struct smbd_sock,
-					    ss_qp_event_work);
-	int ev = atomic_read(&sk->ss_qp_event) - 1;
+					    ss_ep.qp_event_work);
+	int ev = atomic_read(&sk->ss_ep.qp_event) - 1;
 
 	/* On iWARP a peer's teardown often ends this way: no alarm. */
 	if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
@@ -190,9 +190,9 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
 {
 	u32 room, qp_sge, rw_wrs, extra;
 
-	sk->ss_iwarp = sd->sd_iwarp;
-	sk->ss_responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
-	sk->ss_initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
+	sk->ss_ep.iwarp = sd->sd_iwarp;
+	sk->ss_ep.responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
+	sk->ss_ep.initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
 	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
 
 	/*
@@ -216,7 +216,7 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
 	else if (sk->ss_responder)
 		sk->ss_nr_reg = 0;
 	else
-		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_responder_resources,
+		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_ep.responder_resources,
 					8, 64);
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
@@ -229,8 +229,8 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
 			     room - extra);
 	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
 	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
-	sk->ss_sq_depth = sk->ss_nr_tx + extra + 3;
-	sk->ss_rq_depth = sk->ss_nr_rx + 1;
+	sk->ss_ep.sq_depth = sk->ss_nr_tx + extra + 3;
+	sk->ss_ep.rq_depth = sk->ss_nr_rx + 1;
 	return qp_sge;
 }
 
@@ -243,57 +243,57 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct smbd_device sd;
 	int qp_sge, ret;
 
-	lockdep_assert_held(&sk->ss_cm_mutex);
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	if (!smbd_dev_get(ibdev, &sd))
 		return -ENODEV;
-	sk->ss_ibdev = ibdev;
-	strscpy(sk->ss_devname, dev_name(&ibdev->dev), sizeof(sk->ss_devname));
-	sk->ss_port_num = id->port_num;
+	sk->ss_ep.ibdev = ibdev;
+	strscpy(sk->ss_ep.devname, dev_name(&ibdev->dev), sizeof(sk->ss_ep.devname));
+	sk->ss_ep.port_num = id->port_num;
 	qp_sge = smbd_ep_size(sk, &sd);
 	if (qp_sge < 0)
 		return qp_sge;
 
-	sk->ss_pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(sk->ss_pd)) {
-		ret = PTR_ERR(sk->ss_pd);
-		sk->ss_pd = NULL;
+	sk->ss_ep.pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(sk->ss_ep.pd)) {
+		ret = PTR_ERR(sk->ss_ep.pd);
+		sk->ss_ep.pd = NULL;
 		return ret;
 	}
 	poll = smbd_cq_poll_context();
-	sk->ss_send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_sq_depth +
+	sk->ss_ep.send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_ep.sq_depth +
 					 3 * sk->ss_rw_ctxs, poll);
-	if (IS_ERR(sk->ss_send_cq)) {
-		ret = PTR_ERR(sk->ss_send_cq);
-		sk->ss_send_cq = NULL;
+	if (IS_ERR(sk->ss_ep.send_cq)) {
+		ret = PTR_ERR(sk->ss_ep.send_cq);
+		sk->ss_ep.send_cq = NULL;
 		goto fail;
 	}
-	sk->ss_recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_rq_depth, poll);
-	if (IS_ERR(sk->ss_recv_cq)) {
-		ret = PTR_ERR(sk->ss_recv_cq);
-		sk->ss_recv_cq = NULL;
+	sk->ss_ep.recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_ep.rq_depth, poll);
+	if (IS_ERR(sk->ss_ep.recv_cq)) {
+		ret = PTR_ERR(sk->ss_ep.recv_cq);
+		sk->ss_ep.recv_cq = NULL;
 		goto fail;
 	}
-	WRITE_ONCE(sk->ss_send_cq_id, sk->ss_send_cq->res.id);
-	WRITE_ONCE(sk->ss_recv_cq_id, sk->ss_recv_cq->res.id);
+	WRITE_ONCE(sk->ss_ep.send_cq_id, sk->ss_ep.send_cq->res.id);
+	WRITE_ONCE(sk->ss_ep.recv_cq_id, sk->ss_ep.recv_cq->res.id);
 
 	attr.event_handler = smbd_qp_event;
 	attr.qp_context = sk;
-	attr.send_cq = sk->ss_send_cq;
-	attr.recv_cq = sk->ss_recv_cq;
-	attr.cap.max_send_wr = sk->ss_sq_depth;
-	attr.cap.max_recv_wr = sk->ss_rq_depth;
+	attr.send_cq = sk->ss_ep.send_cq;
+	attr.recv_cq = sk->ss_ep.recv_cq;
+	attr.cap.max_send_wr = sk->ss_ep.sq_depth;
+	attr.cap.max_recv_wr = sk->ss_ep.rq_depth;
 	attr.cap.max_send_sge = qp_sge;
 	attr.cap.max_rdma_ctxs = sk->ss_rw_ctxs;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = id->port_num;
-	ret = rdma_create_qp(id, sk->ss_pd, &attr);
+	ret = rdma_create_qp(id, sk->ss_ep.pd, &attr);
 	if (ret)
 		goto fail;
-	sk->ss_qp = id->qp;
+	sk->ss_ep.qp = id->qp;
 	/* The provider may round up, never down. */
-	sk->ss_tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
+	sk->ss_ep.tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
 	/*
 	 * siw hands the pages of an unsignalled request of a page or more
 	 * to TCP as they are (zero-copy) and counts it done once queued
@@ -302,7 +302,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * data of a signalled request. So on siw every send of a page or
 	 * more is signalled; elsewhere only a batch's last one.
 	 */
-	sk->ss_tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
+	sk->ss_ep.tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
 			      PAGE_SIZE : U32_MAX;
 
 	/*
@@ -315,8 +315,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * still found within about a minute (7 tries), and keep-alive
 	 * sooner.
 	 */
-	if (!sk->ss_iwarp && (sk->ss_params.ack_timeout ||
-			      ib_uses_virt_dma(ibdev))) {
+	if (!sk->ss_ep.iwarp && (sk->ss_params.ack_timeout ||
+				 ib_uses_virt_dma(ibdev))) {
 		ret = rdma_set_ack_timeout(id, sk->ss_params.ack_timeout ?:
 					   SMBD_SOFT_ROCE_ACK_TIMEOUT);
 		if (ret)
@@ -347,14 +347,14 @@ fail:
  * threads leave; timers and work are stopped; queue pair, CQs, buffers
  * and PD are freed.
  *
- * Context: process; sleeps. Caller holds @sk->ss_teardown_mutex and has
+ * Context: process; sleeps. Caller holds @sk->ss_ep.teardown_mutex and has
  * finished the event work (it runs the consumer's upcalls, which may
  * take that mutex).
  */
 void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 			 bool disconnect)
 {
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_ep.teardown_mutex);
 	/* The negotiation probe relies on it (smbd_neg_probe_work()). */
 	WARN_ON_ONCE(READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING);
 
@@ -368,7 +368,7 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	 * only after it are the waits that nothing completed ended.
 	 */
 	smbd_qp_close(sk);
-	if (sk->ss_qp)
+	if (sk->ss_ep.qp)
 		smbd_qp_drain(sk);
 	smbd_ops_abort(sk);
 	cancel_delayed_work_sync(&sk->ss_neg_work);
@@ -390,13 +390,13 @@ struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 {
 	struct rdma_cm_id *cur;
 
-	mutex_lock(&sk->ss_cm_mutex);
-	cur = sk->ss_cm_id;
+	mutex_lock(&sk->ss_ep.cm_mutex);
+	cur = sk->ss_ep.cm_id;
 	if (id && cur != id)
 		cur = NULL;
 	if (cur)
-		WRITE_ONCE(sk->ss_cm_id, NULL);
-	mutex_unlock(&sk->ss_cm_mutex);
+		WRITE_ONCE(sk->ss_ep.cm_id, NULL);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return cur;
 }
 
@@ -411,13 +411,13 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 	smbd_sock_error(sk, -ENODEV);
 	/*
 	 * The event work may be using the id: it must be done before the id
-	 * goes. Not under ss_teardown_mutex: it runs the consumer's upcalls.
+	 * goes. Not under ss_ep.teardown_mutex: it runs the consumer's upcalls.
 	 */
 	cancel_work_sync(&sk->ss_disconnect_work);
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_ep.teardown_mutex);
 	if (!smbd_cm_detach(sk, id)) {
 		/* smbd_sock_release() owns the id and destroys it. */
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_ep.teardown_mutex);
 		return 0;
 	}
 	smbd_verbs_teardown(sk, id, false);
@@ -433,7 +433,7 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (!sk->ss_released)
 		queue_work(smbd_wq, &sk->ss_disconnect_work);
 	spin_unlock_bh(&sk->ss_lock);
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_ep.teardown_mutex);
 	return 1;
 }
 
@@ -468,8 +468,8 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 			    struct smbd_irdord_pdu *priv)
 {
 	memset(cp, 0, sizeof(*cp));
-	cp->responder_resources = sk->ss_responder_resources;
-	cp->initiator_depth = sk->ss_initiator_depth;
+	cp->responder_resources = sk->ss_ep.responder_resources;
+	cp->initiator_depth = sk->ss_ep.initiator_depth;
 	/*
 	 * Not 7: rxe takes 7 as "retry forever", and a soft-RoCE device
 	 * that retransmits forever under load fills memory with packets.
@@ -478,7 +478,7 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 	/* A credit bug must show as an error, never as a silent retry. */
 	cp->rnr_retry_count = 0;
 	cp->flow_control = 0;
-	if (sk->ss_iwarp) {
+	if (sk->ss_ep.iwarp) {
 		/* [MS-SMBD] 6.1: IRD/ORD in the private data on iWARP. */
 		smbd_irdord_encode(cp->responder_resources, cp->initiator_depth,
 				   priv);
@@ -488,7 +488,7 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 }
 
 /*
- * Whether the connection manager handler, holding @sk->ss_cm_mutex, may
+ * Whether the connection manager handler, holding @sk->ss_ep.cm_mutex, may
  * still build on @id: the socket still owns it (no release or device
  * removal detached it) and is in @state (no error or shutdown ended the
  * attempt). See "Ownership" in Documentation/smbd.rst.
@@ -496,8 +496,8 @@ static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
 static bool smbd_cm_owns(struct smbd_sock *sk, struct rdma_cm_id *id,
 			 enum smbd_state state)
 {
-	lockdep_assert_held(&sk->ss_cm_mutex);
-	return sk->ss_cm_id == id && READ_ONCE(sk->ss_state) == state;
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	return sk->ss_ep.cm_id == id && READ_ONCE(sk->ss_state) == state;
 }
 
 /* [MS-SMBD] 3.1.4.1: the initiator's queue pair, then the CM request. */
@@ -507,7 +507,7 @@ static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct rdma_conn_param cp;
 	int ret;
 
-	lockdep_assert_held(&sk->ss_cm_mutex);
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	ret = smbd_qp_create(sk, id);
 	if (ret)
 		return ret;
@@ -526,8 +526,8 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
 	struct smbd_neg_req_pdu req;
 	bool ok;
 
-	lockdep_assert_held(&sk->ss_cm_mutex);
-	if (sk->ss_cm_id != id || !sk->ss_qp)
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	if (sk->ss_ep.cm_id != id || !sk->ss_ep.qp)
 		return -ECONNABORTED;
 	spin_lock_bh(&sk->ss_lock);
 	ok = smbd_set_state(sk, SMBD_NEGOTIATING);
@@ -561,21 +561,21 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 {
 	int qp_sge, ret;
 
-	mutex_lock(&sk->ss_cm_mutex);
-	sk->ss_fake = ep->ops;
-	sk->ss_ibdev = ep->ibdev;
-	strscpy(sk->ss_devname, "fake", sizeof(sk->ss_devname));
+	mutex_lock(&sk->ss_ep.cm_mutex);
+	sk->ss_ep.fake = ep->ops;
+	sk->ss_ep.ibdev = ep->ibdev;
+	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
 	qp_sge = smbd_ep_size(sk, &ep->sd);
 	ret = min(qp_sge, 0);
 	if (ret)
 		goto out;
 	sk->ss_nr_reg = 0;
-	sk->ss_pd = ep->pd;
-	sk->ss_send_cq = ep->send_cq;
-	sk->ss_recv_cq = ep->recv_cq;
-	sk->ss_qp = ep->qp;
-	sk->ss_tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
-	sk->ss_tx_sig_bytes = U32_MAX;
+	sk->ss_ep.pd = ep->pd;
+	sk->ss_ep.send_cq = ep->send_cq;
+	sk->ss_ep.recv_cq = ep->recv_cq;
+	sk->ss_ep.qp = ep->qp;
+	sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
+	sk->ss_ep.tx_sig_bytes = U32_MAX;
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
 	if (ret)
 		goto out;
@@ -587,7 +587,7 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
 	ret = smbd_post_negotiate_recv(sk);
 out:
-	mutex_unlock(&sk->ss_cm_mutex);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_start);
@@ -605,9 +605,9 @@ int smbd_ep_fake_established(struct smbd_sock *sk)
 {
 	int ret;
 
-	mutex_lock(&sk->ss_cm_mutex);
+	mutex_lock(&sk->ss_ep.cm_mutex);
 	ret = smbd_cm_established(sk, NULL);
-	mutex_unlock(&sk->ss_cm_mutex);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_established);
@@ -620,10 +620,10 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 
 	spin_lock_bh(&lsk->ss_lock);
 	ok = lsk->ss_state == SMBD_LISTENING &&
-	     lsk->ss_accept_len < lsk->ss_backlog &&
-	     lsk->ss_pending_len < smbd_max_negotiating();
+	     lsk->ss_lq.accept_len < lsk->ss_lq.backlog &&
+	     lsk->ss_lq.pending_len < smbd_max_negotiating();
 	if (ok)
-		lsk->ss_pending_len++;
+		lsk->ss_lq.pending_len++;
 	else
 		lsk->ss_stats.conns_refused++;
 	/*
@@ -631,7 +631,7 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 	 * removal cancels their event work); have them counted out.
 	 */
 	if (!ok && lsk->ss_state == SMBD_LISTENING)
-		queue_work(smbd_wq, &lsk->ss_reap_work);
+		queue_work(smbd_wq, &lsk->ss_lq.reap_work);
 	spin_unlock_bh(&lsk->ss_lock);
 	return ok;
 }
@@ -642,7 +642,7 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
  * accept, and sends nothing until that request arrives (on iWARP the
  * initiator must send first). Returning non-zero rejects and frees @id.
  * Once the child is on the listener's pending list, others may release
- * it: its ss_cm_mutex, held until the accept is done and its timer
+ * it: its ss_ep.cm_mutex, held until the accept is done and its timer
  * armed, keeps them out until then (the id is theirs to destroy).
  */
 static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
@@ -672,8 +672,8 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
 	if (!sk)
 		goto unadmit;
-	mutex_lock(&sk->ss_cm_mutex);
-	WRITE_ONCE(sk->ss_cm_id, id);
+	mutex_lock(&sk->ss_ep.cm_mutex);
+	WRITE_ONCE(sk->ss_ep.cm_id, id);
 	id->context = sk;
 	ret = smbd_qp_create(sk, id);
 	if (ret)
@@ -686,15 +686,16 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	 * offers 0 (cifs sets no initiator depth) leaves ours as it is.
 	 */
 	if (peer->initiator_depth)
-		sk->ss_initiator_depth = min_t(u32, sk->ss_initiator_depth,
-					       peer->initiator_depth);
+		sk->ss_ep.initiator_depth = min_t(u32, sk->ss_ep.initiator_depth,
+						  peer->initiator_depth);
 	if (peer->responder_resources)
-		sk->ss_responder_resources = min_t(u32, sk->ss_responder_resources,
-						   peer->responder_resources);
+		sk->ss_ep.responder_resources =
+			min_t(u32, sk->ss_ep.responder_resources,
+			      peer->responder_resources);
 	smbd_conn_param(sk, &cp, &priv);
-	if (sk->ss_iwarp) {
-		ret = smbd_irdord_accept(sk->ss_responder_resources,
-					 sk->ss_initiator_depth,
+	if (sk->ss_ep.iwarp) {
+		ret = smbd_irdord_accept(sk->ss_ep.responder_resources,
+					 sk->ss_ep.initiator_depth,
 					 peer->private_data,
 					 peer->private_data_len, &ird, &ord);
 		if (ret == -ECONNREFUSED)
@@ -709,8 +710,8 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 			cp.private_data_len = 0;
 		}
 	}
-	sk->ss_initiator_depth = cp.initiator_depth;
-	sk->ss_responder_resources = cp.responder_resources;
+	sk->ss_ep.initiator_depth = cp.initiator_depth;
+	sk->ss_ep.responder_resources = cp.responder_resources;
 
 	ret = smbd_post_negotiate_recv(sk);
 	if (ret)
@@ -727,32 +728,32 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 		goto fail;
 	}
 	sk->ss_listener = lsk;
-	list_add_tail(&sk->ss_accept_node, &lsk->ss_pending);
+	list_add_tail(&sk->ss_accept_node, &lsk->ss_lq.pending);
 	sk->ss_queued = SMBD_Q_PENDING;
 	spin_unlock_bh(&lsk->ss_lock);
 
 	/* Published: from here on the listener's release or reap frees it. */
 	ret = rdma_accept(id, &cp);
 	if (ret) {
-		mutex_unlock(&sk->ss_cm_mutex);
+		mutex_unlock(&sk->ss_ep.cm_mutex);
 		smbd_sock_error(sk, ret);
 		return 0;
 	}
 	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
 			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
-	mutex_unlock(&sk->ss_cm_mutex);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return 0;
 fail:
-	if (sk->ss_qp)
-		ib_drain_qp(sk->ss_qp);
+	if (sk->ss_ep.qp)
+		ib_drain_qp(sk->ss_ep.qp);
 	smbd_qp_destroy(sk, id);
-	mutex_unlock(&sk->ss_cm_mutex);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	smbd_mr_release(sk);
 	smbd_sock_free(sk);
 unadmit:
 	spin_lock_bh(&lsk->ss_lock);
-	lsk->ss_pending_len--;
+	lsk->ss_lq.pending_len--;
 	spin_unlock_bh(&lsk->ss_lock);
 	return ret ?: -ECONNREFUSED;
 }
@@ -779,18 +780,18 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 			ret = rdma_resolve_route(id, 5000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		mutex_lock(&sk->ss_cm_mutex);
+		mutex_lock(&sk->ss_ep.cm_mutex);
 		if (smbd_cm_owns(sk, id, SMBD_CONNECTING))
 			ret = smbd_cm_route_resolved(sk, id);
 		else
 			ret = -ECONNABORTED;
-		mutex_unlock(&sk->ss_cm_mutex);
+		mutex_unlock(&sk->ss_ep.cm_mutex);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!sk->ss_responder) {
-			mutex_lock(&sk->ss_cm_mutex);
+			mutex_lock(&sk->ss_ep.cm_mutex);
 			ret = smbd_cm_established(sk, id);
-			mutex_unlock(&sk->ss_cm_mutex);
+			mutex_unlock(&sk->ss_ep.cm_mutex);
 		}
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:

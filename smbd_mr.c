@@ -52,7 +52,7 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 
 	pages = min_t(u32, DIV_ROUND_UP(sk->ss_params.max_read_write_size,
 					PAGE_SIZE) + 1,
-		      sk->ss_ibdev->attrs.max_fast_reg_page_list_len);
+		      sk->ss_ep.ibdev->attrs.max_fast_reg_page_list_len);
 	sk->ss_regs = kcalloc(sk->ss_nr_reg, sizeof(*sk->ss_regs), GFP_KERNEL);
 	if (!sk->ss_regs)
 		return -ENOMEM;
@@ -66,7 +66,7 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 		reg->reg_sgl = kcalloc(pages, sizeof(*reg->reg_sgl), GFP_KERNEL);
 		if (!reg->reg_sgl)
 			goto nomem;
-		mr = ib_alloc_mr(sk->ss_pd, IB_MR_TYPE_MEM_REG, pages);
+		mr = ib_alloc_mr(sk->ss_ep.pd, IB_MR_TYPE_MEM_REG, pages);
 		if (IS_ERR(mr))
 			goto nomem;
 		reg->reg_mr = mr;
@@ -97,7 +97,7 @@ void smbd_mr_free(struct smbd_sock *sk)
 		struct smbd_reg *reg = &sk->ss_regs[i];
 
 		if (reg->reg_mapped)
-			ib_dma_unmap_sg(sk->ss_ibdev, reg->reg_sgl,
+			ib_dma_unmap_sg(sk->ss_ep.ibdev, reg->reg_sgl,
 					reg->reg_nents, reg->reg_dir);
 		reg->reg_mapped = false;
 		reg->reg_live = false;
@@ -209,7 +209,7 @@ static struct smbd_reg *smbd_reg_get(struct smbd_sock *sk, u32 want)
 static void smbd_reg_put(struct smbd_sock *sk, struct smbd_reg *reg)
 {
 	if (reg->reg_mapped)
-		ib_dma_unmap_sg(sk->ss_ibdev, reg->reg_sgl, reg->reg_nents,
+		ib_dma_unmap_sg(sk->ss_ep.ibdev, reg->reg_sgl, reg->reg_nents,
 				reg->reg_dir);
 	reg->reg_mapped = false;
 	reg->reg_next = NULL;
@@ -387,7 +387,7 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		taken += got;
 		reg->reg_dir = dir;
 		nents = smbd_should_fail(SMBD_FAIL_DMA) ? 0 :
-			ib_dma_map_sg(sk->ss_ibdev, reg->reg_sgl,
+			ib_dma_map_sg(sk->ss_ep.ibdev, reg->reg_sgl,
 				      reg->reg_nents, dir);
 		if (!nents) {
 			ret = -ENOMEM;
@@ -486,9 +486,9 @@ int smbd_deregister(struct smbd_sock *sk, struct smbd_reg *reg)
 		 * The teardown closed the gate: once it is done (its mutex)
 		 * the queue pair is drained and gone, and the MRs with it.
 		 */
-		mutex_lock(&sk->ss_teardown_mutex);
+		mutex_lock(&sk->ss_ep.teardown_mutex);
 		smbd_reg_put_all(sk, reg);
-		mutex_unlock(&sk->ss_teardown_mutex);
+		mutex_unlock(&sk->ss_ep.teardown_mutex);
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	}
 	spin_lock_bh(&sk->ss_lock);

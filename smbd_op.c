@@ -8,8 +8,8 @@
  * until its completion, or a completion ordered after it, has been seen,
  * whatever failed; the memory it names goes back to its owner only after
  * that. Three mechanisms keep it:
- *  - the gate: a thread posts only while ss_qp_closed is clear, checked
- *    under ss_lock, and counts itself in ss_posting until its post
+ *  - the gate: a thread posts only while ss_ep.qp_closed is clear, checked
+ *    under ss_lock, and counts itself in ss_ep.posting until its post
  *    returned; the teardown closes the gate and waits for those threads
  *    before it drains the queue pair, so nothing is posted after the
  *    drain;
@@ -116,7 +116,7 @@ struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 	op->op_orphan = false;
 	op->op_magic = SMBD_OP_LIVE;
 	spin_lock_bh(&sk->ss_lock);
-	ok = !sk->ss_qp_closed && sk->ss_qp &&
+	ok = !sk->ss_ep.qp_closed && sk->ss_ep.qp &&
 	     (!connected || sk->ss_state == SMBD_CONNECTED);
 	if (ok)
 		list_add_tail(&op->op_node, &sk->ss_op_list);
@@ -168,7 +168,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 
 	spin_lock_bh(&sk->ss_lock);
 	reinit_completion(&op->op_done);
-	if (sk->ss_qp_closed || sk->ss_state != SMBD_CONNECTED) {
+	if (sk->ss_ep.qp_closed || sk->ss_state != SMBD_CONNECTED) {
 		/* Nothing posted: the wait returns at once, and fences. */
 		if (!op->op_status)
 			op->op_status = sk->ss_err ?: -ENOTCONN;
@@ -182,7 +182,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
-	sk->ss_posting++;
+	sk->ss_ep.posting++;
 	spin_unlock_bh(&sk->ss_lock);
 
 	ret = smbd_post_send(sk, first, &bad);
@@ -295,16 +295,16 @@ void smbd_ops_abandon(struct smbd_sock *sk)
  * never came and the fence, then waits until every thread has left
  * ss_op_list (releasing its rdma_rw context needs the queue pair).
  *
- * Context: process; sleeps. Caller holds ss_teardown_mutex.
+ * Context: process; sleeps. Caller holds ss_ep.teardown_mutex.
  */
 void smbd_ops_abort(struct smbd_sock *sk)
 {
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_ep.teardown_mutex);
 	spin_lock_bh(&sk->ss_lock);
-	WARN_ON_ONCE(!sk->ss_qp_closed || sk->ss_posting);
+	WARN_ON_ONCE(!sk->ss_ep.qp_closed || sk->ss_ep.posting);
 	smbd_ops_abandon(sk);
 	spin_unlock_bh(&sk->ss_lock);
-	complete_all(&sk->ss_fence_done);
+	complete_all(&sk->ss_ep.fence_done);
 	wake_up_all(&sk->ss_res_wq);
 	wait_event(sk->ss_res_wq, list_empty_careful(&sk->ss_op_list));
 }
@@ -314,16 +314,16 @@ void smbd_ops_abort(struct smbd_sock *sk)
  * @sk: a socket whose send completion queue is freed: nothing can name
  *	an op any more
  *
- * Context: process. Caller holds ss_teardown_mutex or ss_cm_mutex.
+ * Context: process. Caller holds ss_ep.teardown_mutex or ss_ep.cm_mutex.
  */
 void smbd_ops_free_orphans(struct smbd_sock *sk)
 {
 	struct smbd_op *op, *next;
 	LIST_HEAD(gone);
 
-	lockdep_assert(lockdep_is_held(&sk->ss_cm_mutex) ||
-		       lockdep_is_held(&sk->ss_teardown_mutex));
-	WARN_ON_ONCE(sk->ss_send_cq);
+	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
+		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
+	WARN_ON_ONCE(sk->ss_ep.send_cq);
 	spin_lock_bh(&sk->ss_lock);
 	list_splice_init(&sk->ss_op_orphans, &gone);
 	spin_unlock_bh(&sk->ss_lock);

@@ -4,8 +4,8 @@
  * work").
  *
  * The gate: threads that the teardown does not exclude by a mutex post
- * only while ss_qp_closed is clear, checked under ss_lock, and count
- * themselves in ss_posting until their post returned; the teardown
+ * only while ss_ep.qp_closed is clear, checked under ss_lock, and count
+ * themselves in ss_ep.posting until their post returned; the teardown
  * closes the gate and waits for them before it drains the queue pair.
  *
  * The fence: after a failure that may leave requests on the send queue
@@ -28,7 +28,7 @@
 
 /**
  * smbd_post_leave() - leave the gate after a post
- * @sk: the socket; the caller counted itself in ss_posting
+ * @sk: the socket; the caller counted itself in ss_ep.posting
  *
  * The teardown waits for the last one out.
  *
@@ -39,7 +39,7 @@ void smbd_post_leave(struct smbd_sock *sk)
 	bool wake;
 
 	spin_lock_bh(&sk->ss_lock);
-	wake = !--sk->ss_posting && sk->ss_qp_closed;
+	wake = !--sk->ss_ep.posting && sk->ss_ep.qp_closed;
 	spin_unlock_bh(&sk->ss_lock);
 	if (wake)
 		wake_up_all(&sk->ss_res_wq);
@@ -67,13 +67,13 @@ int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
 	int ret;
 
 	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_qp_closed) {
+	if (sk->ss_ep.qp_closed) {
 		ret = sk->ss_err ?: -ENOTCONN;
 		spin_unlock_bh(&sk->ss_lock);
 		*bad = first;
 		return ret;
 	}
-	sk->ss_posting++;
+	sk->ss_ep.posting++;
 	spin_unlock_bh(&sk->ss_lock);
 	ret = smbd_post_send(sk, first, bad);
 	smbd_post_leave(sk);
@@ -89,7 +89,7 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sk->ss_fence_cqe.cqe,
+		.wr.wr_cqe = &sk->ss_ep.fence_cqe.cqe,
 		.wr.opcode = IB_WR_RDMA_WRITE,
 		.wr.send_flags = IB_SEND_SIGNALED,
 	};
@@ -97,14 +97,14 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	bool post;
 
 	spin_lock_bh(&sk->ss_lock);
-	if (!sk->ss_qp_closed && !READ_ONCE(sk->ss_qp)) {
+	if (!sk->ss_ep.qp_closed && !READ_ONCE(sk->ss_ep.qp)) {
 		spin_unlock_bh(&sk->ss_lock);
 		return false;
 	}
-	post = !sk->ss_qp_closed && !sk->ss_fence_posted;
+	post = !sk->ss_ep.qp_closed && !sk->ss_ep.fence_posted;
 	if (post) {
-		sk->ss_fence_posted = true;
-		sk->ss_posting++;
+		sk->ss_ep.fence_posted = true;
+		sk->ss_ep.posting++;
 	}
 	spin_unlock_bh(&sk->ss_lock);
 	if (!post)
@@ -113,7 +113,7 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	if (smbd_fake(sk))
 		smbd_fake(sk)->to_error(sk);
 	else
-		ib_modify_qp(sk->ss_qp, &attr, IB_QP_STATE);
+		ib_modify_qp(sk->ss_ep.qp, &attr, IB_QP_STATE);
 	/*
 	 * A queue pair in the error state flushes what it holds, so a queue
 	 * that was full takes the marker soon after.
@@ -158,21 +158,21 @@ void smbd_qp_fence(struct smbd_sock *sk)
 {
 	might_sleep();
 	if (smbd_fence_post(sk))
-		wait_for_completion(&sk->ss_fence_done);
+		wait_for_completion(&sk->ss_ep.fence_done);
 }
 
 /**
  * smbd_qp_close() - close the gate and wait for the threads inside it
  * @sk: the socket; the caller drains the queue pair next
  *
- * Context: process; sleeps. Caller holds ss_teardown_mutex.
+ * Context: process; sleeps. Caller holds ss_ep.teardown_mutex.
  */
 void smbd_qp_close(struct smbd_sock *sk)
 {
-	lockdep_assert_held(&sk->ss_teardown_mutex);
+	lockdep_assert_held(&sk->ss_ep.teardown_mutex);
 	spin_lock_bh(&sk->ss_lock);
-	sk->ss_qp_closed = true;
+	sk->ss_ep.qp_closed = true;
 	spin_unlock_bh(&sk->ss_lock);
-	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_posting));
+	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_ep.posting));
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_qp_close);

@@ -258,7 +258,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	ib_dma_sync_single_for_cpu(sk->ss_ibdev, rx->rx_dma, rx->rx_len,
+	ib_dma_sync_single_for_cpu(sk->ss_ep.ibdev, rx->rx_dma, rx->rx_len,
 				   DMA_FROM_DEVICE);
 	spin_lock_bh(&sk->ss_lock);
 	switch (sk->ss_state) {

@@ -99,7 +99,7 @@ static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 /*
  * siw sends an unsignalled RDMA Write of a page or more from the pages
  * themselves and counts it done while TCP still holds them (see
- * ss_tx_sig_bytes): signal such a request, so that siw copies it and the
+ * ss_ep.tx_sig_bytes): signal such a request, so that siw copies it and the
  * wait covers it. The request is the context's, ours until the chain is
  * done.
  */
@@ -108,7 +108,7 @@ static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
 {
 	if (wr->opcode != IB_WR_RDMA_WRITE ||
 	    wr->send_flags & IB_SEND_SIGNALED ||
-	    smbd_wr_bytes(wr) < sk->ss_tx_sig_bytes)
+	    smbd_wr_bytes(wr) < sk->ss_ep.tx_sig_bytes)
 		return;
 	wr->wr_cqe = &op->op_cqe.cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
@@ -149,7 +149,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 			ret = -ENOMEM;
 			break;
 		}
-		ret = rdma_rw_ctx_init(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+		ret = rdma_rw_ctx_init(&sl[i].ctx, sk->ss_ep.qp, sk->ss_ep.port_num,
 				       sl[i].sgl, sl[i].nents, 0, pc[i].offset,
 				       pc[i].token, dir);
 		if (ret < 0)
@@ -165,8 +165,8 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 		 * when it ends the chain: link the pieces ourselves.
 		 */
 		for (i = 0; i < n; i++) {
-			wr = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_qp,
-					     sk->ss_port_num, &op->op_cqe.cqe, NULL);
+			wr = rdma_rw_ctx_wrs(&sl[i].ctx, sk->ss_ep.qp,
+					     sk->ss_ep.port_num, &op->op_cqe.cqe, NULL);
 			if (last)
 				last->next = wr;
 			else
@@ -187,7 +187,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 		ret = smbd_op_wait(sk, op);
 	}
 	for (i = 0; i < ready; i++)
-		rdma_rw_ctx_destroy(&sl[i].ctx, sk->ss_qp, sk->ss_port_num,
+		rdma_rw_ctx_destroy(&sl[i].ctx, sk->ss_ep.qp, sk->ss_ep.port_num,
 				    sl[i].sgl, sl[i].nents, dir);
 	return ret;
 }

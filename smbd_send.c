@@ -5,7 +5,7 @@
  * Sends cut a message into segments (smbd_seg_plan_*), take one Send
  * Credit each (smbd_cred_send_begin()), and post them in chains of up to
  * SMBD_SEND_BATCH work requests of which the last is signalled, and on
- * siw every one of a page or more (ss_tx_sig_bytes).
+ * siw every one of a page or more (ss_ep.tx_sig_bytes).
  *
  * A blocking send maps the sender's pages for the device and returns
  * once every segment completed (zero-copy), failing if one did not.
@@ -130,7 +130,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * chain only: the send queue has room for one probe.
 		 */
 		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
-		    !sk->ss_iwarp && sk->ss_state == SMBD_NEGOTIATING &&
+		    !sk->ss_ep.iwarp && sk->ss_state == SMBD_NEGOTIATING &&
 		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
 			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
@@ -163,11 +163,11 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		ops->write_space(sk);
 }
 
-/* Must this send be signalled even inside a batch? See ss_tx_sig_bytes. */
+/* Must this send be signalled even inside a batch? See ss_ep.tx_sig_bytes. */
 static bool smbd_tx_must_signal(const struct smbd_sock *sk,
 				const struct smbd_send_ctx *tx)
 {
-	return smbd_wr_bytes(&tx->tx_wr) >= sk->ss_tx_sig_bytes;
+	return smbd_wr_bytes(&tx->tx_wr) >= sk->ss_ep.tx_sig_bytes;
 }
 
 /*

@@ -18,23 +18,23 @@
 static void smbd_reap_work(struct work_struct *work)
 {
 	struct smbd_sock *sk = container_of(work, struct smbd_sock,
-					    ss_reap_work);
+					    ss_lq.reap_work);
 	struct smbd_sock *child, *tmp;
 	LIST_HEAD(dead);
 
 	spin_lock_bh(&sk->ss_lock);
-	list_for_each_entry_safe(child, tmp, &sk->ss_pending, ss_accept_node) {
+	list_for_each_entry_safe(child, tmp, &sk->ss_lq.pending, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
 			child->ss_queued = SMBD_Q_NONE;
-			sk->ss_pending_len--;
+			sk->ss_lq.pending_len--;
 		}
 	}
-	list_for_each_entry_safe(child, tmp, &sk->ss_accept_q, ss_accept_node) {
+	list_for_each_entry_safe(child, tmp, &sk->ss_lq.accept_q, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
 			child->ss_queued = SMBD_Q_NONE;
-			sk->ss_accept_len--;
+			sk->ss_lq.accept_len--;
 		}
 	}
 	spin_unlock_bh(&sk->ss_lock);
@@ -114,7 +114,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_priv, SMBD);
  * @addr: filled with the address and port
  * @peer: the peer's address rather than the local one
  *
- * Context: process; may sleep. Takes the socket's ss_cm_mutex.
+ * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
  * Return: 0; -ENOTCONN when the socket has no RDMA connection id (new,
  * or its device went away).
  */
@@ -124,15 +124,15 @@ int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
 	int ret = -ENOTCONN;
 
 	might_sleep();
-	mutex_lock(&sk->ss_cm_mutex);
-	if (sk->ss_cm_id) {
-		struct rdma_addr *ra = &sk->ss_cm_id->route.addr;
+	mutex_lock(&sk->ss_ep.cm_mutex);
+	if (sk->ss_ep.cm_id) {
+		struct rdma_addr *ra = &sk->ss_ep.cm_id->route.addr;
 
 		memcpy(addr, peer ? &ra->dst_addr : &ra->src_addr,
 		       sizeof(*addr));
 		ret = 0;
 	}
-	mutex_unlock(&sk->ss_cm_mutex);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
@@ -146,7 +146,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
  * @done: called once from process context with 0 when negotiation
  *	succeeded or a negative errno; may be NULL
  *
- * Context: process; may sleep. Takes the socket's ss_cm_mutex.
+ * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
  * Return: 0 if the attempt started (@done will be called), or an errno.
  */
 int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
@@ -163,18 +163,18 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 
-	mutex_lock(&sk->ss_cm_mutex);
+	mutex_lock(&sk->ss_ep.cm_mutex);
 	spin_lock_bh(&sk->ss_lock);
 	if (!smbd_set_state(sk, SMBD_CONNECTING)) {
 		spin_unlock_bh(&sk->ss_lock);
-		mutex_unlock(&sk->ss_cm_mutex);
+		mutex_unlock(&sk->ss_ep.cm_mutex);
 		rdma_destroy_id(id);
 		return -EISCONN;
 	}
 	sk->ss_connect_done = done;
 	spin_unlock_bh(&sk->ss_lock);
-	WRITE_ONCE(sk->ss_cm_id, id);
-	mutex_unlock(&sk->ss_cm_mutex);
+	WRITE_ONCE(sk->ss_ep.cm_id, id);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 
 	/* [MS-SMBD] 3.1.4.1: the initiator's Negotiation Timer. */
 	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
@@ -241,7 +241,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
  *	socket's dev_class excludes is refused here, before anything
  *	listens on it (an iWARP listener would take the TCP port).
  *
- * Context: process; may sleep. Takes the socket's ss_cm_mutex.
+ * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
  * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
  * with no RDMA device; -EPROTONOSUPPORT for an address of a device of
  * the wrong class; -EAFNOSUPPORT; or an errno from the RDMA
@@ -254,7 +254,7 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 	int ret, len;
 
 	might_sleep();
-	if (READ_ONCE(sk->ss_state) != SMBD_CREATED || sk->ss_cm_id)
+	if (READ_ONCE(sk->ss_state) != SMBD_CREATED || sk->ss_ep.cm_id)
 		return -EINVAL;
 	len = smbd_addr_len(addr);
 	if (len < 0)
@@ -286,13 +286,13 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 	}
 	/* A specific address is one device's: debugfs names it. */
 	if (id->device)
-		strscpy(sk->ss_devname, dev_name(&id->device->dev),
-			sizeof(sk->ss_devname));
-	mutex_lock(&sk->ss_cm_mutex);
-	WRITE_ONCE(sk->ss_cm_id, id);
-	mutex_unlock(&sk->ss_cm_mutex);
+		strscpy(sk->ss_ep.devname, dev_name(&id->device->dev),
+			sizeof(sk->ss_ep.devname));
+	mutex_lock(&sk->ss_ep.cm_mutex);
+	WRITE_ONCE(sk->ss_ep.cm_id, id);
+	mutex_unlock(&sk->ss_ep.cm_mutex);
 	/* Only a listener has children to reap. */
-	INIT_WORK(&sk->ss_reap_work, smbd_reap_work);
+	INIT_WORK(&sk->ss_lq.reap_work, smbd_reap_work);
 	sk->ss_is_listener = true;
 	return 0;
 }
@@ -314,9 +314,9 @@ int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 	int ret;
 
 	might_sleep();
-	if (!sk->ss_cm_id || backlog <= 0)
+	if (!sk->ss_ep.cm_id || backlog <= 0)
 		return -EINVAL;
-	sk->ss_backlog = backlog;
+	sk->ss_lq.backlog = backlog;
 	sk->ss_responder = true;
 	/* Created without parameters: the responder's defaults (5 s timer). */
 	if (sk->ss_params_default)
@@ -326,7 +326,7 @@ int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 	spin_unlock_bh(&sk->ss_lock);
 	if (ret)
 		return ret;
-	ret = rdma_listen(sk->ss_cm_id, backlog);
+	ret = rdma_listen(sk->ss_ep.cm_id, backlog);
 	if (ret) {
 		spin_lock_bh(&sk->ss_lock);
 		smbd_set_state(sk, SMBD_CLOSED);
@@ -338,7 +338,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_listen, SMBD);
 
 static bool smbd_accept_ready(struct smbd_sock *lsk)
 {
-	return !list_empty_careful(&lsk->ss_accept_q) ||
+	return !list_empty_careful(&lsk->ss_lq.accept_q) ||
 	       READ_ONCE(lsk->ss_state) != SMBD_LISTENING;
 }
 
@@ -364,12 +364,12 @@ int smbd_sock_accept(struct smbd_sock *lsk, struct smbd_sock **newp,
 			spin_unlock_bh(&lsk->ss_lock);
 			return -EINVAL;
 		}
-		sk = list_first_entry_or_null(&lsk->ss_accept_q,
+		sk = list_first_entry_or_null(&lsk->ss_lq.accept_q,
 					      struct smbd_sock, ss_accept_node);
 		if (sk) {
 			list_del_init(&sk->ss_accept_node);
 			sk->ss_queued = SMBD_Q_NONE;
-			lsk->ss_accept_len--;
+			lsk->ss_lq.accept_len--;
 			WRITE_ONCE(sk->ss_listener, NULL);
 			spin_unlock_bh(&lsk->ss_lock);
 			/*
@@ -419,9 +419,9 @@ int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
 	info->send_credits = sk->ss_cred.send_credits;
 	info->recv_credits = sk->ss_cred.recv_posted;
 	info->recv_credit_target = sk->ss_cred.recv_credit_target;
-	info->iwarp = sk->ss_iwarp;
-	info->initiator_depth = sk->ss_initiator_depth;
-	info->responder_resources = sk->ss_responder_resources;
+	info->iwarp = sk->ss_ep.iwarp;
+	info->initiator_depth = sk->ss_ep.initiator_depth;
+	info->responder_resources = sk->ss_ep.responder_resources;
 	/* One page of an MR may go to an unaligned start. */
 	info->max_reg_size = sk->ss_nr_reg ?
 		min_t(u32, (sk->ss_regs[0].reg_max_pages - 1) * PAGE_SIZE,
@@ -481,20 +481,20 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	lsk->ss_released = true;
 	spin_unlock_bh(&lsk->ss_lock);
 	cancel_work_sync(&lsk->ss_disconnect_work);
-	mutex_lock(&lsk->ss_teardown_mutex);
+	mutex_lock(&lsk->ss_ep.teardown_mutex);
 	id = smbd_cm_detach(lsk, NULL);
-	mutex_unlock(&lsk->ss_teardown_mutex);
+	mutex_unlock(&lsk->ss_ep.teardown_mutex);
 	/* No more connection requests once the id is gone. */
 	if (id)
 		rdma_destroy_id(id);
 	spin_lock_bh(&lsk->ss_lock);
 	smbd_set_state(lsk, SMBD_CLOSED);
-	list_splice_init(&lsk->ss_pending, &children);
-	list_splice_init(&lsk->ss_accept_q, &children);
+	list_splice_init(&lsk->ss_lq.pending, &children);
+	list_splice_init(&lsk->ss_lq.accept_q, &children);
 	list_for_each_entry(sk, &children, ss_accept_node)
 		sk->ss_queued = SMBD_Q_NONE;
-	lsk->ss_accept_len = 0;
-	lsk->ss_pending_len = 0;
+	lsk->ss_lq.accept_len = 0;
+	lsk->ss_lq.pending_len = 0;
 	spin_unlock_bh(&lsk->ss_lock);
 	/* Their handlers may still read ss_listener: it stays valid. */
 	list_for_each_entry_safe(sk, tmp, &children, ss_accept_node) {
@@ -505,7 +505,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	 * Last: a child's event work queues the reap until that child's
 	 * release has cancelled it.
 	 */
-	cancel_work_sync(&lsk->ss_reap_work);
+	cancel_work_sync(&lsk->ss_lq.reap_work);
 }
 
 /**
@@ -519,8 +519,8 @@ static void smbd_listener_release(struct smbd_sock *lsk)
  * free queue pair, CQs, buffers (unmapped) and PD. A listener first
  * releases the connections it has not handed out.
  *
- * Context: process; sleeps: takes the socket's ss_teardown_mutex and
- * ss_cm_mutex, and waits for a running connection manager handler. Not
+ * Context: process; sleeps: takes the socket's ss_ep.teardown_mutex and
+ * ss_ep.cm_mutex, and waits for a running connection manager handler. Not
  * from an smbd upcall.
  */
 void smbd_sock_release(struct smbd_sock *sk)
@@ -552,14 +552,14 @@ void smbd_sock_release(struct smbd_sock *sk)
 	/*
 	 * DISCONNECTING and ss_released are set: nothing queues the event
 	 * work any more, and completions queue no timer or grant work. The
-	 * work runs upcalls, which may take ss_teardown_mutex: finish it
+	 * work runs upcalls, which may take ss_ep.teardown_mutex: finish it
 	 * before taking that mutex.
 	 */
 	cancel_work_sync(&sk->ss_disconnect_work);
-	mutex_lock(&sk->ss_teardown_mutex);
+	mutex_lock(&sk->ss_ep.teardown_mutex);
 	id = smbd_cm_detach(sk, NULL);
 	smbd_verbs_teardown(sk, id, was_up);
-	mutex_unlock(&sk->ss_teardown_mutex);
+	mutex_unlock(&sk->ss_ep.teardown_mutex);
 	/* Waits for a running event handler; none comes after. */
 	if (id)
 		rdma_destroy_id(id);

@@ -54,7 +54,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 			   SMBD_NEGOTIATE_RECV_SIZE);
 	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
 			   sizeof(struct smbd_neg_resp_pdu));
-	int node = ibdev_to_node(sk->ss_ibdev);
+	int node = ibdev_to_node(sk->ss_ep.ibdev);
 	u32 i, j;
 
 	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
@@ -73,16 +73,16 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		rx->rx_buf = kmalloc_node(rx_len, GFP_KERNEL, node);
 		if (!rx->rx_buf)
 			goto nomem;
-		rx->rx_dma = ib_dma_map_single(sk->ss_ibdev, rx->rx_buf, rx_len,
+		rx->rx_dma = ib_dma_map_single(sk->ss_ep.ibdev, rx->rx_buf, rx_len,
 					       DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ibdev, rx->rx_dma)) {
+		if (ib_dma_mapping_error(sk->ss_ep.ibdev, rx->rx_dma)) {
 			kfree(rx->rx_buf);
 			rx->rx_buf = NULL;
 			goto nomem;
 		}
 		rx->rx_sge.addr = rx->rx_dma;
 		rx->rx_sge.length = rx_len;
-		rx->rx_sge.lkey = sk->ss_pd->local_dma_lkey;
+		rx->rx_sge.lkey = sk->ss_ep.pd->local_dma_lkey;
 		rx->rx_wr.wr_cqe = &rx->rx_cqe.cqe;
 		rx->rx_wr.sg_list = &rx->rx_sge;
 		rx->rx_wr.num_sge = 1;
@@ -98,15 +98,15 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		tx->tx_buf = kzalloc_node(tx_len, GFP_KERNEL, node);
 		if (!tx->tx_buf)
 			goto nomem;
-		tx->tx_dma = ib_dma_map_single(sk->ss_ibdev, tx->tx_buf, tx_len,
+		tx->tx_dma = ib_dma_map_single(sk->ss_ep.ibdev, tx->tx_buf, tx_len,
 					       DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ibdev, tx->tx_dma)) {
+		if (ib_dma_mapping_error(sk->ss_ep.ibdev, tx->tx_dma)) {
 			kfree(tx->tx_buf);
 			tx->tx_buf = NULL;
 			goto nomem;
 		}
 		for (j = 0; j < SMBD_TX_SGE_MAX; j++)
-			tx->tx_sge[j].lkey = sk->ss_pd->local_dma_lkey;
+			tx->tx_sge[j].lkey = sk->ss_ep.pd->local_dma_lkey;
 		tx->tx_sge[0].addr = tx->tx_dma;
 		tx->tx_wr.wr_cqe = &tx->tx_cqe.cqe;
 		tx->tx_wr.sg_list = tx->tx_sge;
@@ -140,7 +140,7 @@ void smbd_xfer_free(struct smbd_sock *sk)
 
 		if (!rx->rx_buf)
 			continue;
-		ib_dma_unmap_single(sk->ss_ibdev, rx->rx_dma, rx_len,
+		ib_dma_unmap_single(sk->ss_ep.ibdev, rx->rx_dma, rx_len,
 				    DMA_FROM_DEVICE);
 		kfree(rx->rx_buf);
 	}
@@ -160,7 +160,7 @@ void smbd_xfer_free(struct smbd_sock *sk)
 		smbd_tx_unmap(sk, tx);
 		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
 		tx->tx_wait = NULL;
-		ib_dma_unmap_single(sk->ss_ibdev, tx->tx_dma, tx_len,
+		ib_dma_unmap_single(sk->ss_ep.ibdev, tx->tx_dma, tx_len,
 				    DMA_TO_DEVICE);
 		kfree(tx->tx_buf);
 	}
@@ -316,7 +316,7 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	tx->tx_wait = NULL;
 	tx->tx_wr.next = NULL;
 	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
-	ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma, len,
+	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma, len,
 				      DMA_TO_DEVICE);
 	ret = smbd_post_send(sk, &tx->tx_wr, &bad);
 	if (ret) {
@@ -361,7 +361,7 @@ void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 	u32 i;
 
 	for (i = 1; i <= tx->tx_nmapped; i++)
-		ib_dma_unmap_page(sk->ss_ibdev, tx->tx_sge[i].addr,
+		ib_dma_unmap_page(sk->ss_ep.ibdev, tx->tx_sge[i].addr,
 				  tx->tx_sge[i].length, DMA_TO_DEVICE);
 	tx->tx_nmapped = 0;
 }
@@ -471,9 +471,9 @@ static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		}
 		if (smbd_should_fail(SMBD_FAIL_DMA))
 			break;
-		dma = ib_dma_map_page(sk->ss_ibdev, first, off, n,
+		dma = ib_dma_map_page(sk->ss_ep.ibdev, first, off, n,
 				      DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ibdev, dma))
+		if (ib_dma_mapping_error(sk->ss_ep.ibdev, dma))
 			break;
 		tx->tx_sge[*nsge].addr = dma;
 		tx->tx_sge[*nsge].length = n;
@@ -523,7 +523,7 @@ size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 			continue;
 		}
 		n = smbd_tx_map(sk, tx, it, len - done, &nsge,
-				sk->ss_tx_sge - 1);
+				sk->ss_ep.tx_sge - 1);
 		if (!n)
 			break;
 		done += n;
@@ -543,11 +543,11 @@ size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 			nsge++;
 		}
 		done += bounce;
-		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
+		ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
 					      SMBD_DATA_OFFSET + bounce,
 					      DMA_TO_DEVICE);
 	} else {
-		ib_dma_sync_single_for_device(sk->ss_ibdev, tx->tx_dma,
+		ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
 					      hdr_len, DMA_TO_DEVICE);
 	}
 	tx->tx_wr.num_sge = nsge;

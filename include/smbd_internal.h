@@ -142,8 +142,8 @@ struct smbd_counters {
 /* Where a listener's child is: set under the listener's ss_lock. */
 enum smbd_queued {
 	SMBD_Q_NONE,		/* on no list of the listener's */
-	SMBD_Q_PENDING,		/* on ss_pending: negotiating */
-	SMBD_Q_ACCEPT,		/* on ss_accept_q: waiting for accept */
+	SMBD_Q_PENDING,		/* on ss_lq.pending: negotiating */
+	SMBD_Q_ACCEPT,		/* on ss_lq.accept_q: waiting for accept */
 };
 
 /* What a completion context's work requests are (struct smbd_cqe). */
@@ -371,7 +371,7 @@ struct smbd_reg {
  *
  * Every verbs call of the data path and the teardown goes through the
  * inline helpers below (smbd_qp_post() and the rest), which call these
- * when a suite set @sk->ss_fake. With a kernel built without KUnit, smbd
+ * when a suite set @sk->ss_ep.fake. With a kernel built without KUnit, smbd
  * calls the verbs directly.
  */
 struct smbd_fake_qp {
@@ -405,31 +405,138 @@ struct smbd_fake_ep {
 	struct ib_cq *recv_cq;
 };
 
+/**
+ * struct smbd_ep - a connection's endpoint: its connection manager id and
+ *	verbs objects, the sizes taken from its device, and the gate and
+ *	fence of posted work
+ * @teardown_mutex: serialises the verbs teardown of smbd_sock_release()
+ *	and of device removal; taken before @cm_mutex. @qp is NULL once
+ *	that ran.
+ * @cm_mutex: guards @cm_id, written only under it; the connection
+ *	manager handler builds the verbs objects under it while the socket
+ *	still holds the id (Documentation/smbd.rst, "Ownership"). Held
+ *	briefly, never across a wait for the provider or rdma_cm.
+ * @cm_id: the connection manager id, while the socket holds it
+ * @ibdev: the device, while the queue pair is there (NULL after)
+ * @devname: its name, kept for debugfs after the device is gone
+ * @iwarp: an iWARP device (else IB or RoCE)
+ * @port_num: the port of @cm_id's route
+ * @pd: the protection domain
+ * @send_cq: the send completion queue
+ * @recv_cq: the receive completion queue
+ * @send_cq_id: @send_cq's restrack id (the cq= of smbd_wc_*), for debugfs
+ * @recv_cq_id: @recv_cq's
+ * @cqe_ids: completion contexts named so far (smbd_cqe_init())
+ * @qp: the queue pair
+ * @sq_depth: send queue depth
+ * @rq_depth: receive queue depth
+ * @tx_sge: gather entries per send
+ * @tx_sig_bytes: sends this big are signalled
+ * @initiator_depth: RDMA reads we may issue at once (ORD)
+ * @responder_resources: RDMA reads the peer may issue at once (IRD)
+ * @qp_closed: the gate (Documentation/smbd.rst, "Posted work"; under the
+ *	socket's ss_lock): no thread posts once the teardown set it, before
+ *	it drains
+ * @fence_posted: the fence's marker is out (ss_lock)
+ * @posting: threads between the check of @qp_closed and the end of their
+ *	post, which the teardown waits for (ss_lock)
+ * @fence_cqe: the marker's completion context (smbd_qp_fence())
+ * @fence_done: completes with the marker's completion, or after the
+ *	teardown's drain
+ * @qp_event: a fatal event of the queue pair, as enum ib_event_type + 1
+ *	(0: none). The provider may report it from hard IRQ, where no lock
+ *	of ours may be taken: the handler sets it and queues @qp_event_work,
+ *	which ends the connection.
+ * @qp_event_work: see @qp_event
+ * @inject_timer: debugfs conn/<id>/qp_event calls the handler from hard
+ *	IRQ with it
+ * @inject_done: the timer's call returned
+ * @fake: a KUnit suite's stand-in for the verbs (smbd_ep_fake_start())
+ *
+ * Immutable once negotiating, but for the gate and fence fields, whose
+ * lock is given above. Today one per socket and torn down with it
+ * (smbd_verbs_teardown(), whose steps are safe to repeat).
+ */
+struct smbd_ep {
+	struct mutex teardown_mutex;	/* see above */
+	struct mutex cm_mutex;		/* see above */
+	struct rdma_cm_id *cm_id;
+	struct ib_device *ibdev;
+	char devname[IB_DEVICE_NAME_MAX];
+	bool iwarp;
+	u32 port_num;
+	struct ib_pd *pd;
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
+	u32 send_cq_id;
+	u32 recv_cq_id;
+	atomic_t cqe_ids;
+	struct ib_qp *qp;
+	u32 sq_depth;
+	u32 rq_depth;
+	u32 tx_sge;
+	u32 tx_sig_bytes;
+	u8 initiator_depth;
+	u8 responder_resources;
+
+	bool qp_closed;
+	bool fence_posted;
+	u32 posting;
+	struct smbd_cqe fence_cqe;
+	struct completion fence_done;
+
+	atomic_t qp_event;
+	struct work_struct qp_event_work;
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	struct hrtimer inject_timer;
+	struct completion inject_done;
+#endif
+#if IS_ENABLED(CONFIG_KUNIT)
+	const struct smbd_fake_qp *fake;
+#endif
+};
+
+/**
+ * struct smbd_listen_q - a listener's incoming connections
+ * @pending: children still negotiating
+ * @accept_q: children negotiated, waiting for smbd_sock_accept()
+ * @backlog: most children on both lists (smbd_sock_listen())
+ * @accept_len: children on @accept_q
+ * @pending_len: children on @pending, or being set up
+ * @reap_work: frees the children that died on the lists
+ *
+ * All under the listener's ss_lock. Each child names its listener
+ * (ss_listener) and the list it is on (ss_queued, ss_accept_node).
+ */
+struct smbd_listen_q {
+	struct list_head pending;
+	struct list_head accept_q;
+	u32 backlog;
+	u32 accept_len;
+	u32 pending_len;
+	struct work_struct reap_work;
+};
+
 /*
  * struct smbd_sock - one SMB Direct connection or listener
  *
- * Private: each member is described where it is declared.
+ * Private: each member is described where it is declared; the endpoint
+ * (@ss_ep) and a listener's queues (@ss_lq) in their own structures.
  *
  * Immutable after creation: @ss_net, @ss_responder; @ss_params once
  * connecting or listening.
- * Immutable once negotiating: the verbs objects and sizes.
  * Protected by @ss_lock (always taken with _bh: the completion handlers
  * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
  * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
- * until connected), the lists, @ss_tx_free_count, the listener queues.
+ * until connected), the lists, @ss_tx_free_count, @ss_lq.
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers and protects the stream framing
  * position and the partial message (@ss_rx_part).
- * @ss_cm_mutex guards @ss_cm_id: it is written only under it, and the
- * connection manager handler builds the verbs objects under it while the
- * socket still holds the id (Documentation/smbd.rst, "Ownership"). It is
- * held briefly, never across a wait for the provider or rdma_cm.
- * @ss_teardown_mutex serialises the verbs teardown of smbd_sock_release()
- * and of device removal (taken before @ss_cm_mutex); @ss_qp is NULL once
- * that ran.
+ * The endpoint's mutexes: see struct smbd_ep.
  */
 struct smbd_sock {
+	/* What the consumer made, and how it hears of it. */
 	struct net *ss_net;
 	struct smbd_params ss_params;
 	bool ss_responder;
@@ -437,9 +544,6 @@ struct smbd_sock {
 	bool ss_is_listener;
 	const struct smbd_sock_ops *ss_ops;
 	void *ss_priv;
-#if IS_ENABLED(CONFIG_KUNIT)
-	const struct smbd_fake_qp *ss_fake;	/* a KUnit suite's queue pair */
-#endif
 
 	spinlock_t ss_lock;		/* see above */
 	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
@@ -454,15 +558,17 @@ struct smbd_sock {
 	 * that kind proceed; a state change (smbd_set_state(),
 	 * smbd_sock_error()) wakes them all (smbd_sock_wake()).
 	 */
-	wait_queue_head_t ss_wait;	/* connect: the state; accept: ss_accept_q */
+	wait_queue_head_t ss_wait;	/* connect: the state; accept: the accept queue */
 	wait_queue_head_t ss_send_wq;	/* senders: a Send Credit and a send buffer */
 	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx_ready */
 	wait_queue_head_t ss_res_wq;	/* MRs, rdma_rw contexts, ss_op_list leavers */
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
-	/* The last rdma_cm event seen (-1: none yet), named on timeout. */
-	int ss_cm_last;
-	/* How far the negotiation messages got (SMBD_NEG_*), named on timeout. */
-	unsigned long ss_neg_trace;
+	/* Released: nothing may queue the event work any more (ss_lock). */
+	bool ss_released;
+
+	/* How the negotiation went, named if it times out. */
+	int ss_cm_last;			/* the last rdma_cm event (-1: none) */
+	unsigned long ss_neg_trace;	/* how far its messages got (SMBD_NEG_*) */
 	/*
 	 * Probes of the peer's queue pair while the Negotiate Response is
 	 * due (smbd_neg_probe_work()): how many it answered (written under
@@ -472,58 +578,9 @@ struct smbd_sock {
 	u32 ss_neg_probes;
 	struct smbd_cqe ss_probe_cqe;
 
-	struct mutex ss_teardown_mutex;	/* serialises the verbs teardown */
-	struct mutex ss_cm_mutex;	/* ss_cm_id; the handler's building */
-	struct rdma_cm_id *ss_cm_id;
-	struct ib_qp *ss_qp;
-	/* The device, while the queue pair is there (NULL after). */
-	struct ib_device *ss_ibdev;
-	/* Its name, kept for debugfs after the device is gone. */
-	char ss_devname[IB_DEVICE_NAME_MAX];
-	/*
-	 * Posted work (Documentation/smbd.rst, "Posted work"), under
-	 * ss_lock: no thread posts once @ss_qp_closed is set (the teardown,
-	 * before it drains); @ss_posting counts the threads between that
-	 * check and the end of their post, which the teardown waits for.
-	 * The fence (smbd_qp_fence()) moves the queue pair to the error
-	 * state and posts one marker after everything posted before it:
-	 * @ss_fence_done completes with the marker's completion, or after
-	 * the teardown's drain; @ss_fence_posted: the marker is out.
-	 */
-	bool ss_qp_closed;
-	bool ss_fence_posted;
-	u32 ss_posting;
-	struct smbd_cqe ss_fence_cqe;
-	struct completion ss_fence_done;
-	/*
-	 * The queue pair's fatal events: the provider may report them from
-	 * hard IRQ, where no lock of ours may be taken. The handler sets
-	 * the event and queues the work, which ends the connection.
-	 */
-	atomic_t ss_qp_event;		/* enum ib_event_type + 1, or 0 */
-	struct work_struct ss_qp_event_work;
-	/* Released: nothing may queue the event work any more (ss_lock). */
-	bool ss_released;
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-	/* debugfs conn/<id>/qp_event: the handler called from hard IRQ. */
-	struct hrtimer ss_inject_timer;
-	struct completion ss_inject_done;
-#endif
-	bool ss_iwarp;
-	struct ib_pd *ss_pd;
-	struct ib_cq *ss_send_cq;
-	struct ib_cq *ss_recv_cq;
-	/* Their restrack ids (the cq= of smbd_wc_*), kept for debugfs. */
-	u32 ss_send_cq_id;
-	u32 ss_recv_cq_id;
-	atomic_t ss_cqe_ids;		/* completion contexts named */
-	u32 ss_sq_depth;
-	u32 ss_tx_sge;			/* gather entries per send */
-	u32 ss_tx_sig_bytes;		/* sends this big are signalled */
-	u32 ss_rq_depth;
-	u8 ss_initiator_depth;
-	u8 ss_responder_resources;
+	struct smbd_ep ss_ep;
 
+	/* The protocol's state ([MS-SMBD] 3.1.1.1), under ss_lock. */
 	struct smbd_negotiated ss_neg;
 	struct smbd_credits ss_cred;
 	struct smbd_reasm ss_reasm;
@@ -531,6 +588,7 @@ struct smbd_sock {
 	bool ss_rx_inv_pending;
 	u32 ss_rx_inv_token;
 
+	/* Receive buffers and the readers' side. */
 	struct smbd_recv_ctx *ss_rx_ctxs;
 	u32 ss_nr_rx;
 	struct list_head ss_rx_free;
@@ -550,6 +608,7 @@ struct smbd_sock {
 	u32 ss_rx_part_len;
 	u32 ss_rx_part_size;
 
+	/* Send buffers and the senders' side. */
 	struct smbd_send_ctx *ss_tx_ctxs;
 	u32 ss_nr_tx;
 	struct list_head ss_tx_free;
@@ -569,17 +628,15 @@ struct smbd_sock {
 	struct delayed_work ss_neg_work;
 	struct delayed_work ss_probe_work;
 	struct work_struct ss_disconnect_work;
-	struct work_struct ss_reap_work;
 
+	/* A listener's child: its listener, and where it is queued there. */
 	struct smbd_sock *ss_listener;
 	struct list_head ss_accept_node;
-	struct list_head ss_pending;
-	struct list_head ss_accept_q;
-	u32 ss_backlog;
-	u32 ss_accept_len;
-	u32 ss_pending_len;		/* on ss_pending, or being set up */
 	u8 ss_queued;			/* which listener list (its ss_lock) */
+	/* A listener's own. */
+	struct smbd_listen_q ss_lq;
 
+	/* Memory registration and RDMA read/write. */
 	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
 	u32 ss_nr_reg;
 	struct list_head ss_reg_free;
@@ -587,7 +644,6 @@ struct smbd_sock {
 	struct list_head ss_op_orphans;	/* ops of threads gone, still posted */
 	u32 ss_rw_avail;		/* rdma_rw contexts free */
 	u32 ss_rw_ctxs;
-	u32 ss_port_num;
 
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
@@ -607,7 +663,7 @@ static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
 				 void (*done)(struct ib_cq *cq, struct ib_wc *wc))
 {
 	c->cqe.done = done;
-	c->id = atomic_inc_return(&sk->ss_cqe_ids);
+	c->id = atomic_inc_return(&sk->ss_ep.cqe_ids);
 	c->kind = kind;
 }
 
@@ -671,7 +727,7 @@ void smbd_qp_close(struct smbd_sock *sk);
 static inline const struct smbd_fake_qp *smbd_fake(const struct smbd_sock *sk)
 {
 #if IS_ENABLED(CONFIG_KUNIT)
-	return sk->ss_fake;
+	return sk->ss_ep.fake;
 #else
 	return NULL;
 #endif
@@ -684,7 +740,7 @@ static inline int smbd_qp_post(struct smbd_sock *sk,
 {
 	if (unlikely(smbd_fake(sk)))
 		return smbd_fake(sk)->post_send(sk, first, bad);
-	return ib_post_send(sk->ss_qp, first, bad);
+	return ib_post_send(sk->ss_ep.qp, first, bad);
 }
 
 /* Its receive queue. */
@@ -694,7 +750,7 @@ static inline int smbd_qp_post_recv(struct smbd_sock *sk,
 {
 	if (unlikely(smbd_fake(sk)))
 		return smbd_fake(sk)->post_recv(sk, first, bad);
-	return ib_post_recv(sk->ss_qp, first, bad);
+	return ib_post_recv(sk->ss_ep.qp, first, bad);
 }
 
 /* Every completion of the queue pair has run (ib_drain_qp()). */
@@ -703,7 +759,7 @@ static inline void smbd_qp_drain(struct smbd_sock *sk)
 	if (smbd_fake(sk))
 		smbd_fake(sk)->drain(sk);
 	else
-		ib_drain_qp(sk->ss_qp);
+		ib_drain_qp(sk->ss_ep.qp);
 }
 
 /* Tell the peer (rdma_disconnect() on @id, if there is one). */
@@ -796,7 +852,7 @@ static inline u64 smbd_now_ms(void)
 }
 
 /*
- * The bytes a work request gathers: siw sends one of ss_tx_sig_bytes or
+ * The bytes a work request gathers: siw sends one of ss_ep.tx_sig_bytes or
  * more from the pages themselves, so such a request is signalled.
  */
 static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)

@@ -1302,7 +1302,7 @@ static void conn_peer_gone(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t.ret, -ECONNRESET);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(b->ss_err), -ECONNRESET);
 	/* The fence ran: every receive came back flushed. */
-	KUNIT_EXPECT_TRUE(test, lb_done(&b->ss_fence_done));
+	KUNIT_EXPECT_TRUE(test, lb_done(&b->ss_ep.fence_done));
 	KUNIT_EXPECT_EQ(test, lb_rx_free(b), b->ss_nr_rx);
 	KUNIT_EXPECT_GT(test, READ_ONCE(lp->b.flushed), 0);
 	KUNIT_EXPECT_EQ(test, lp->a.leftover, 0);
@@ -1395,7 +1395,7 @@ static void conn_release_after_error(struct kunit *test)
 	lb_connect(test, NULL, NULL);
 	lp = test->priv;
 	smbd_sock_error(lp->a.sk, -EIO);
-	KUNIT_EXPECT_TRUE(test, lb_done(&lp->a.sk->ss_fence_done));
+	KUNIT_EXPECT_TRUE(test, lb_done(&lp->a.sk->ss_ep.fence_done));
 	KUNIT_EXPECT_EQ(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
 			SMBD_DISCONNECTING);
 	lb_release(&lp->b);

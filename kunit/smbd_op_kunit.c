@@ -46,7 +46,7 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			break;
 		}
 		opk.taken++;
-		if (wr->wr_cqe == &sk->ss_fence_cqe.cqe)
+		if (wr->wr_cqe == &sk->ss_ep.fence_cqe.cqe)
 			opk.marker = true;
 		else
 			opk.op_wrs++;
@@ -105,8 +105,8 @@ static struct opk_ctx *opk_setup(struct kunit *test, int accept)
 	smbd_params_init(&params, false);
 	c->sk = smbd_sock_alloc(&init_net, &params, false);
 	KUNIT_ASSERT_NOT_NULL(test, c->sk);
-	c->sk->ss_fake = &opk_qp;
-	c->sk->ss_qp = &opk_ib_qp;
+	c->sk->ss_ep.fake = &opk_qp;
+	c->sk->ss_ep.qp = &opk_ib_qp;
 	spin_lock_bh(&c->sk->ss_lock);
 	c->sk->ss_state = SMBD_CONNECTED;
 	spin_unlock_bh(&c->sk->ss_lock);
@@ -128,11 +128,11 @@ static void opk_exit(struct kunit *test)
 	opk_release_waiter(c, OPK_MAX_WRS);
 	if (c->op && !c->ended)
 		smbd_op_end(c->sk, c->op);
-	mutex_lock(&c->sk->ss_teardown_mutex);
+	mutex_lock(&c->sk->ss_ep.teardown_mutex);
 	smbd_ops_free_orphans(c->sk);
-	mutex_unlock(&c->sk->ss_teardown_mutex);
+	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	flush_work(&c->sk->ss_disconnect_work);
-	c->sk->ss_qp = NULL;
+	c->sk->ss_ep.qp = NULL;
 	smbd_sock_free(c->sk);
 	c->sk = NULL;
 }
@@ -240,7 +240,7 @@ static void opk_release_waiter(struct opk_ctx *c, u32 nwr)
 	for (i = 0; i < nwr; i++)
 		if (c->wr[i].send_flags & IB_SEND_SIGNALED)
 			opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
-	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	wait_for_completion(&c->waited);
 	c->reaped = true;
 }
@@ -270,7 +270,7 @@ static void smbd_op_partial_post_fences(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(opk.errored));
 	/* The marker: everything before it is done. */
 	if (!c->reaped) {
-		opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+		opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 		KUNIT_EXPECT_TRUE(test, opk_waited(c, 5 * HZ));
 	}
 	opk_release_waiter(c, 0);
@@ -294,11 +294,11 @@ static void smbd_op_no_post_after_close(struct kunit *test)
 	/* The connection ends, and the teardown closes the gate... */
 	smbd_sock_error(c->sk, -ECONNRESET);
 	flush_work(&c->sk->ss_disconnect_work);
-	mutex_lock(&c->sk->ss_teardown_mutex);
+	mutex_lock(&c->sk->ss_ep.teardown_mutex);
 	smbd_qp_close(c->sk);
-	mutex_unlock(&c->sk->ss_teardown_mutex);
+	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	/* ... and its drain stands in for the fence. */
-	complete_all(&c->sk->ss_fence_done);
+	complete_all(&c->sk->ss_ep.fence_done);
 	/* Only now does the thread post. */
 	opk_wait_start(test, c);
 	KUNIT_EXPECT_TRUE(test, opk_waited(c, 5 * HZ));
@@ -327,7 +327,7 @@ static void smbd_op_late_completion_after_give_up(struct kunit *test)
 	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_until_marker());
 	/* The marker comes before the second request's completion. */
-	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	KUNIT_EXPECT_EQ(test, c->ret, -EIO);
 	opk_end(c);
@@ -352,14 +352,14 @@ static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, opk_until_wrs(1));
 	smbd_sock_error(c->sk, -ECONNRESET);
 	KUNIT_ASSERT_TRUE(test, opk_until_marker());
-	opk_complete(c, &c->sk->ss_fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
 	opk_end(c);
 	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
-	mutex_lock(&c->sk->ss_teardown_mutex);
+	mutex_lock(&c->sk->ss_ep.teardown_mutex);
 	smbd_ops_free_orphans(c->sk);
-	mutex_unlock(&c->sk->ss_teardown_mutex);
+	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 }
 
@@ -378,10 +378,10 @@ static void smbd_op_cqe_named(struct kunit *test)
 	op2 = smbd_op_start(c->sk, true, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(op2));
 	KUNIT_EXPECT_EQ(test, c->op->op_cqe.kind, SMBD_WC_OP);
-	KUNIT_EXPECT_EQ(test, c->sk->ss_fence_cqe.kind, SMBD_WC_FENCE);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_ep.fence_cqe.kind, SMBD_WC_FENCE);
 	KUNIT_EXPECT_EQ(test, c->sk->ss_probe_cqe.kind, SMBD_WC_PROBE);
-	KUNIT_EXPECT_GT(test, c->sk->ss_fence_cqe.id, 0);
-	KUNIT_EXPECT_NE(test, c->sk->ss_fence_cqe.id, c->sk->ss_probe_cqe.id);
+	KUNIT_EXPECT_GT(test, c->sk->ss_ep.fence_cqe.id, 0);
+	KUNIT_EXPECT_NE(test, c->sk->ss_ep.fence_cqe.id, c->sk->ss_probe_cqe.id);
 	KUNIT_EXPECT_GT(test, c->op->op_cqe.id, c->sk->ss_probe_cqe.id);
 	KUNIT_EXPECT_EQ(test, op2->op_cqe.id, c->op->op_cqe.id + 1);
 	KUNIT_EXPECT_PTR_EQ(test, c->op->op_cqe.cqe.done, op2->op_cqe.cqe.done);
