@@ -236,55 +236,61 @@ check "log checker self-test (reports, KTAP counts, clean log)" \
 check "build the test modules (W=1, no warnings)" \
 	build_test_modules "$kcache/build"
 
+# vm_run NAME DESCRIPTION TIMEOUT APPEND PLANS INFO MODULE...: one VM
+# (PLANS empty: tests/guest/plan-*.sh) logged to $out/NAME{,-summary}.log,
+# its SMBD-INFO lines matching INFO shown, its summary counted.
+vm_run() {
+	local name=$1 what=$2 tmo=$3 append=$4 plans=$5 info=$6
+	shift 6
+	SMBD_VM_TIMEOUT=$tmo SMBD_VM_APPEND="smbdtest.strict=1 $append" \
+	SMBD_VM_PLANS=$plans SMBD_VM_LABEL=$name \
+		bash tests/vm-test.sh "$out/$name.log" "$@" \
+		3>&1 >"$out/$name-summary.log" 2>&1
+	[ -z "$info" ] || grep -aE "SMBD-INFO: ($info)" "$out/$name.log" | tr -d '\r' || true
+	cat "$out/$name-summary.log"
+	add_counts "$out/$name-summary.log" "$what"
+}
+
+# The main VM: KUnit, devices, parameters, the transport and its fault,
+# churn, hostile and trace plans. The churn and hostile plans take 5-8
+# minutes each in the guest.
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
-	# The churn and hostile plans take 5-8 minutes each in the guest.
-	SMBD_VM_TIMEOUT=${SMBD_VM_TIMEOUT:-2700} \
-	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=900" SMBD_VM_LABEL=vm \
-		bash tests/vm-test.sh \
-		"$out/vm.log" smbd.ko kunit/smbd_kunit.ko $test_modules \
-		3>&1 >"$out/vm-summary.log" 2>&1
-	cat "$out/vm-summary.log"
-	add_counts "$out/vm-summary.log" "VM run"
+	# shellcheck disable=SC2086 # a list of paths
+	vm_run vm "VM run" "${SMBD_VM_TIMEOUT:-2700}" \
+		"smbdtest.plan_timeout=900" "" "" \
+		smbd.ko kunit/smbd_kunit.ko $test_modules
 else
 	failed "VM tests (no modules were built)"
 fi
 
-# The bulk transfer boots a VM of its own: 16 connections per provider,
-# 16 MiB each, half of them each way (the 16 x 64 MiB soak is its own
-# command, tests/soak.sh: about 20 minutes). SMBD_BULK=CONNSxSIZE changes
-# it. Without kmemleak: its global lock and backtrace on every allocation
-# halve the packet rate, and the same code paths run under kmemleak in
-# the other VMs. KASAN and lockdep stay on.
+# The bulk transfer: 16 connections per provider, 16 MiB each, half of
+# them each way (the 16 x 64 MiB soak is its own command, tests/soak.sh:
+# about 20 minutes). SMBD_BULK=CONNSxSIZE changes it. Without kmemleak:
+# its global lock and backtrace on every allocation halve the packet
+# rate, and the same code paths run under kmemleak in the other VMs.
+# KASAN and lockdep stay on.
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
-	SMBD_VM_TIMEOUT=${SMBD_BULK_TIMEOUT:-4800} \
-	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
-	SMBD_VM_PLANS=tests/guest/bulk/plan-60-bulk.sh SMBD_VM_LABEL=bulk-vm \
-		bash tests/vm-test.sh "$out/vm-bulk.log" smbd.ko \
-		tests/kmod/smbd_test.ko 3>&1 >"$out/vm-bulk-summary.log" 2>&1
-	grep -a 'SMBD-INFO: bulk' "$out/vm-bulk.log" | tr -d '\r' || true
-	cat "$out/vm-bulk-summary.log"
-	add_counts "$out/vm-bulk-summary.log" "bulk VM run"
+	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
+		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+		tests/guest/bulk/plan-60-bulk.sh "bulk" \
+		smbd.ko tests/kmod/smbd_test.ko
 fi
 
-# The SMB pairings boot a VM of their own: cifs and ksmbd, each stock or
-# on smbd (adapters/), over rxe and siw (tests/guest/smb); then the demo's
-# own plan (scripts/demo.sh), last as it installs our modules in updates/.
+# The SMB pairings: cifs and ksmbd, each stock or on smbd (adapters/),
+# over rxe and siw (tests/guest/smb); then the demo's own plan
+# (scripts/demo.sh), last as it installs our modules in updates/. With
+# the hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
+# SMB2 client that reaches ksmbd on smbd the Windows way and the bare SMB
+# Direct connects that check its ports (plan-76).
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
-# The hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
-# SMB2 client that reaches ksmbd on smbd the Windows way and the bare
-# SMB Direct connects that check its ports (plan-76).
 smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
-	SMBD_VM_TIMEOUT=${SMBD_SMB_TIMEOUT:-3600} \
-	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.plan_timeout=1200" \
-	SMBD_VM_PLANS="$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
-	SMBD_VM_LABEL=smb-vm \
-		bash tests/vm-test.sh "$out/vm-smb.log" smbd.ko $smb_modules $smb_extra \
-		3>&1 >"$out/vm-smb-summary.log" 2>&1
-	grep -aE 'SMBD-INFO: (smb|hostile-mount|removal|multichannel|windows)' "$out/vm-smb.log" | tr -d '\r' || true
-	cat "$out/vm-smb-summary.log"
-	add_counts "$out/vm-smb-summary.log" "SMB VM run"
+	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
+		"smbdtest.plan_timeout=1200" \
+		"$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
+		"smb|hostile-mount|removal|multichannel|windows" \
+		smbd.ko $smb_modules $smb_extra
 else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
 fi
@@ -312,16 +318,11 @@ for skdir in "${stock_dirs[@]}"; do
 		failed "Debian's stock kernel $rel VM: the package installed no smbd, cifs and ksmbd for it"
 		continue
 	fi
-	SMBD_VM_UPDATES=$updates \
-	SMBD_VM_KERNEL=$skdir SMBD_VM_TIMEOUT=1500 \
-	SMBD_VM_APPEND="smbdtest.strict=1 smbdtest.stock=1 smbdtest.plan_timeout=1200" \
-	SMBD_VM_PLANS=tests/guest/stock/plan-80-stock.sh SMBD_VM_LABEL=stock-vm-$rel \
-		bash tests/vm-test.sh "$out/vm-stock-$rel.log" "$plain/smbd.ko" \
-		"$plain/cifs.ko" "$plain/ksmbd.ko" \
-		3>&1 >"$out/vm-stock-$rel-summary.log" 2>&1
-	grep -a 'SMBD-INFO: stock' "$out/vm-stock-$rel.log" | tr -d '\r' || true
-	cat "$out/vm-stock-$rel-summary.log"
-	add_counts "$out/vm-stock-$rel-summary.log" "stock-kernel $rel VM run"
+	SMBD_VM_UPDATES=$updates SMBD_VM_KERNEL=$skdir \
+		vm_run "vm-stock-$rel" "stock-kernel $rel VM run" 1500 \
+		"smbdtest.stock=1 smbdtest.plan_timeout=1200" \
+		tests/guest/stock/plan-80-stock.sh "stock" \
+		"$plain/smbd.ko" "$plain/cifs.ko" "$plain/ksmbd.ko"
 done
 
 if [ -x tests/mutants.sh ]; then
