@@ -84,6 +84,7 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
 	smbd_sock_wake(sk);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_set_state);
 
 /**
  * smbd_sock_error() - end a connection because of an error
@@ -277,6 +278,7 @@ const char *smbd_state_name(enum smbd_state state)
 	return state < ARRAY_SIZE(smbd_state_names) && smbd_state_names[state] ?
 	       smbd_state_names[state] : "?";
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_state_name);
 
 /**
  * smbd_sock_wake() - wake every waiter of every kind

@@ -183,10 +183,12 @@ static void smbd_qp_event_work(struct work_struct *work)
 /*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
- * Returns the gather entries a send request may have, or -ENOMEM when
- * the device's queues are too small.
+ * @mrs: room for an MR pool (not for a KUnit suite's fake). Returns the
+ * gather entries a send request may have, or -ENOMEM when the device's
+ * queues are too small.
  */
-static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
+static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
+			bool mrs)
 {
 	u32 room, qp_sge, rw_wrs, extra;
 
@@ -211,7 +213,9 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd)
 	 * [MS-SMBD] 3.1.4.3); a responder moves data with rdma_rw and gets
 	 * a pool only when its consumer asks for one.
 	 */
-	if (sk->ss_params.mr_count)
+	if (!mrs)
+		sk->ss_nr_reg = 0;
+	else if (sk->ss_params.mr_count)
 		sk->ss_nr_reg = sk->ss_params.mr_count;
 	else if (sk->ss_responder)
 		sk->ss_nr_reg = 0;
@@ -249,7 +253,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_ep.ibdev = ibdev;
 	strscpy(sk->ss_ep.devname, dev_name(&ibdev->dev), sizeof(sk->ss_ep.devname));
 	sk->ss_ep.port_num = id->port_num;
-	qp_sge = smbd_ep_size(sk, &sd);
+	qp_sge = smbd_ep_size(sk, &sd, true);
 	if (qp_sge < 0)
 		return qp_sge;
 
@@ -565,11 +569,10 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 	sk->ss_ep.fake = ep->ops;
 	sk->ss_ep.ibdev = ep->ibdev;
 	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
-	qp_sge = smbd_ep_size(sk, &ep->sd);
+	qp_sge = smbd_ep_size(sk, &ep->sd, false);
 	ret = min(qp_sge, 0);
 	if (ret)
 		goto out;
-	sk->ss_nr_reg = 0;
 	sk->ss_ep.pd = ep->pd;
 	sk->ss_ep.send_cq = ep->send_cq;
 	sk->ss_ep.recv_cq = ep->recv_cq;

@@ -27,8 +27,6 @@
 #include "smbd_internal.h"
 #include "smbd_trace.h"
 
-#define SMBD_SEND_BATCH	16
-
 /*
  * Payload of at most this many bytes per segment is copied even by a
  * blocking send: cheaper than mapping it and waiting for the device.

@@ -837,6 +837,9 @@ void smbd_rx_part_free(struct smbd_sock *sk);
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* smbd_send.c: sends, empty messages, the negotiation probe */
+/* Send requests posted per chain; only the last is signalled (not on siw). */
+#define SMBD_SEND_BATCH	16
+
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 bool smbd_send_empty(struct smbd_sock *sk);
 void smbd_write_space(struct smbd_sock *sk);

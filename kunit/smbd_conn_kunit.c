@@ -70,10 +70,12 @@ struct lb_end {
 	u32 rq_head;
 	u32 rq_len;
 	bool errored;
-	int fail_send;			/* refuse the send request this many on */
+	int fail_send;			/* refuse the data send this many on */
 	int fail_recv;			/* the same for receives; -1: never */
 	u32 sends;			/* send requests taken */
 	u32 signalled;			/* of them, signalled */
+	u32 data_sends;			/* of them, Data Transfer with payload */
+	u32 data_signalled;		/* of those, signalled */
 	u32 rnr;			/* sends that found no receive posted */
 	u32 flushed;			/* completions flushed */
 	u32 leftover;			/* posted or queued at destroy */
@@ -224,6 +226,19 @@ static enum ib_wc_opcode lb_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
+/* A send of a Data Transfer message with a payload (more than a header). */
+static bool lb_is_data(const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_INV)
+		return false;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len > sizeof(struct smbd_data_hdr_pdu);
+}
+
 static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			const struct ib_send_wr **bad)
 {
@@ -242,7 +257,8 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			.qp = &e->qp,
 		};
 
-		if (!e->fail_send--) {
+		/* The case's refusal counts the sends of message data only. */
+		if (lb_is_data(wr) && !e->fail_send--) {
 			if (bad)
 				*bad = wr;
 			ret = -ENOMEM;
@@ -251,6 +267,11 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 		e->sends++;
 		if (wr->send_flags & IB_SEND_SIGNALED)
 			e->signalled++;
+		if (lb_is_data(wr)) {
+			e->data_sends++;
+			if (wr->send_flags & IB_SEND_SIGNALED)
+				e->data_signalled++;
+		}
 		if (e->errored) {
 			wc.status = IB_WC_WR_FLUSH_ERR;
 			lb_queue(lp, e, false, &wc, false);
@@ -271,7 +292,12 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 	if (e && e->fail_send < -1)
 		e->fail_send = -1;
 	spin_unlock_irqrestore(&lp->lock, flags);
-	return e ? ret : -ENOTCONN;
+	if (WARN_ON(!e)) {
+		if (bad)
+			*bad = first;
+		return -ENOTCONN;
+	}
+	return ret;
 }
 
 static int lb_post_recv(struct smbd_sock *sk, const struct ib_recv_wr *first,
@@ -286,8 +312,9 @@ static int lb_post_recv(struct smbd_sock *sk, const struct ib_recv_wr *first,
 	spin_lock_irqsave(&lp->lock, flags);
 	e = lb_end_of(lp, sk);
 	for (wr = first; e && wr; wr = wr->next) {
-		if (!e->fail_recv-- || e->rq_len == LB_RQ ||
-		    wr->num_sge != 1) {
+		/* As a provider: no more than the depth the QP was made with. */
+		if (!e->fail_recv-- || e->rq_len >= sk->ss_ep.rq_depth ||
+		    e->rq_len == LB_RQ || wr->num_sge != 1) {
 			*bad = wr;
 			ret = -ENOMEM;
 			break;
@@ -304,7 +331,11 @@ static int lb_post_recv(struct smbd_sock *sk, const struct ib_recv_wr *first,
 	if (e && e->fail_recv < -1)
 		e->fail_recv = -1;
 	spin_unlock_irqrestore(&lp->lock, flags);
-	return e ? ret : -ENOTCONN;
+	if (WARN_ON(!e)) {
+		*bad = first;
+		return -ENOTCONN;
+	}
+	return ret;
 }
 
 static void lb_to_error(struct smbd_sock *sk)
@@ -319,13 +350,17 @@ static void lb_to_error(struct smbd_sock *sk)
 	spin_unlock_bh(&lp->lock);
 }
 
-/* The next completion by the pair's order; each queue stays in order. */
+/*
+ * The next completion by the pair's order: the head of one of the four
+ * queues (each stays in order), ranked by its kind first when the order
+ * puts receives or sends first, then by when it was posted.
+ */
 static struct lb_wc *lb_next(struct lb_pair *lp)
 {
 	struct list_head *q[] = { &lp->a.recv_q, &lp->b.recv_q,
 				  &lp->a.send_q, &lp->b.send_q };
 	struct lb_wc *best = NULL, *c;
-	int i;
+	int i, rank, best_rank = 0;
 
 	for (i = 0; i < ARRAY_SIZE(q); i++) {
 		bool recv = i < 2;
@@ -333,14 +368,13 @@ static struct lb_wc *lb_next(struct lb_pair *lp)
 		if (list_empty(q[i]))
 			continue;
 		c = list_first_entry(q[i], struct lb_wc, node);
-		if (best && lp->order == LB_RECV_FIRST && !recv)
-			continue;
-		if (best && lp->order == LB_SEND_FIRST && recv) {
+		rank = (lp->order == LB_RECV_FIRST && !recv) ||
+		       (lp->order == LB_SEND_FIRST && recv);
+		if (!best || rank < best_rank ||
+		    (rank == best_rank && c->seq < best->seq)) {
 			best = c;
-			continue;
+			best_rank = rank;
 		}
-		if (!best || c->seq < best->seq)
-			best = c;
 	}
 	return best;
 }
@@ -491,7 +525,7 @@ static const struct smbd_fake_qp lb_ops = {
 
 /* Limits like rxe's, which smbd sizes its queues from. */
 static const struct smbd_device lb_sd = {
-	.sd_max_qp_wr = 1024,
+	.sd_max_qp_wr = LB_RQ,
 	.sd_max_send_sge = 8,
 	.sd_max_recv_sge = 1,
 	.sd_max_cqe = 4096,
@@ -618,6 +652,23 @@ static enum smbd_state lb_wait_state(struct smbd_sock *sk,
 	return lb_state(sk);
 }
 
+/* Poll @cond for up to LB_WAIT_MS. */
+#define lb_until(cond) ({						\
+	unsigned long __end = jiffies + msecs_to_jiffies(LB_WAIT_MS);	\
+	bool __ok;							\
+	while (!(__ok = (cond)) && time_before(jiffies, __end))		\
+		usleep_range(1000, 2000);				\
+	__ok;								\
+})
+
+static u32 lb_send_credits(struct smbd_sock *sk)
+{
+	struct smbd_sock_info info;
+
+	smbd_sock_query(sk, &info);
+	return info.send_credits;
+}
+
 /* Both ends sockets, negotiated with these parameters. */
 static void lb_connect(struct kunit *test, const struct smbd_params *pa,
 		       const struct smbd_params *pb)
@@ -631,6 +682,13 @@ static void lb_connect(struct kunit *test, const struct smbd_params *pa,
 			SMBD_CONNECTED);
 	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->b.sk, SMBD_CONNECTED),
 			SMBD_CONNECTED);
+	/*
+	 * The initiator's grant work sends its first grant at once: let it
+	 * land, so the case starts from a quiet pair.
+	 */
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_send_credits(lp->b.sk) > 0));
+	flush_work(&lp->a.sk->ss_grant_work);
+	flush_work(&lp->work);
 }
 
 static void lb_fill(u8 *buf, u32 len, u32 seed)
@@ -703,6 +761,19 @@ static bool lb_reader_done(struct lb_thread *t)
 }
 
 /*
+ * Whether the reader returned in time; if not, shut its socket down and
+ * wait for it, so that it never outlives the case's stack.
+ */
+static bool lb_reader_finish(struct lb_thread *t)
+{
+	if (lb_reader_done(t))
+		return true;
+	smbd_sock_shutdown(t->sk);
+	wait_for_completion(&t->done);
+	return false;
+}
+
+/*
  * A non-blocking send, retried while it returns -EAGAIN for up to @ms:
  * a credit still to come, or the send mutex held a moment by the grant
  * work's empty message (a non-blocking sender never waits for it).
@@ -745,12 +816,8 @@ static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
 	lb_run_reader(test, &t, to, rx, len + 1);
 	KUNIT_EXPECT_EQ_MSG(test, lb_send(from, tx, len, 0), (ssize_t)len,
 			    "send of %u bytes", len);
-	if (!lb_reader_done(&t)) {
-		/* Unblock it before its buffer goes. */
-		smbd_sock_shutdown(to);
-		wait_for_completion(&t.done);
+	if (!lb_reader_finish(&t))
 		KUNIT_FAIL(test, "receive of %u bytes never returned", len);
-	}
 	KUNIT_ASSERT_EQ_MSG(test, t.ret, (ssize_t)len, "receive of %u bytes",
 			    len);
 	KUNIT_EXPECT_EQ(test, t.info.msg_len, len);
@@ -1240,11 +1307,8 @@ static void lb_post_fail(struct kunit *test, int at)
 			SMBD_DISCONNECTING);
 	/* The peer hears the disconnect; no message came whole. */
 	lb_run_reader(test, &t, lp->b.sk, rx, sizeof(rx));
-	if (!lb_reader_done(&t)) {
-		smbd_sock_shutdown(lp->b.sk);
-		wait_for_completion(&t.done);
+	if (!lb_reader_finish(&t))
 		KUNIT_FAIL(test, "the peer's reader was never woken");
-	}
 	KUNIT_EXPECT_LT(test, t.ret, 0);
 	KUNIT_EXPECT_GE(test, lb_state(lp->b.sk), SMBD_DISCONNECTING);
 }
@@ -1298,7 +1362,7 @@ static void conn_peer_gone(struct kunit *test)
 	b = lp->b.sk;
 	lb_start_reader(test, &t, b);
 	lb_release(&lp->a);
-	KUNIT_EXPECT_TRUE(test, lb_reader_done(&t));
+	KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
 	KUNIT_EXPECT_EQ(test, t.ret, -ECONNRESET);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(b->ss_err), -ECONNRESET);
 	/* The fence ran: every receive came back flushed. */
@@ -1318,7 +1382,7 @@ static void conn_shutdown_wakes(struct kunit *test)
 	lp = test->priv;
 	lb_start_reader(test, &t, lp->b.sk);
 	smbd_sock_shutdown(lp->b.sk);
-	KUNIT_EXPECT_TRUE(test, lb_reader_done(&t));
+	KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
 	KUNIT_EXPECT_EQ(test, t.ret, -ESHUTDOWN);
 	/* And the peer hears of it. */
 	KUNIT_EXPECT_GE(test, lb_wait_state(lp->a.sk, SMBD_DISCONNECTING),
@@ -1516,11 +1580,102 @@ static void conn_pingpong(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
 	KUNIT_EXPECT_EQ(test, lb_state(lp->b.sk), SMBD_CONNECTED);
-	/* Sends are batched: far fewer signalled than sent. */
-	KUNIT_EXPECT_LE(test, lp->a.signalled, lp->a.sends);
+}
+
+/*
+ * The life cycle (Documentation/smbd.rst, "States"): every transition
+ * smbd_set_state() allows, and every one it refuses, in both roles.
+ * Nothing leaves CLOSED or goes back to CREATED or CONNECTED, so a late
+ * completion or event never revives a connection being torn down.
+ */
+static void conn_state_transitions(struct kunit *test)
+{
+	/* allowed[from] is the set of states reachable from it. */
+	static const u32 allowed[] = {
+		[SMBD_CREATED] = BIT(SMBD_CONNECTING) | BIT(SMBD_LISTENING) |
+				 BIT(SMBD_NEGOTIATING) | BIT(SMBD_CLOSED),
+		[SMBD_CONNECTING] = BIT(SMBD_NEGOTIATING) |
+				    BIT(SMBD_DISCONNECTING) | BIT(SMBD_CLOSED),
+		[SMBD_LISTENING] = BIT(SMBD_CLOSED),
+		[SMBD_NEGOTIATING] = BIT(SMBD_REFUSING) | BIT(SMBD_CONNECTED) |
+				     BIT(SMBD_DISCONNECTING) | BIT(SMBD_CLOSED),
+		[SMBD_REFUSING] = BIT(SMBD_DISCONNECTING) | BIT(SMBD_CLOSED),
+		[SMBD_CONNECTED] = BIT(SMBD_DISCONNECTING) | BIT(SMBD_CLOSED),
+		[SMBD_DISCONNECTING] = BIT(SMBD_CLOSED),
+		[SMBD_CLOSED] = 0,
+	};
+	struct smbd_params p;
+	int role, from, to;
+
+	for (role = 0; role < 2; role++) {
+		struct smbd_sock *sk;
+
+		smbd_params_init(&p, role);
+		sk = smbd_sock_alloc(&init_net, &p, role);
+		KUNIT_ASSERT_NOT_NULL(test, sk);
+		for (from = SMBD_CREATED; from <= SMBD_CLOSED; from++) {
+			for (to = SMBD_CREATED; to <= SMBD_CLOSED; to++) {
+				bool want = allowed[from] & BIT(to);
+				bool got;
+
+				/* Only a responder refuses a negotiation. */
+				if (to == SMBD_REFUSING && !role)
+					want = false;
+				enum smbd_state now;
+
+				spin_lock_bh(&sk->ss_lock);
+				sk->ss_state = from;
+				got = smbd_set_state(sk, to);
+				now = sk->ss_state;
+				spin_unlock_bh(&sk->ss_lock);
+				KUNIT_EXPECT_EQ_MSG(test, got, want,
+						    "%s: %s to %s",
+						    role ? "responder" : "initiator",
+						    smbd_state_name(from),
+						    smbd_state_name(to));
+				KUNIT_EXPECT_EQ(test, now, got ? to : from);
+			}
+		}
+		smbd_sock_free(sk);
+	}
+}
+
+/*
+ * Sends go out in chains of SMBD_SEND_BATCH with only the last signalled
+ * (a device that copies signalled sends only, siw, aside): one message of
+ * 3 chains and a part, one signalled completion per chain.
+ */
+static void conn_batching(struct kunit *test)
+{
+	u32 nsegs = 3 * SMBD_SEND_BATCH + 5, sends, sig;
+	struct smbd_params pa, pb;
+	struct lb_pair *lp;
+
+	/* Credits and buffers for the whole message, whatever the defaults. */
+	smbd_params_init(&pa, false);
+	smbd_params_init(&pb, true);
+	pa.send_credit_target = 128;
+	pa.recv_credit_max = 128;
+	pb.send_credit_target = 128;
+	pb.recv_credit_max = 128;
+	lb_connect(test, &pa, &pb);
+	lp = test->priv;
+	spin_lock_bh(&lp->lock);
+	sends = lp->a.data_sends;
+	sig = lp->a.data_signalled;
+	spin_unlock_bh(&lp->lock);
+	lb_roundtrip(test, lp->a.sk, lp->b.sk, nsegs * lb_payload(lp->a.sk), 7);
+	spin_lock_bh(&lp->lock);
+	sends = lp->a.data_sends - sends;
+	sig = lp->a.data_signalled - sig;
+	spin_unlock_bh(&lp->lock);
+	KUNIT_EXPECT_EQ(test, sends, nsegs);
+	KUNIT_EXPECT_EQ(test, sig, DIV_ROUND_UP(nsegs, SMBD_SEND_BATCH));
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
 }
 
 static struct kunit_case smbd_conn_cases[] = {
+	KUNIT_CASE(conn_state_transitions),
 	KUNIT_CASE(conn_negotiate),
 	KUNIT_CASE(conn_sizes_fifo),
 	KUNIT_CASE(conn_sizes_recv_first),
@@ -1528,6 +1683,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_pingpong),
+	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
 	KUNIT_CASE(conn_neg_no_credits),
