@@ -749,7 +749,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	return 0;
 fail:
 	if (sk->ss_ep.qp)
-		ib_drain_qp(sk->ss_ep.qp);
+		smbd_qp_drain(sk);
 	smbd_qp_destroy(sk, id);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
 	smbd_mr_release(sk);
