@@ -652,14 +652,16 @@ static enum smbd_state lb_wait_state(struct smbd_sock *sk,
 	return lb_state(sk);
 }
 
-/* Poll @cond for up to LB_WAIT_MS. */
-#define lb_until(cond) ({						\
-	unsigned long __end = jiffies + msecs_to_jiffies(LB_WAIT_MS);	\
+/* Poll @cond for up to @ms milliseconds; its last value. */
+#define lb_until_ms(cond, ms) ({					\
+	unsigned long __end = jiffies + msecs_to_jiffies(ms);		\
 	bool __ok;							\
 	while (!(__ok = (cond)) && time_before(jiffies, __end))		\
 		usleep_range(1000, 2000);				\
 	__ok;								\
 })
+
+#define lb_until(cond) lb_until_ms(cond, LB_WAIT_MS)
 
 static u32 lb_send_credits(struct smbd_sock *sk)
 {
@@ -781,16 +783,10 @@ static bool lb_reader_finish(struct lb_thread *t)
 static ssize_t lb_send_within(struct smbd_sock *sk, void *buf, size_t len,
 			      unsigned int ms)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
 	ssize_t ret;
 
-	do {
-		ret = lb_send(sk, buf, len, SMBD_SEND_NONBLOCK |
-			      SMBD_SEND_COPY);
-		if (ret != -EAGAIN)
-			break;
-		usleep_range(1000, 2000);
-	} while (time_before(jiffies, end));
+	lb_until_ms((ret = lb_send(sk, buf, len, SMBD_SEND_NONBLOCK |
+				   SMBD_SEND_COPY)) != -EAGAIN, ms);
 	return ret;
 }
 
