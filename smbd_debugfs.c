@@ -161,17 +161,19 @@ static int smbd_conn_credits_show(struct seq_file *m, void *v)
 {
 	struct smbd_sock *sk = m->private;
 	struct smbd_credits c;
-	u32 tx_free, waiters;
+	u32 tx_free, copy_free, nr_copy, waiters;
 
 	spin_lock_bh(&sk->ss_lock);
 	c = sk->ss_cred;
 	tx_free = sk->ss_tx_free_count;
+	copy_free = sk->ss_copy_free_count;
+	nr_copy = sk->ss_nr_copy;
 	waiters = sk->ss_send_waiters;
 	spin_unlock_bh(&sk->ss_lock);
-	seq_printf(m, "send_credits %u\nsend_credit_target %u\nreceive_credit_max %u\nreceive_credit_target %u\nreceives_posted %u\npeer_holds %u\nsend_buffers_free %u\nsenders_waiting %u\n",
+	seq_printf(m, "send_credits %u\nsend_credit_target %u\nreceive_credit_max %u\nreceive_credit_target %u\nreceives_posted %u\npeer_holds %u\nsend_buffers_free %u\ncopy_buffers %u\ncopy_buffers_free %u\nsenders_waiting %u\n",
 		   c.send_credits, c.send_credit_target, c.recv_credit_max,
 		   c.recv_credit_target, c.recv_posted, c.recv_granted,
-		   tx_free, waiters);
+		   tx_free, nr_copy, copy_free, waiters);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_credits);
@@ -189,8 +191,8 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	seq_printf(m, "msgs_sent %llu\nmsgs_recv %llu\nsegs_sent %llu\nsegs_recv %llu\nbytes_sent %llu\nbytes_zero_copy %llu\nbytes_recv %llu\n",
 		   st.msgs_sent, st.msgs_recv, st.segs_sent, st.segs_recv,
 		   st.bytes_sent, st.bytes_zcopy, st.bytes_recv);
-	seq_printf(m, "empty_sent %llu\nempty_recv %llu\nreassembled %llu\n",
-		   c.empty_sent, c.empty_recv, c.reassembled);
+	seq_printf(m, "empty_sent %llu\nempty_recv %llu\nreassembled %llu\ncopy_waits %llu\n",
+		   c.empty_sent, c.empty_recv, c.reassembled, c.copy_waits);
 	seq_printf(m, "grants_sent %llu\ncredit_stalls %llu\nkeepalives_sent %llu\nkeepalives_answered %llu\n",
 		   st.grants_sent, st.credit_waits, st.keepalives_sent,
 		   st.keepalives_answered);

@@ -98,6 +98,7 @@ static struct smbd_uint_param smbd_def_neg_initiator = {
 	SMBD_INITIATOR_NEG_TIMEOUT_MS / 1000, 1, 600 };
 static struct smbd_uint_param smbd_def_neg_responder = {
 	SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000, 1, 600 };
+static struct smbd_uint_param smbd_def_copy_buffers = { 0, 0, U16_MAX };
 
 module_param_cb(send_credit_target, &smbd_uint_param_ops,
 		&smbd_def_send_credits, 0644);
@@ -131,6 +132,10 @@ module_param_cb(responder_negotiate_timeout, &smbd_uint_param_ops,
 		&smbd_def_neg_responder, 0644);
 MODULE_PARM_DESC(responder_negotiate_timeout,
 		 "Responder's Negotiation Timer ([MS-SMBD] 3.1.7.2) in seconds, 1 to 600 (default 5)");
+module_param_cb(copy_buffers, &smbd_uint_param_ops,
+		&smbd_def_copy_buffers, 0644);
+MODULE_PARM_DESC(copy_buffers,
+		 "Send buffers of max_send_size bytes a connection keeps for payload it copies, 0 to 65535; 0 is a quarter of send_credit_target (default 0)");
 
 /**
  * smbd_params_init() - fill the local defaults of one role
@@ -158,6 +163,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 				   READ_ONCE(smbd_def_neg_responder.val) :
 				   READ_ONCE(smbd_def_neg_initiator.val)) * 1000;
 	p->mr_count = 0;
+	p->copy_buffers = READ_ONCE(smbd_def_copy_buffers.val);
 	p->ack_timeout = 0;
 	p->dev_class = SMBD_DEV_ANY;
 }

@@ -11,7 +11,8 @@
  * once every segment completed (zero-copy), failing if one did not.
  * Non-blocking sends, SMBD_SEND_COPY sends, sends from user memory and
  * payloads of at most SMBD_COPYBREAK bytes are copied; a send that
- * copied everything by request returns once posted.
+ * copied everything by request returns once posted. Copies go to the
+ * send context's slot, or to a copy buffer it borrows (smbd_xfer.c).
  *
  * Empty messages (credit grants, keep-alives and their answers) go out
  * from the grant and keep-alive works on smbd_wq, or from a reader's
@@ -26,12 +27,6 @@
 
 #include "smbd_internal.h"
 #include "smbd_trace.h"
-
-/*
- * Payload of at most this many bytes per segment is copied even by a
- * blocking send: cheaper than mapping it and waiting for the device.
- */
-#define SMBD_COPYBREAK	256
 
 /*
  * A probe of the peer's queue pair completed. Success: the peer's queue
@@ -82,8 +77,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 						struct smbd_send_ctx, tx_cqe.cqe);
 	struct smbd_sock *sk = tx->tx_sk;
 	const struct smbd_sock_ops *ops;
+	struct smbd_send_ctx *pos, *next;
 	struct smbd_send_wait *w;
-	struct smbd_send_ctx *pos;
 	u32 n = 1, waiters;
 	bool closing, space;
 
@@ -134,9 +129,10 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 		}
 	}
-	list_splice_init(&tx->tx_batch, &sk->ss_tx_free);
-	list_add(&tx->tx_node, &sk->ss_tx_free);
-	sk->ss_tx_free_count += n;
+	list_for_each_entry_safe(pos, next, &tx->tx_batch, tx_node)
+		smbd_tx_put_locked(sk, pos);
+	INIT_LIST_HEAD(&tx->tx_batch);
+	smbd_tx_put_locked(sk, tx);
 	ops = sk->ss_ops;
 	closing = sk->ss_state == SMBD_REFUSING;
 	space = smbd_space_locked(sk);
@@ -185,7 +181,6 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 	struct smbd_send_ctx *tx, *next;
 	LIST_HEAD(orphaned);
 	LIST_HEAD(back);
-	u32 n = 0;
 
 	for (wr = &head->tx_wr; wr != bad; wr = wr->next) {
 		if (wr->send_flags & IB_SEND_SIGNALED)
@@ -206,7 +201,6 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 		smbd_tx_wait_put(tx->tx_wait, err);
 		tx->tx_wait = NULL;
 		list_add_tail(&tx->tx_node, &back);
-		n++;
 	}
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_sock_error(sk, err);
@@ -215,12 +209,11 @@ static void smbd_post_failed(struct smbd_sock *sk, struct smbd_send_ctx *head,
 		list_for_each_entry_safe(tx, next, &orphaned, tx_node) {
 			smbd_tx_unmap(sk, tx);
 			list_move_tail(&tx->tx_node, &back);
-			n++;
 		}
 	}
 	spin_lock_bh(&sk->ss_lock);
-	list_splice(&back, &sk->ss_tx_free);
-	sk->ss_tx_free_count += n;
+	list_for_each_entry_safe(tx, next, &back, tx_node)
+		smbd_tx_put_locked(sk, tx);
 	spin_unlock_bh(&sk->ss_lock);
 }
 
@@ -288,19 +281,20 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 }
 
 /*
- * Take a send context and a Send Credit for the next segment. Returns 0
- * with *@txp and *@grant set, -EAGAIN when the caller must post its
- * batch and wait, or the connection's error.
+ * Take a send context and a Send Credit for the next segment, and a copy
+ * buffer for it if @copy. Returns 0 with *@txp and *@grant set, -EAGAIN
+ * when the caller must post its batch and wait, or the connection's
+ * error.
  */
 static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
-			    u16 *grant)
+			    u16 *grant, bool copy)
 {
 	enum smbd_cred_verdict v;
 
 	lockdep_assert_held(&sk->ss_lock);
 	if (sk->ss_state != SMBD_CONNECTED)
 		return sk->ss_err ?: -ENOTCONN;
-	if (!sk->ss_tx_free_count)
+	if (!sk->ss_tx_free_count || (copy && !sk->ss_copy_free_count))
 		return -EAGAIN;
 	v = smbd_cred_send_begin(&sk->ss_cred, grant);
 	if (v == SMBD_CRED_LAST_CREDIT) {
@@ -314,7 +308,51 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 	list_del(&(*txp)->tx_node);
 	sk->ss_tx_free_count--;
 	(*txp)->tx_seq = ++sk->ss_tx_seq;
+	if (copy)
+		smbd_tx_lend_copy_locked(sk, *txp, 0);
 	return 0;
+}
+
+/*
+ * A segment that mapped what it could has more left to copy than its
+ * slot holds: lend it a copy buffer, waiting for one if none is free.
+ * Only this sender and the sends it posted hold copy buffers, so its own
+ * filled batch goes out first. Returns 0, or why not (the batch's post
+ * failed or the connection is over); @tx is still the caller's.
+ */
+static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+			     struct list_head *batch, u32 *nbatch,
+			     struct smbd_send_wait *w)
+{
+	int ret;
+
+	if (*nbatch) {
+		*nbatch = 0;
+		ret = smbd_post_batch(sk, batch, w);
+		if (ret)
+			return ret;
+	}
+	spin_lock_bh(&sk->ss_lock);
+	while (sk->ss_state == SMBD_CONNECTED && !sk->ss_copy_free_count) {
+		sk->ss_send_waiters++;
+		sk->ss_cnt.copy_waits++;
+		spin_unlock_bh(&sk->ss_lock);
+		/*
+		 * Not interruptible: the segment has its credit and its
+		 * mapped pages, and the copy buffers come back with the
+		 * completions of sends already posted, or at the error.
+		 */
+		wait_event(sk->ss_send_wq,
+			   READ_ONCE(sk->ss_copy_free_count) ||
+			   READ_ONCE(sk->ss_state) != SMBD_CONNECTED);
+		spin_lock_bh(&sk->ss_lock);
+		sk->ss_send_waiters--;
+	}
+	ret = sk->ss_state == SMBD_CONNECTED ? 0 : sk->ss_err ?: -ENOTCONN;
+	if (!ret)
+		smbd_tx_lend_copy_locked(sk, tx, SMBD_DATA_OFFSET);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
 }
 
 /* Could smbd_take_credit() succeed now (or is the connection gone)? */
@@ -345,7 +383,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
-	u32 mapped = 0, seg_mapped;
+	u32 mapped = 0, seg_mapped, hdr_len;
 	struct smbd_send_ctx *tx;
 	LIST_HEAD(batch);
 	u32 nbatch = 0;
@@ -375,10 +413,16 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		struct smbd_data_hdr h;
 		struct smbd_seg seg;
 		u16 grant, flags;
+		bool zcopy, copy;
 
 		smbd_seg_plan_get(&plan, idx, &seg);
+		/* Mapped if it may be, else copied: to a copy buffer if big. */
+		zcopy = w && seg.data_length > SMBD_COPYBREAK;
+		copy = !zcopy &&
+		       seg.data_length > SMBD_TX_SLOT - SMBD_DATA_OFFSET;
 		spin_lock_bh(&sk->ss_lock);
-		while ((ret = smbd_take_credit(sk, &tx, &grant)) == -EAGAIN) {
+		while ((ret = smbd_take_credit(sk, &tx, &grant, copy)) ==
+		       -EAGAIN) {
 			if (nbatch) {
 				spin_unlock_bh(&sk->ss_lock);
 				ret = smbd_post_batch(sk, &batch, w);
@@ -429,19 +473,23 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		h.data_offset = seg.data_offset;
 		h.data_length = seg.data_length;
 		smbd_data_hdr_encode(&h, tx->tx_buf);
-		seg_mapped = 0;
-		if (smbd_tx_fill(sk, tx, parts, nparts, &cur,
-				 smbd_data_hdr_wire_len(&h), seg.data_length,
-				 w && seg.data_length > SMBD_COPYBREAK,
-				 &seg_mapped) != seg.data_length) {
+		hdr_len = smbd_data_hdr_wire_len(&h);
+		seg_mapped = smbd_tx_map(sk, tx, parts, nparts, &cur, hdr_len,
+					 zcopy ? seg.data_length : 0);
+		if (seg.data_length - seg_mapped > smbd_tx_room(sk, tx))
+			ret = smbd_tx_wait_copy(sk, tx, &batch, &nbatch, w);
+		if (!ret && smbd_tx_copy(sk, tx, parts, nparts, &cur,
+					 seg.data_length - seg_mapped) !=
+		    seg.data_length - seg_mapped)
 			/* A fault in a kernel iterator; the credit is spent. */
+			ret = -EFAULT;
+		if (ret) {
 			smbd_tx_unmap(sk, tx);
 			spin_lock_bh(&sk->ss_lock);
-			list_add(&tx->tx_node, &sk->ss_tx_free);
-			sk->ss_tx_free_count++;
+			smbd_tx_put_locked(sk, tx);
 			spin_unlock_bh(&sk->ss_lock);
-			smbd_sock_error(sk, -EFAULT);
-			ret = -EFAULT;
+			if (ret == -EFAULT)
+				smbd_sock_error(sk, -EFAULT);
 			break;
 		}
 		mapped += seg_mapped;
@@ -462,13 +510,14 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 	}
 
 	if (nbatch) {
+		struct smbd_send_ctx *next;
+
 		/* Filled but never posted: return them. */
 		list_for_each_entry(tx, &batch, tx_node)
 			smbd_tx_unmap(sk, tx);
 		spin_lock_bh(&sk->ss_lock);
-		list_for_each_entry(tx, &batch, tx_node)
-			sk->ss_tx_free_count++;
-		list_splice_init(&batch, &sk->ss_tx_free);
+		list_for_each_entry_safe(tx, next, &batch, tx_node)
+			smbd_tx_put_locked(sk, tx);
 		spin_unlock_bh(&sk->ss_lock);
 	}
 	if (!sent && !(ret == 0 && total == 0) && idx == start / plan.max_payload)
@@ -655,7 +704,9 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
  * after it returned shows as the connection's error on later calls.
  *
  * %SMBD_SEND_COPY: as blocking, but the payload is copied into smbd's
- * pre-mapped send buffers and the call returns once the segments are
+ * pre-mapped send buffers (a send context's slot, or for more than 488
+ * bytes one of the connection's copy buffers, which it may wait for, as
+ * for a credit) and the call returns once the segments are
  * posted, not completed, and as a non-blocking send it reports a later
  * failure on later calls. For small messages under the consumer's own
  * lock: one network round trip less per message held under it. On the

@@ -20,11 +20,16 @@
  *   are counted ([MS-SMBD] 3.1.5.9).
  *
  * Copies
- *   smbd_tx_fill() builds the gather list of one segment: the header in
- *   the context's pre-mapped buffer, then the payload's pages mapped for
- *   the device (zero-copy), or copied right after the header when the
- *   sender asked for a copy, the memory is the user's, or the segment
- *   needs more gather entries than the device has.
+ *   smbd_tx_map() and smbd_tx_copy() build the gather list of one
+ *   segment: the header in the context's pre-mapped slot, then the
+ *   payload's pages mapped for the device (zero-copy), or copied right
+ *   after the header when the sender asked for a copy, the memory is the
+ *   user's, or the segment needs more gather entries than the device has.
+ *   A copy larger than the slot goes to a copy buffer the send borrows
+ *   (smbd_tx_lend_copy_locked()) and gives back with its context
+ *   (smbd_tx_put_locked()). Sends are serialised by ss_send_mutex, so
+ *   only the sender and the sends it posted hold copy buffers, and a
+ *   sender that finds none free posts what it filled before it waits.
  */
 
 #include <linux/errno.h>
@@ -33,6 +38,83 @@
 #include <rdma/ib_verbs.h>
 
 #include "smbd_internal.h"
+
+/* The size of each copy buffer: a whole send, the largest we may offer. */
+static u32 smbd_copy_len(const struct smbd_sock *sk)
+{
+	return sk->ss_params.max_send_size;
+}
+
+/* Point @tx at its own slot: where its header goes when it borrows none. */
+static void smbd_tx_use_slot(struct smbd_sock *sk, struct smbd_send_ctx *tx)
+{
+	u32 off = (tx - sk->ss_tx_ctxs) * SMBD_TX_SLOT;
+
+	tx->tx_copy = NULL;
+	tx->tx_buf = sk->ss_tx_slots + off;
+	tx->tx_dma = sk->ss_tx_slots_dma + off;
+	tx->tx_sge[0].addr = tx->tx_dma;
+}
+
+/**
+ * smbd_tx_room() - how much payload a send context can take copied
+ * @sk: the socket
+ * @tx: a send context taken from ss_tx_free
+ *
+ * Context: any.
+ * Return: the bytes after the header in the context's slot, or in the
+ * copy buffer it borrowed.
+ */
+u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx)
+{
+	return (tx->tx_copy ? smbd_copy_len(sk) : SMBD_TX_SLOT) -
+	       SMBD_DATA_OFFSET;
+}
+
+/**
+ * smbd_tx_lend_copy_locked() - give a send a copy buffer
+ * @sk: the socket, with a copy buffer free
+ * @tx: a send context taken from ss_tx_free that has none
+ * @keep: bytes already written to its slot (the header) to move along
+ *
+ * Context: any; caller holds @sk->ss_lock.
+ */
+void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+			      u32 keep)
+{
+	struct smbd_copy_buf *cb;
+
+	lockdep_assert_held(&sk->ss_lock);
+	cb = list_first_entry(&sk->ss_copy_free, struct smbd_copy_buf,
+			      cb_node);
+	list_del(&cb->cb_node);
+	sk->ss_copy_free_count--;
+	if (keep)
+		memcpy(cb->cb_buf, tx->tx_buf, keep);
+	tx->tx_copy = cb;
+	tx->tx_buf = cb->cb_buf;
+	tx->tx_dma = cb->cb_dma;
+	tx->tx_sge[0].addr = cb->cb_dma;
+}
+
+/**
+ * smbd_tx_put_locked() - return a send context, and its copy buffer
+ * @sk: the socket
+ * @tx: a context no longer on the queue pair nor in a sender's hands
+ *
+ * Context: any; caller holds @sk->ss_lock.
+ */
+void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	if (tx->tx_copy) {
+		list_add(&tx->tx_copy->cb_node, &sk->ss_copy_free);
+		sk->ss_copy_free_count++;
+		smbd_tx_use_slot(sk, tx);
+	}
+	list_add(&tx->tx_node, &sk->ss_tx_free);
+	sk->ss_tx_free_count++;
+}
 
 /**
  * smbd_xfer_alloc() - allocate and map the send and receive buffers
@@ -52,17 +134,32 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 {
 	u32 rx_len = max_t(u32, sk->ss_params.max_recv_size,
 			   SMBD_NEGOTIATE_RECV_SIZE);
-	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
-			   sizeof(struct smbd_neg_resp_pdu));
 	int node = ibdev_to_node(sk->ss_ep.ibdev);
 	u32 i, j;
 
+	sk->ss_nr_copy = sk->ss_params.copy_buffers ?: sk->ss_nr_tx / 4;
+	sk->ss_nr_copy = clamp_t(u32, sk->ss_nr_copy, 1, sk->ss_nr_tx);
 	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
 				      GFP_KERNEL, node);
 	sk->ss_tx_ctxs = kcalloc_node(sk->ss_nr_tx, sizeof(*sk->ss_tx_ctxs),
 				      GFP_KERNEL, node);
-	if (!sk->ss_rx_ctxs || !sk->ss_tx_ctxs)
+	sk->ss_copy = kcalloc_node(sk->ss_nr_copy, sizeof(*sk->ss_copy),
+				   GFP_KERNEL, node);
+	/* Zeroed: no stale heap bytes; smbd_data_hdr_encode() pads. */
+	sk->ss_tx_slots = kzalloc_node(array_size(sk->ss_nr_tx, SMBD_TX_SLOT),
+				       GFP_KERNEL, node);
+	if (!sk->ss_rx_ctxs || !sk->ss_tx_ctxs || !sk->ss_copy ||
+	    !sk->ss_tx_slots)
 		goto nomem;
+	sk->ss_tx_slots_dma = ib_dma_map_single(sk->ss_ep.ibdev,
+						sk->ss_tx_slots,
+						sk->ss_nr_tx * SMBD_TX_SLOT,
+						DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(sk->ss_ep.ibdev, sk->ss_tx_slots_dma)) {
+		kfree(sk->ss_tx_slots);
+		sk->ss_tx_slots = NULL;
+		goto nomem;
+	}
 
 	for (i = 0; i < sk->ss_nr_rx; i++) {
 		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
@@ -94,26 +191,31 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		tx->tx_sk = sk;
 		smbd_cqe_init(sk, &tx->tx_cqe, SMBD_WC_SEND, send_done);
 		INIT_LIST_HEAD(&tx->tx_batch);
-		/* Zeroed: no stale heap bytes; smbd_data_hdr_encode() pads. */
-		tx->tx_buf = kzalloc_node(tx_len, GFP_KERNEL, node);
-		if (!tx->tx_buf)
-			goto nomem;
-		tx->tx_dma = ib_dma_map_single(sk->ss_ep.ibdev, tx->tx_buf, tx_len,
-					       DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ep.ibdev, tx->tx_dma)) {
-			kfree(tx->tx_buf);
-			tx->tx_buf = NULL;
-			goto nomem;
-		}
 		for (j = 0; j < SMBD_TX_SGE_MAX; j++)
 			tx->tx_sge[j].lkey = sk->ss_ep.pd->local_dma_lkey;
-		tx->tx_sge[0].addr = tx->tx_dma;
+		smbd_tx_use_slot(sk, tx);
 		tx->tx_wr.wr_cqe = &tx->tx_cqe.cqe;
 		tx->tx_wr.sg_list = tx->tx_sge;
 		tx->tx_wr.num_sge = 1;
 		tx->tx_wr.opcode = IB_WR_SEND;
 		list_add_tail(&tx->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count++;
+	}
+	for (i = 0; i < sk->ss_nr_copy; i++) {
+		struct smbd_copy_buf *cb = &sk->ss_copy[i];
+
+		cb->cb_buf = kmalloc_node(smbd_copy_len(sk), GFP_KERNEL, node);
+		if (!cb->cb_buf)
+			goto nomem;
+		cb->cb_dma = ib_dma_map_single(sk->ss_ep.ibdev, cb->cb_buf,
+					       smbd_copy_len(sk), DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(sk->ss_ep.ibdev, cb->cb_dma)) {
+			kfree(cb->cb_buf);
+			cb->cb_buf = NULL;
+			goto nomem;
+		}
+		list_add_tail(&cb->cb_node, &sk->ss_copy_free);
+		sk->ss_copy_free_count++;
 	}
 	return 0;
 nomem:
@@ -131,8 +233,6 @@ void smbd_xfer_free(struct smbd_sock *sk)
 {
 	u32 rx_len = max_t(u32, sk->ss_params.max_recv_size,
 			   SMBD_NEGOTIATE_RECV_SIZE);
-	u32 tx_len = max_t(u32, sk->ss_params.max_send_size,
-			   sizeof(struct smbd_neg_resp_pdu));
 	u32 i;
 
 	for (i = 0; sk->ss_rx_ctxs && i < sk->ss_nr_rx; i++) {
@@ -144,11 +244,10 @@ void smbd_xfer_free(struct smbd_sock *sk)
 				    DMA_FROM_DEVICE);
 		kfree(rx->rx_buf);
 	}
-	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
+	for (i = 0; sk->ss_tx_ctxs && sk->ss_tx_slots && i < sk->ss_nr_tx;
+	     i++) {
 		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
 
-		if (!tx->tx_buf)
-			continue;
 		/*
 		 * A send whose completion never came: left on the queue
 		 * pair by a failed post, or lost by a provider that flushes
@@ -160,20 +259,36 @@ void smbd_xfer_free(struct smbd_sock *sk)
 		smbd_tx_unmap(sk, tx);
 		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
 		tx->tx_wait = NULL;
-		ib_dma_unmap_single(sk->ss_ep.ibdev, tx->tx_dma, tx_len,
-				    DMA_TO_DEVICE);
-		kfree(tx->tx_buf);
+	}
+	if (sk->ss_tx_slots) {
+		ib_dma_unmap_single(sk->ss_ep.ibdev, sk->ss_tx_slots_dma,
+				    sk->ss_nr_tx * SMBD_TX_SLOT, DMA_TO_DEVICE);
+		kfree(sk->ss_tx_slots);
+	}
+	for (i = 0; sk->ss_copy && i < sk->ss_nr_copy; i++) {
+		struct smbd_copy_buf *cb = &sk->ss_copy[i];
+
+		if (!cb->cb_buf)
+			continue;
+		ib_dma_unmap_single(sk->ss_ep.ibdev, cb->cb_dma,
+				    smbd_copy_len(sk), DMA_TO_DEVICE);
+		kfree(cb->cb_buf);
 	}
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);
+	kfree(sk->ss_copy);
 	/* The head of a message that never completed goes with the buffers. */
 	smbd_rx_part_free(sk);
 	sk->ss_rx_ctxs = NULL;
 	sk->ss_tx_ctxs = NULL;
+	sk->ss_tx_slots = NULL;
+	sk->ss_copy = NULL;
 	INIT_LIST_HEAD(&sk->ss_rx_free);
 	INIT_LIST_HEAD(&sk->ss_rx_ready);
 	INIT_LIST_HEAD(&sk->ss_tx_free);
+	INIT_LIST_HEAD(&sk->ss_copy_free);
 	sk->ss_tx_free_count = 0;
+	sk->ss_copy_free_count = 0;
 }
 
 /**
@@ -181,8 +296,8 @@ void smbd_xfer_free(struct smbd_sock *sk)
  * @sk: the socket
  *
  * Context: any; caller holds @sk->ss_lock.
- * Return: true when connected with a free send context and a Send Credit
- * that smbd_cred_send_begin() would give.
+ * Return: true when connected with a free send context, a free copy
+ * buffer and a Send Credit that smbd_cred_send_begin() would give.
  */
 bool smbd_space_locked(struct smbd_sock *sk)
 {
@@ -190,6 +305,7 @@ bool smbd_space_locked(struct smbd_sock *sk)
 
 	lockdep_assert_held(&sk->ss_lock);
 	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx_free_count &&
+	       sk->ss_copy_free_count &&
 	       smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free));
 }
 
@@ -289,7 +405,7 @@ int smbd_post_recvs(struct smbd_sock *sk, bool send_queued)
  * smbd_send_negotiate_locked() - post one negotiate message
  * @sk: a socket in negotiation
  * @pdu: the message
- * @len: its length (at most a send buffer)
+ * @len: its length, at most a send context's slot (%SMBD_TX_SLOT)
  *
  * Context: any; caller holds @sk->ss_lock.
  * Return: 0, -ENOBUFS with no free send context, or the post's error.
@@ -302,6 +418,10 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	int ret;
 
 	lockdep_assert_held(&sk->ss_lock);
+	BUILD_BUG_ON(sizeof(struct smbd_neg_resp_pdu) > SMBD_TX_SLOT ||
+		     sizeof(struct smbd_neg_req_pdu) > SMBD_TX_SLOT);
+	if (WARN_ON_ONCE(len > SMBD_TX_SLOT))
+		return -EINVAL;
 	tx = list_first_entry_or_null(&sk->ss_tx_free, struct smbd_send_ctx,
 				      tx_node);
 	if (!tx)
@@ -319,12 +439,10 @@ int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
 	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma, len,
 				      DMA_TO_DEVICE);
 	ret = smbd_post_send(sk, &tx->tx_wr, &bad);
-	if (ret) {
-		list_add(&tx->tx_node, &sk->ss_tx_free);
-		sk->ss_tx_free_count++;
-	} else {
+	if (ret)
+		smbd_tx_put_locked(sk, tx);
+	else
 		set_bit(SMBD_NEG_POSTED, &sk->ss_neg_trace);
-	}
 	return ret;
 }
 
@@ -445,8 +563,9 @@ static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
  * pages share an entry. Returns the bytes mapped; the iterator advances
  * by exactly that much.
  */
-static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-			  struct iov_iter *it, size_t len, u32 *nsge, u32 max)
+static size_t smbd_tx_map_iter(struct smbd_sock *sk,
+			       struct smbd_send_ctx *tx, struct iov_iter *it,
+			       size_t len, u32 *nsge, u32 max)
 {
 	struct page *pages[SMBD_TX_SGE_MAX], **pp = pages;
 	size_t off, got, done = 0;
@@ -489,7 +608,7 @@ static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 }
 
 /**
- * smbd_tx_fill() - build the gather list of one segment
+ * smbd_tx_map() - map as much of a segment's payload as the device takes
  * @sk: the socket
  * @tx: the segment's send context; its header is already in tx_buf
  * @parts: the message's parts
@@ -497,24 +616,22 @@ static size_t smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
  * @cur: the part being sent; advanced as parts are used up
  * @hdr_len: the header's length on the wire
  * @len: the payload bytes of this segment
- * @zcopy: map the parts' pages as they are
- * @mapped: the bytes mapped are added here
  *
- * A segment needing more gather entries than the device has, or from
- * user memory, has its remainder copied into tx_buf after the header.
+ * Starts the gather list with the header and maps the parts' pages from
+ * *@cur on, keeping the last gather entry for smbd_tx_copy(). Memory of
+ * the user's, a failed mapping or too few gather entries stop it short.
  *
  * Context: any.
- * Return: the payload bytes taken (fewer only on a fault).
+ * Return: the payload bytes mapped; the parts advance by as much.
  */
-size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		    struct iov_iter *parts, u32 nparts, u32 *cur,
-		    u32 hdr_len, u32 len, bool zcopy, u32 *mapped)
+u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
+		u32 len)
 {
-	u32 nsge = 1, done = 0, bounce;
+	u32 nsge = 1, done = 0;
 
 	tx->tx_sge[0].length = hdr_len;
-	/* The last entry is kept for the copied remainder. */
-	while (zcopy && done < len && *cur < nparts) {
+	while (done < len && *cur < nparts) {
 		struct iov_iter *it = &parts[*cur];
 		size_t n;
 
@@ -522,36 +639,52 @@ size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 			(*cur)++;
 			continue;
 		}
-		n = smbd_tx_map(sk, tx, it, len - done, &nsge,
-				sk->ss_ep.tx_sge - 1);
+		n = smbd_tx_map_iter(sk, tx, it, len - done, &nsge,
+				     sk->ss_ep.tx_sge - 1);
 		if (!n)
 			break;
 		done += n;
 	}
 	tx->tx_nmapped = nsge - 1;
-	*mapped += done;
-	if (done < len) {
-		/* The copy goes right after the header's padding. */
-		bounce = smbd_copy_parts(parts, nparts, cur,
-					 tx->tx_buf + SMBD_DATA_OFFSET,
-					 len - done);
-		if (nsge == 1) {
-			tx->tx_sge[0].length = SMBD_DATA_OFFSET + bounce;
-		} else {
-			tx->tx_sge[nsge].addr = tx->tx_dma + SMBD_DATA_OFFSET;
-			tx->tx_sge[nsge].length = bounce;
-			nsge++;
-		}
-		done += bounce;
-		ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
-					      SMBD_DATA_OFFSET + bounce,
-					      DMA_TO_DEVICE);
-	} else {
-		ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
-					      hdr_len, DMA_TO_DEVICE);
-	}
 	tx->tx_wr.num_sge = nsge;
 	return done;
+}
+
+/**
+ * smbd_tx_copy() - copy the rest of a segment's payload after its header
+ * @sk: the socket
+ * @tx: the segment's send context, after smbd_tx_map() (or with only the
+ *	header's gather entry: tx_sge[0].length and tx_wr.num_sge of 1)
+ * @parts: the message's parts
+ * @nparts: how many
+ * @cur: the part being sent; advanced as parts are used up
+ * @len: the payload bytes left, at most smbd_tx_room()
+ *
+ * Context: any.
+ * Return: the bytes copied (fewer only on a fault).
+ */
+u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len)
+{
+	u32 nsge = tx->tx_wr.num_sge, n = 0;
+
+	if (len) {
+		/* The copy goes right after the header's padding. */
+		n = smbd_copy_parts(parts, nparts, cur,
+				    tx->tx_buf + SMBD_DATA_OFFSET, len);
+		if (nsge == 1) {
+			tx->tx_sge[0].length = SMBD_DATA_OFFSET + n;
+		} else {
+			tx->tx_sge[nsge].addr = tx->tx_dma + SMBD_DATA_OFFSET;
+			tx->tx_sge[nsge].length = n;
+			nsge++;
+		}
+	}
+	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
+				      len ? SMBD_DATA_OFFSET + n :
+				      tx->tx_sge[0].length, DMA_TO_DEVICE);
+	tx->tx_wr.num_sge = nsge;
+	return n;
 }
 
 /**

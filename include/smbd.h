@@ -49,6 +49,12 @@ struct smbd_sock;
  * @mr_count: registrations smbd_register() can hold at once; 0 sizes an
  *	initiator's pool from the device (twice the RDMA reads the peer may
  *	issue, 8 to 64) and gives a responder none
+ * @copy_buffers: send buffers of @max_send_size bytes for payload that is
+ *	copied: a message sent with %SMBD_SEND_COPY or %SMBD_SEND_NONBLOCK,
+ *	or the part of one the device cannot gather from where it lies. A
+ *	send copies up to 488 bytes into a small buffer of its own; more
+ *	waits for one of these. 0 gives a quarter of the send contexts (16
+ *	with the defaults); at most one per send context is used.
  * @ack_timeout: local ACK timeout of an InfiniBand or RoCE queue pair,
  *	4.096 us << @ack_timeout (1 to 31); 0 keeps rdma_cm's choice, or
  *	about 8.6 s on a software RoCE device. Ignored on iWARP, where TCP
@@ -77,6 +83,7 @@ struct smbd_params {
 	u16 mr_count;
 	u8 ack_timeout;
 	u8 dev_class;
+	u16 copy_buffers;
 };
 
 /* struct smbd_params.dev_class */

@@ -129,9 +129,11 @@ enum smbd_trace_inv {
  * @wr_errors: work requests completed in error, not flushed
  * @neg_refused: negotiate messages refused, by enum smbd_neg_err
  * @rx_refused: data messages refused, by enum smbd_rx_err
+ * @copy_waits: times a sender waited for a copy buffer
  */
 struct smbd_counters {
 	u64 empty_sent;
+	u64 copy_waits;
 	u64 empty_recv;
 	u64 reassembled;
 	u64 wr_errors;
@@ -240,6 +242,35 @@ struct smbd_recv_ctx {
 /* Gather entries of one send: the header, mapped payload, one bounce. */
 #define SMBD_TX_SGE_MAX	8
 
+/*
+ * Each send context owns a slot of this many bytes, DMA-mapped once: the
+ * header with its padding and up to SMBD_TX_SLOT - SMBD_DATA_OFFSET bytes
+ * of copied payload (at least SMBD_COPYBREAK, and every negotiate
+ * message). A send that copies more borrows one of the connection's copy
+ * buffers (struct smbd_copy_buf): a connection keeps fewer of those than
+ * send contexts, since most of its sends map their payload or copy little.
+ */
+#define SMBD_TX_SLOT	512
+
+/*
+ * Payload of at most this many bytes per segment is copied even by a
+ * blocking send: cheaper than mapping it and waiting for the device.
+ */
+#define SMBD_COPYBREAK	256
+static_assert(SMBD_TX_SLOT - SMBD_DATA_OFFSET >= SMBD_COPYBREAK);
+
+/**
+ * struct smbd_copy_buf - a buffer for a send's copied payload
+ * @cb_node: on ss_copy_free while no send holds it
+ * @cb_buf: max_send_size bytes, DMA-mapped once
+ * @cb_dma: its DMA address
+ */
+struct smbd_copy_buf {
+	struct list_head cb_node;
+	void *cb_buf;
+	u64 cb_dma;
+};
+
 /**
  * struct smbd_send_wait - a blocking sender waiting for its batches
  * @sw_pending: posted batches of the send not completed yet, plus one
@@ -268,8 +299,10 @@ struct smbd_send_wait {
  *	[1..@tx_nmapped] the sender's own pages, then possibly the rest of
  *	the payload copied into @tx_buf after the header
  * @tx_nmapped: entries of @tx_sge mapped for this send only
- * @tx_buf: max_send_size bytes, DMA-mapped once: header, zero padding,
- *	copied payload
+ * @tx_copy: a copy buffer lent to this send (the payload it copies does
+ *	not fit the context's own slot), or NULL
+ * @tx_buf: where the header and copied payload go: the context's own
+ *	%SMBD_TX_SLOT bytes of ss_tx_slots, or @tx_copy's buffer
  * @tx_dma: its DMA address
  * @tx_seq: the connection's count of sends when this one was taken
  *	(tracepoints)
@@ -284,6 +317,7 @@ struct smbd_send_ctx {
 	struct ib_sge tx_sge[SMBD_TX_SGE_MAX];
 	u32 tx_nmapped;
 	u32 tx_seq;
+	struct smbd_copy_buf *tx_copy;
 	void *tx_buf;
 	u64 tx_dma;
 };
@@ -613,6 +647,12 @@ struct smbd_sock {
 	u32 ss_nr_tx;
 	struct list_head ss_tx_free;
 	u32 ss_tx_free_count;
+	void *ss_tx_slots;		/* ss_nr_tx slots of SMBD_TX_SLOT bytes */
+	u64 ss_tx_slots_dma;
+	struct smbd_copy_buf *ss_copy;	/* ss_nr_copy copy buffers */
+	u32 ss_nr_copy;
+	struct list_head ss_copy_free;	/* under ss_lock, as ss_tx_free */
+	u32 ss_copy_free_count;
 	u32 ss_send_waiters;
 	struct mutex ss_send_mutex;	/* one message on the wire at a time */
 	u32 ss_tx_msg_len;
@@ -828,9 +868,15 @@ int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
 void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
 void smbd_tx_abandon(struct smbd_sock *sk);
-size_t smbd_tx_fill(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		    struct iov_iter *parts, u32 nparts, u32 *cur,
-		    u32 hdr_len, u32 len, bool zcopy, u32 *mapped);
+u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
+		u32 len);
+u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len);
+u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx);
+void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+			      u32 keep);
+void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_rx_part_free(struct smbd_sock *sk);
 
 /* smbd_recv.c: receive completions */

@@ -1670,6 +1670,175 @@ static void conn_batching(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
 }
 
+/* Hold completions (as a CQ not yet polled), or let them run again. */
+static void lb_hold(struct lb_pair *lp, bool hold)
+{
+	spin_lock_bh(&lp->lock);
+	lp->hold = hold;
+	if (!hold)
+		queue_work(lp->wq, &lp->work);
+	spin_unlock_bh(&lp->lock);
+}
+
+static u32 lb_copy_free(struct smbd_sock *sk)
+{
+	u32 n;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = sk->ss_copy_free_count;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+static u64 lb_copy_waits(struct smbd_sock *sk)
+{
+	u64 n;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = sk->ss_cnt.copy_waits;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+/* Send all of @len bytes without blocking, taking partial counts. */
+static void lb_send_all(struct kunit *test, struct smbd_sock *sk, u8 *buf,
+			u32 len)
+{
+	u32 done = 0;
+	ssize_t ret;
+
+	while (done < len) {
+		ret = lb_send_soon(sk, buf + done, len - done);
+		KUNIT_ASSERT_GT_MSG(test, ret, 0, "at %u of %u bytes", done,
+				    len);
+		done += ret;
+	}
+}
+
+static void lb_expect_msg(struct kunit *test, struct smbd_sock *sk,
+			  const u8 *want, u32 len)
+{
+	u8 *rx = kunit_kzalloc(test, len + 1, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	KUNIT_ASSERT_EQ(test, lb_recv(sk, rx, len + 1, 0, NULL), (ssize_t)len);
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(want, rx, len), 0,
+			    "%u bytes changed on the way", len);
+	kunit_kfree(test, rx);
+}
+
+/* A blocking send from its own thread, of a message in many pieces. */
+#define LB_PIECES	24
+#define LB_PIECE	700
+struct lb_sender {
+	struct task_struct *task;
+	struct completion done;
+	struct smbd_sock *sk;
+	struct kvec v[LB_PIECES];
+	ssize_t ret;
+};
+
+static int lb_sender_fn(void *arg)
+{
+	struct lb_sender *s = arg;
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_SOURCE, s->v, LB_PIECES,
+		      LB_PIECES * LB_PIECE);
+	s->ret = smbd_sock_send(s->sk, &it, 0);
+	complete(&s->done);
+	return 0;
+}
+
+/*
+ * Payload a send copies beyond its context's slot goes to a copy buffer
+ * it borrows until its completion (SMBD_TX_SLOT). With one copy buffer:
+ * a non-blocking send takes one segment while the device holds it (a
+ * slot's worth still goes), the rest once it is back; a blocking send
+ * that could map only part of a segment (more pieces than gather
+ * entries) waits for it, after posting what it filled; a release with
+ * one out frees it.
+ */
+static void conn_copy_buffers(struct kunit *test)
+{
+	u32 room = SMBD_TX_SLOT - SMBD_DATA_OFFSET, p, len, i;
+	struct smbd_sock_stats before, st;
+	struct lb_sender *s;
+	struct smbd_params pa;
+	struct lb_pair *lp;
+	u8 *buf, *cat;
+
+	smbd_params_init(&pa, false);
+	pa.copy_buffers = 1;
+	lb_connect(test, &pa, NULL);
+	lp = test->priv;
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_copy, 1);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_nr_copy, lp->b.sk->ss_nr_tx / 4);
+	p = lb_payload(lp->a.sk);
+	len = 3 * p;
+	buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	lb_fill(buf, len, 5);
+
+	lb_hold(lp, true);
+	KUNIT_EXPECT_EQ(test, lb_send_soon(lp->a.sk, buf, room + 1),
+			(ssize_t)room + 1);
+	KUNIT_EXPECT_EQ(test, lb_copy_free(lp->a.sk), 0);
+	KUNIT_EXPECT_EQ(test, lb_send_soon(lp->a.sk, buf, room),
+			(ssize_t)room);
+	KUNIT_EXPECT_EQ(test, lb_send_within(lp->a.sk, buf, room + 1, 200),
+			(ssize_t)-EAGAIN);
+	lb_hold(lp, false);
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_free(lp->a.sk) == 1));
+	lb_send_all(test, lp->a.sk, buf, len);
+	lb_expect_msg(test, lp->b.sk, buf, room + 1);
+	lb_expect_msg(test, lp->b.sk, buf, room);
+	lb_expect_msg(test, lp->b.sk, buf, len);
+
+	/* Blocking, zero-copy, and short of gather entries. */
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	cat = kunit_kmalloc(test, LB_PIECES * LB_PIECE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, cat);
+	for (i = 0; i < LB_PIECES; i++) {
+		/* Apart, so that no two pieces share a gather entry. */
+		s->v[i].iov_base = kunit_kmalloc(test, 2 * LB_PIECE,
+						 GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, s->v[i].iov_base);
+		s->v[i].iov_len = LB_PIECE;
+		lb_fill(s->v[i].iov_base, LB_PIECE, 100 + i);
+		memcpy(cat + i * LB_PIECE, s->v[i].iov_base, LB_PIECE);
+	}
+	KUNIT_ASSERT_GT(test, LB_PIECES * LB_PIECE, p);
+	smbd_sock_stats(lp->a.sk, &before);
+	s->sk = lp->a.sk;
+	init_completion(&s->done);
+	lb_hold(lp, true);
+	s->task = kthread_run(lb_sender_fn, s, "smbd_lb_sender");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->task));
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
+	KUNIT_EXPECT_FALSE(test, completion_done(&s->done));
+	lb_hold(lp, false);
+	KUNIT_ASSERT_TRUE(test, lb_done(&s->done));
+	KUNIT_EXPECT_EQ(test, s->ret, (ssize_t)(LB_PIECES * LB_PIECE));
+	lb_expect_msg(test, lp->b.sk, cat, LB_PIECES * LB_PIECE);
+	smbd_sock_stats(lp->a.sk, &st);
+	/* Some pieces went from where they lay, the rest copied. */
+	KUNIT_EXPECT_GT(test, st.bytes_zcopy - before.bytes_zcopy, 0);
+	KUNIT_EXPECT_LT(test, st.bytes_zcopy - before.bytes_zcopy,
+			LB_PIECES * LB_PIECE);
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_free(lp->a.sk) == 1));
+
+	/* Released with the copy buffer on the device. */
+	lb_hold(lp, true);
+	KUNIT_EXPECT_EQ(test, lb_send_soon(lp->a.sk, buf, p), (ssize_t)p);
+	KUNIT_EXPECT_EQ(test, lb_copy_free(lp->a.sk), 0);
+	lb_release(&lp->a);
+	lb_release(&lp->b);
+	lb_expect_clean(test, lp);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
 static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_state_transitions),
 	KUNIT_CASE(conn_negotiate),
@@ -1680,6 +1849,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
+	KUNIT_CASE(conn_copy_buffers),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
 	KUNIT_CASE(conn_neg_no_credits),
