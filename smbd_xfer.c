@@ -32,6 +32,8 @@
  *   sender that finds none free posts what it filled before it waits.
  */
 
+#include <linux/cache.h>
+#include <linux/dma-mapping.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -45,14 +47,83 @@ static u32 smbd_copy_len(const struct smbd_sock *sk)
 	return sk->ss_params.max_send_size;
 }
 
+/* The largest chunk: the costliest order the page allocator still favours. */
+#define SMBD_CHUNK_MAX	(PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER)
+
+static u32 smbd_bufs_chunk_len(const struct smbd_bufs *b, u32 c)
+{
+	return min(b->n - c * b->per_chunk, b->per_chunk) * b->stride;
+}
+
+/*
+ * Allocate and map @n zeroed buffers of @size bytes in chunks. On failure
+ * what was made stays recorded for smbd_bufs_free().
+ */
+static int smbd_bufs_alloc(struct smbd_sock *sk, struct smbd_bufs *b, u32 n,
+			   u32 size, enum dma_data_direction dir)
+{
+	struct ib_device *dev = sk->ss_ep.ibdev;
+	int node = ibdev_to_node(dev);
+	u32 nchunks;
+
+	b->dir = dir;
+	b->n = n;
+	b->stride = ALIGN(size, max_t(u32, L1_CACHE_BYTES,
+				      dma_get_cache_alignment()));
+	b->per_chunk = max_t(u32, 1, SMBD_CHUNK_MAX / b->stride);
+	nchunks = DIV_ROUND_UP(n, b->per_chunk);
+	b->chunk = kcalloc_node(nchunks, sizeof(*b->chunk), GFP_KERNEL, node);
+	b->dma = kcalloc_node(nchunks, sizeof(*b->dma), GFP_KERNEL, node);
+	if (!b->chunk || !b->dma)
+		return -ENOMEM;
+	while (b->nchunks < nchunks) {
+		u32 len = smbd_bufs_chunk_len(b, b->nchunks);
+		/* Zeroed: no stale heap bytes can reach the wire. */
+		void *p = kzalloc_node(len, GFP_KERNEL, node);
+		u64 dma;
+
+		if (!p)
+			return -ENOMEM;
+		dma = ib_dma_map_single(dev, p, len, dir);
+		if (ib_dma_mapping_error(dev, dma)) {
+			kfree(p);
+			return -ENOMEM;
+		}
+		b->chunk[b->nchunks] = p;
+		b->dma[b->nchunks++] = dma;
+	}
+	return 0;
+}
+
+static void smbd_bufs_free(struct smbd_sock *sk, struct smbd_bufs *b)
+{
+	u32 c;
+
+	for (c = 0; c < b->nchunks; c++) {
+		ib_dma_unmap_single(sk->ss_ep.ibdev, b->dma[c],
+				    smbd_bufs_chunk_len(b, c), b->dir);
+		kfree(b->chunk[c]);
+	}
+	kfree(b->chunk);
+	kfree(b->dma);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Buffer @i of @b, and its DMA address in *@dma. */
+static void *smbd_buf(const struct smbd_bufs *b, u32 i, u64 *dma)
+{
+	u32 c = i / b->per_chunk, off = (i % b->per_chunk) * b->stride;
+
+	*dma = b->dma[c] + off;
+	return b->chunk[c] + off;
+}
+
 /* Point @tx at its own slot: where its header goes when it borrows none. */
 static void smbd_tx_use_slot(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 {
-	u32 off = (tx - sk->ss_tx_ctxs) * SMBD_TX_SLOT;
-
 	tx->tx_copy = NULL;
-	tx->tx_buf = sk->ss_tx_slots + off;
-	tx->tx_dma = sk->ss_tx_slots_dma + off;
+	tx->tx_buf = smbd_buf(&sk->ss_tx_slots, tx - sk->ss_tx_ctxs,
+			      &tx->tx_dma);
 	tx->tx_sge[0].addr = tx->tx_dma;
 }
 
@@ -145,20 +216,15 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 				      GFP_KERNEL, node);
 	sk->ss_copy = kcalloc_node(sk->ss_nr_copy, sizeof(*sk->ss_copy),
 				   GFP_KERNEL, node);
-	/* Zeroed: no stale heap bytes; smbd_data_hdr_encode() pads. */
-	sk->ss_tx_slots = kzalloc_node(array_size(sk->ss_nr_tx, SMBD_TX_SLOT),
-				       GFP_KERNEL, node);
 	if (!sk->ss_rx_ctxs || !sk->ss_tx_ctxs || !sk->ss_copy ||
-	    !sk->ss_tx_slots)
-		goto nomem;
-	sk->ss_tx_slots_dma = ib_dma_map_single(sk->ss_ep.ibdev,
-						sk->ss_tx_slots,
-						sk->ss_nr_tx * SMBD_TX_SLOT,
-						DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(sk->ss_ep.ibdev, sk->ss_tx_slots_dma)) {
-		kfree(sk->ss_tx_slots);
-		sk->ss_tx_slots = NULL;
-		goto nomem;
+	    smbd_bufs_alloc(sk, &sk->ss_rx_bufs, sk->ss_nr_rx, rx_len,
+			    DMA_FROM_DEVICE) ||
+	    smbd_bufs_alloc(sk, &sk->ss_tx_slots, sk->ss_nr_tx, SMBD_TX_SLOT,
+			    DMA_TO_DEVICE) ||
+	    smbd_bufs_alloc(sk, &sk->ss_copy_bufs, sk->ss_nr_copy,
+			    smbd_copy_len(sk), DMA_TO_DEVICE)) {
+		smbd_xfer_free(sk);
+		return -ENOMEM;
 	}
 
 	for (i = 0; i < sk->ss_nr_rx; i++) {
@@ -167,16 +233,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		rx->rx_sk = sk;
 		smbd_cqe_init(sk, &rx->rx_cqe, SMBD_WC_RECV, recv_done);
 		rx->rx_len = rx_len;
-		rx->rx_buf = kmalloc_node(rx_len, GFP_KERNEL, node);
-		if (!rx->rx_buf)
-			goto nomem;
-		rx->rx_dma = ib_dma_map_single(sk->ss_ep.ibdev, rx->rx_buf, rx_len,
-					       DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ep.ibdev, rx->rx_dma)) {
-			kfree(rx->rx_buf);
-			rx->rx_buf = NULL;
-			goto nomem;
-		}
+		rx->rx_buf = smbd_buf(&sk->ss_rx_bufs, i, &rx->rx_dma);
 		rx->rx_sge.addr = rx->rx_dma;
 		rx->rx_sge.length = rx_len;
 		rx->rx_sge.lkey = sk->ss_ep.pd->local_dma_lkey;
@@ -204,23 +261,11 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 	for (i = 0; i < sk->ss_nr_copy; i++) {
 		struct smbd_copy_buf *cb = &sk->ss_copy[i];
 
-		cb->cb_buf = kmalloc_node(smbd_copy_len(sk), GFP_KERNEL, node);
-		if (!cb->cb_buf)
-			goto nomem;
-		cb->cb_dma = ib_dma_map_single(sk->ss_ep.ibdev, cb->cb_buf,
-					       smbd_copy_len(sk), DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ep.ibdev, cb->cb_dma)) {
-			kfree(cb->cb_buf);
-			cb->cb_buf = NULL;
-			goto nomem;
-		}
+		cb->cb_buf = smbd_buf(&sk->ss_copy_bufs, i, &cb->cb_dma);
 		list_add_tail(&cb->cb_node, &sk->ss_copy_free);
 		sk->ss_copy_free_count++;
 	}
 	return 0;
-nomem:
-	smbd_xfer_free(sk);
-	return -ENOMEM;
 }
 
 /**
@@ -231,21 +276,9 @@ nomem:
  */
 void smbd_xfer_free(struct smbd_sock *sk)
 {
-	u32 rx_len = max_t(u32, sk->ss_params.max_recv_size,
-			   SMBD_NEGOTIATE_RECV_SIZE);
 	u32 i;
 
-	for (i = 0; sk->ss_rx_ctxs && i < sk->ss_nr_rx; i++) {
-		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
-
-		if (!rx->rx_buf)
-			continue;
-		ib_dma_unmap_single(sk->ss_ep.ibdev, rx->rx_dma, rx_len,
-				    DMA_FROM_DEVICE);
-		kfree(rx->rx_buf);
-	}
-	for (i = 0; sk->ss_tx_ctxs && sk->ss_tx_slots && i < sk->ss_nr_tx;
-	     i++) {
+	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
 		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
 
 		/*
@@ -260,20 +293,9 @@ void smbd_xfer_free(struct smbd_sock *sk)
 		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
 		tx->tx_wait = NULL;
 	}
-	if (sk->ss_tx_slots) {
-		ib_dma_unmap_single(sk->ss_ep.ibdev, sk->ss_tx_slots_dma,
-				    sk->ss_nr_tx * SMBD_TX_SLOT, DMA_TO_DEVICE);
-		kfree(sk->ss_tx_slots);
-	}
-	for (i = 0; sk->ss_copy && i < sk->ss_nr_copy; i++) {
-		struct smbd_copy_buf *cb = &sk->ss_copy[i];
-
-		if (!cb->cb_buf)
-			continue;
-		ib_dma_unmap_single(sk->ss_ep.ibdev, cb->cb_dma,
-				    smbd_copy_len(sk), DMA_TO_DEVICE);
-		kfree(cb->cb_buf);
-	}
+	smbd_bufs_free(sk, &sk->ss_rx_bufs);
+	smbd_bufs_free(sk, &sk->ss_tx_slots);
+	smbd_bufs_free(sk, &sk->ss_copy_bufs);
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);
 	kfree(sk->ss_copy);
@@ -281,7 +303,6 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	smbd_rx_part_free(sk);
 	sk->ss_rx_ctxs = NULL;
 	sk->ss_tx_ctxs = NULL;
-	sk->ss_tx_slots = NULL;
 	sk->ss_copy = NULL;
 	INIT_LIST_HEAD(&sk->ss_rx_free);
 	INIT_LIST_HEAD(&sk->ss_rx_ready);

@@ -177,6 +177,30 @@ struct smbd_cqe {
 };
 
 /**
+ * struct smbd_bufs - equal buffers packed into chunks, each mapped once
+ * @chunk: the chunks' memory, @nchunks of them
+ * @dma: each chunk's DMA address
+ * @nchunks: chunks allocated (a failed allocation leaves fewer)
+ * @per_chunk: buffers in each chunk (the last may hold fewer)
+ * @stride: bytes from one buffer to the next: the size, aligned for DMA
+ * @n: buffers in all
+ * @dir: the direction they are mapped for
+ *
+ * A kmalloc() per buffer rounds each up to a power of two: a 1364-byte
+ * buffer (cifs's and ksmbd's size) took a 2 KiB object. Chunks of up to
+ * 32 KiB (PAGE_ALLOC_COSTLY_ORDER) waste at most one stride each.
+ */
+struct smbd_bufs {
+	void **chunk;
+	u64 *dma;
+	u32 nchunks;
+	u32 per_chunk;
+	u32 stride;
+	u32 n;
+	enum dma_data_direction dir;
+};
+
+/**
  * struct smbd_recv_ctx - one receive buffer, DMA-mapped once
  * @rx_cqe: completion entry; .done is smbd_recv_done()
  * @rx_sk: owning socket
@@ -624,6 +648,7 @@ struct smbd_sock {
 
 	/* Receive buffers and the readers' side. */
 	struct smbd_recv_ctx *ss_rx_ctxs;
+	struct smbd_bufs ss_rx_bufs;	/* ss_nr_rx of max_recv_size */
 	u32 ss_nr_rx;
 	struct list_head ss_rx_free;
 	struct list_head ss_rx_ready;
@@ -647,8 +672,8 @@ struct smbd_sock {
 	u32 ss_nr_tx;
 	struct list_head ss_tx_free;
 	u32 ss_tx_free_count;
-	void *ss_tx_slots;		/* ss_nr_tx slots of SMBD_TX_SLOT bytes */
-	u64 ss_tx_slots_dma;
+	struct smbd_bufs ss_tx_slots;	/* ss_nr_tx of SMBD_TX_SLOT bytes */
+	struct smbd_bufs ss_copy_bufs;	/* ss_nr_copy of max_send_size */
 	struct smbd_copy_buf *ss_copy;	/* ss_nr_copy copy buffers */
 	u32 ss_nr_copy;
 	struct list_head ss_copy_free;	/* under ss_lock, as ss_tx_free */

@@ -20,7 +20,9 @@
  * (the wire, timing, rdma_cm) is left to the VM tests.
  */
 #include <kunit/test.h>
+#include <linux/cache.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -1839,6 +1841,75 @@ static void conn_copy_buffers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
 }
 
+/*
+ * The sizes cifs and ksmbd use (255 credits of 1364 bytes each way): the
+ * buffers pack 23 to a 32 KiB chunk (1364 bytes aligned to 1408) rather
+ * than one 2 KiB object each. Every receive buffer filled at once, each
+ * with its own message, and every message comes back intact: no two
+ * buffers share a byte. Then messages across the segment boundaries.
+ */
+static void conn_small_buffers(struct kunit *test)
+{
+	u32 stride = ALIGN(1364, max_t(u32, L1_CACHE_BYTES,
+				       dma_get_cache_alignment()));
+	u32 p, i, sent = 0, nr_rx, sizes[] = { 1, 1340, 1341, 2681, 65536 };
+	struct smbd_params pa, pb;
+	struct lb_pair *lp;
+	u8 *buf, *rx;
+
+	smbd_params_init(&pa, false);
+	smbd_params_init(&pb, true);
+	pa.recv_credit_max = 255;
+	pa.send_credit_target = 255;
+	pa.max_send_size = 1364;
+	pa.max_recv_size = 1364;
+	pb = pa;
+	lb_connect(test, &pa, &pb);
+	lp = test->priv;
+	nr_rx = lp->b.sk->ss_nr_rx;
+	KUNIT_EXPECT_EQ(test, nr_rx, 255);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.stride, stride);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.per_chunk, 32768 / stride);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.nchunks,
+			DIV_ROUND_UP(nr_rx, 32768 / stride));
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx_slots.nchunks,
+			DIV_ROUND_UP(lp->b.sk->ss_nr_tx, 32768 / SMBD_TX_SLOT));
+	p = lb_payload(lp->a.sk);
+	KUNIT_ASSERT_EQ(test, p, 1364 - SMBD_DATA_OFFSET);
+	buf = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	rx = kunit_kmalloc(test, 65537, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+
+	/* As many full messages as the reader's credits let through. */
+	for (i = 0; i < nr_rx + 1; i++) {
+		ssize_t ret;
+
+		lb_fill(buf, p, 1000 + i);
+		ret = lb_send_within(lp->a.sk, buf, p, 200);
+		if (ret == -EAGAIN)
+			break;
+		KUNIT_ASSERT_EQ(test, ret, (ssize_t)p);
+		sent++;
+	}
+	/* The initiator's own first grant decides how many. */
+	KUNIT_EXPECT_GE(test, sent, nr_rx / 2);
+	KUNIT_EXPECT_LE(test, sent, nr_rx);
+	for (i = 0; i < sent; i++) {
+		KUNIT_ASSERT_EQ(test, lb_recv(lp->b.sk, rx, p + 1, 0, NULL),
+				(ssize_t)p);
+		lb_fill(buf, p, 1000 + i);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(buf, rx, p), 0,
+				    "message %u changed", i);
+	}
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		lb_roundtrip(test, lp->a.sk, lp->b.sk, sizes[i], i);
+		lb_roundtrip(test, lp->b.sk, lp->a.sk, sizes[i], i + 50);
+	}
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+}
+
 static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_state_transitions),
 	KUNIT_CASE(conn_negotiate),
@@ -1850,6 +1921,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),
+	KUNIT_CASE(conn_small_buffers),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
 	KUNIT_CASE(conn_neg_no_credits),
