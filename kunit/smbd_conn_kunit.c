@@ -12,7 +12,10 @@
  * the case drives with hand-built messages (the hostile peer of the VM
  * tests, in seconds). Errors are injected per end: a post refused at a
  * chosen request, a queue pair moved to the error state (everything
- * posted flushed), a receiver with no receive posted (RNR).
+ * posted flushed), a receiver with no receive posted (RNR). Like a
+ * provider, the fake refuses a post beyond the depth the queue pair was
+ * made with; its send queue frees an entry only once a completion at or
+ * after it was polled, the strictest rule a device may keep.
  *
  * The buffers are the sockets' own, mapped by a device without a
  * dma_device (ib_uses_virt_dma()), so the gather entries are kernel
@@ -45,6 +48,7 @@ struct lb_end;
 struct lb_wc {
 	struct list_head node;
 	u64 seq;			/* posting order, across the queues */
+	u32 sq_wrs;			/* send queue entries its polling frees */
 	bool disconnect;		/* rdma_cm's DISCONNECTED, not a wc */
 	struct ib_wc wc;
 };
@@ -79,6 +83,16 @@ struct lb_end {
 	u32 data_sends;			/* of them, Data Transfer with payload */
 	u32 data_signalled;		/* of those, signalled */
 	u32 rnr;			/* sends that found no receive posted */
+	/*
+	 * The send queue, as strict as a device that reuses an entry only
+	 * once a completion at or after it was polled: entries in use, of
+	 * them unsignalled ones no completion covers yet, the most in use
+	 * at once, and posts refused for want of one.
+	 */
+	u32 sq_used;
+	u32 sq_unsig;
+	u32 sq_peak;
+	u32 sq_full;
 	u32 flushed;			/* completions flushed */
 	u32 leftover;			/* posted or queued at destroy */
 	bool disconnected;		/* a raw peer was told */
@@ -130,6 +144,19 @@ static void lb_queue(struct lb_pair *lp, struct lb_end *e, bool recv,
 		e->flushed++;
 	list_add_tail(&c->node, recv ? &e->recv_q : &e->send_q);
 	queue_work(lp->wq, &lp->work);
+}
+
+/*
+ * A send queue completion of @e: its polling frees the entries of the
+ * unsignalled requests before it and its own.
+ */
+static void lb_queue_send(struct lb_pair *lp, struct lb_end *e,
+			  const struct ib_wc *wc)
+{
+	lb_queue(lp, e, false, wc, false);
+	list_last_entry(&e->send_q, struct lb_wc, node)->sq_wrs =
+		e->sq_unsig + 1;
+	e->sq_unsig = 0;
 }
 
 /* The QP of @e goes to the error state: what it holds is flushed. */
@@ -266,6 +293,16 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			ret = -ENOMEM;
 			break;
 		}
+		/* As a provider: no more than the depth the QP was made with. */
+		if (e->sq_used >= sk->ss_ep.sq_depth) {
+			e->sq_full++;
+			if (bad)
+				*bad = wr;
+			ret = -ENOMEM;
+			break;
+		}
+		e->sq_used++;
+		e->sq_peak = max(e->sq_peak, e->sq_used);
 		e->sends++;
 		if (wr->send_flags & IB_SEND_SIGNALED)
 			e->signalled++;
@@ -276,7 +313,7 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 		}
 		if (e->errored) {
 			wc.status = IB_WC_WR_FLUSH_ERR;
-			lb_queue(lp, e, false, &wc, false);
+			lb_queue_send(lp, e, &wc);
 			continue;
 		}
 		if (wr->opcode == IB_WR_SEND ||
@@ -285,10 +322,12 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 						wr);
 		if (wc.status != IB_WC_SUCCESS) {
 			/* Reported whether signalled or not; the QP errs. */
-			lb_queue(lp, e, false, &wc, false);
+			lb_queue_send(lp, e, &wc);
 			lb_error(lp, e);
 		} else if (wr->send_flags & IB_SEND_SIGNALED) {
-			lb_queue(lp, e, false, &wc, false);
+			lb_queue_send(lp, e, &wc);
+		} else {
+			e->sq_unsig++;
 		}
 	}
 	if (e && e->fail_send < -1)
@@ -419,6 +458,8 @@ static void lb_work(struct work_struct *work)
 		e = c ? lb_wc_end(lp, c, &recv) : NULL;
 		if (c)
 			list_del(&c->node);
+		if (e && !recv)
+			e->sq_used -= c->sq_wrs;
 		if (e)
 			sk = e->sk;
 		spin_unlock_bh(&lp->lock);
@@ -1025,6 +1066,7 @@ static void lb_sizes(struct kunit *test, enum lb_order order)
 	KUNIT_EXPECT_EQ(test, st.msgs_sent, ARRAY_SIZE(sizes));
 	KUNIT_EXPECT_EQ(test, st.msgs_recv, ARRAY_SIZE(sizes));
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+	KUNIT_EXPECT_EQ(test, lp->a.sq_full + lp->b.sq_full, 0);
 }
 
 static void conn_sizes_fifo(struct kunit *test)
@@ -1670,6 +1712,9 @@ static void conn_batching(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sends, nsegs);
 	KUNIT_EXPECT_EQ(test, sig, DIV_ROUND_UP(nsegs, SMBD_SEND_BATCH));
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+	/* Never more requests on the send queue than it was made for. */
+	KUNIT_EXPECT_EQ(test, lp->a.sq_full + lp->b.sq_full, 0);
+	KUNIT_EXPECT_GE(test, lp->a.sq_peak, SMBD_SEND_BATCH);
 }
 
 /* Hold completions (as a CQ not yet polled), or let them run again. */
@@ -1830,6 +1875,8 @@ static void conn_copy_buffers(struct kunit *test)
 	KUNIT_EXPECT_LT(test, st.bytes_zcopy - before.bytes_zcopy,
 			LB_PIECES * LB_PIECE);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_free(lp->a.sk) == 1));
+
+	KUNIT_EXPECT_EQ(test, lp->a.sq_full + lp->b.sq_full, 0);
 
 	/* Released with the copy buffer on the device. */
 	lb_hold(lp, true);
