@@ -115,7 +115,12 @@ fi
 # kernel/ib-cq-free-softirq.patch (ib_free_cq() could free a softirq CQ
 # while its poll handler still rearmed it: use-after-free over rxe),
 # kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
-# for a busy connection endpoint, cifsd's SIGKILL among them) and
+# for a busy connection endpoint, cifsd's SIGKILL among them),
+# kernel/siw-preaccept-cep-leak.patch (siw leaked the endpoint of a
+# connection its peer closed before the MPA request),
+# kernel/iwcm-dropped-conn-req.patch (iw_cm never answered a connect
+# request queued for a listener being destroyed: the provider's endpoint
+# and the private data leaked) and
 # kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
 for p in "$top"/kernel/*.patch; do

@@ -269,47 +269,10 @@ for n, ts, text in lines:
         leaks.append(cur)
     elif cur is not None and len(cur) < MAX_REPORT_LINES:
         cur.append(text)
-# A provider's own leak that smbd cannot cause or mend: when a connection
-# attempt to an siw listener fails inside siw's accept path, before any
-# connect request reaches rdma_cm and smbd (the stock cifs client's killed
-# mount retry does this: the interop plan sees no second connection), siw
-# never frees the new endpoint (siw_cep_alloc) and its work items
-# (siw_cm_alloc_work); kmemleak reports them from siw_cm_work_handler.
-# And when a listener is destroyed while iw_cm still has an iWARP connect
-# request queued for it (the churn plan releases listeners with clients
-# connecting), iw_cm drops the event unprocessed (IWCM_F_DROP_EVENTS in
-# cm_work_handler) without freeing its copy of the request's private data
-# (copy_private_data() from cm_event_handler; freed only at the end of
-# cm_conn_req_handler, which never runs), and siw's endpoint for that
-# request keeps the MPA request data it read (siw_recv_mpa_rr). smbd never
-# sees those requests.
-# Such a record, with no smbd module in its backtrace, is a skip with its
-# reason, never a pass; any other leak fails.
-KNOWN_LEAKS = [
-    ("siw CM endpoint of a connection that failed in siw's accept path",
-     re.compile(r"^\s*(siw_cep_alloc|siw_cm_alloc_work)\+\S+ \[siw\]$"),
-     re.compile(r"^\s*siw_cm_work_handler\+\S+ \[siw\]$")),
-    ("siw MPA request data of a connect request iw_cm dropped with its listener",
-     re.compile(r"^\s*siw_recv_mpa_rr\+\S+ \[siw\]$"),
-     re.compile(r"^\s*siw_proc_mpareq\+\S+ \[siw\]$")),
-    ("iw_cm's copy of a connect request's private data, dropped with its listener",
-     re.compile(r"^\s*cm_event_handler\+\S+$"),
-     re.compile(r"^\s*siw_proc_mpareq\+\S+ \[siw\]$")),
-]
-known_leaks = []
+# Every leak fails, the providers' too: the two siw/iw_cm leaks the
+# tests used to count as skips are mended in the test kernel
+# (kernel/siw-preaccept-cep-leak.patch, kernel/iwcm-dropped-conn-req.patch).
 for rec in leaks:
-    why = None
-    frames = [l for l in rec if re.match(r"^\s*[\w.]+\+0x", l)]
-    ours = any(re.search(r"\[smbd", l) for l in frames)
-    for reason, alloc, caller in KNOWN_LEAKS:
-        if not ours and any(alloc.match(l) for l in frames) and \
-           any(caller.match(l) for l in frames):
-            why = reason
-            break
-    if why:
-        skipped += 1
-        known_leaks.append(why)
-        continue
     m = re.search(r"comm \"([^\"]*)\"", "\n".join(rec))
     fail("kmemleak", "leak" + (" (comm %s)" % m.group(1) if m else ""), "\n".join(rec))
 
@@ -331,8 +294,6 @@ for s in expect:
     if s not in suites:
         p("  %s: expected, NO RESULTS" % s)
 p("== kernel reports: %d, kmemleak records: %d" % (len(reports), len(leaks)))
-for why in known_leaks:
-    p("  skip   kmemleak: known provider leak: " + why)
 if failures:
     p("== FAILURES: %d" % len(failures))
     for kind, name, detail in failures:
