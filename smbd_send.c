@@ -309,7 +309,7 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 	sk->ss_tx_free_count--;
 	(*txp)->tx_seq = ++sk->ss_tx_seq;
 	if (copy)
-		smbd_tx_lend_copy_locked(sk, *txp, 0);
+		smbd_tx_lend_copy_locked(sk, *txp);
 	return 0;
 }
 
@@ -319,11 +319,17 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
  * Only this sender and the sends it posted hold copy buffers, so its own
  * filled batch goes out first. Returns 0, or why not (the batch's post
  * failed or the connection is over); @tx is still the caller's.
+ *
+ * The segment's header @h moves to the copy buffer, granting too the
+ * receives posted meanwhile ([MS-SMBD] 3.1.5.9): a grant that fell due
+ * while we held the send mutex was left to our next message, and this
+ * may be the last one.
  */
 static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-			     struct list_head *batch, u32 *nbatch,
-			     struct smbd_send_wait *w)
+			     struct smbd_data_hdr *h, struct list_head *batch,
+			     u32 *nbatch, struct smbd_send_wait *w)
 {
+	u16 more = 0;
 	int ret;
 
 	if (*nbatch) {
@@ -349,9 +355,19 @@ static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		sk->ss_send_waiters--;
 	}
 	ret = sk->ss_state == SMBD_CONNECTED ? 0 : sk->ss_err ?: -ENOTCONN;
-	if (!ret)
-		smbd_tx_lend_copy_locked(sk, tx, SMBD_DATA_OFFSET);
+	if (!ret) {
+		smbd_tx_lend_copy_locked(sk, tx);
+		more = smbd_cred_take_grant(&sk->ss_cred);
+		if (more && !h->credits_granted)
+			sk->ss_stats.grants_sent++;
+		if (more)
+			trace_smbd_credit_grant(sk, more);
+	}
 	spin_unlock_bh(&sk->ss_lock);
+	if (!ret) {
+		h->credits_granted += more;
+		smbd_data_hdr_encode(h, tx->tx_buf);
+	}
 	return ret;
 }
 
@@ -477,7 +493,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		seg_mapped = smbd_tx_map(sk, tx, parts, nparts, &cur, hdr_len,
 					 zcopy ? seg.data_length : 0);
 		if (seg.data_length - seg_mapped > smbd_tx_room(sk, tx))
-			ret = smbd_tx_wait_copy(sk, tx, &batch, &nbatch, w);
+			ret = smbd_tx_wait_copy(sk, tx, &h, &batch, &nbatch,
+						w);
 		if (!ret && smbd_tx_copy(sk, tx, parts, nparts, &cur,
 					 seg.data_length - seg_mapped) !=
 		    seg.data_length - seg_mapped)

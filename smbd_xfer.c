@@ -145,13 +145,12 @@ u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx)
 /**
  * smbd_tx_lend_copy_locked() - give a send a copy buffer
  * @sk: the socket, with a copy buffer free
- * @tx: a send context taken from ss_tx_free that has none
- * @keep: bytes already written to its slot (the header) to move along
+ * @tx: a send context taken from ss_tx_free that has none; its header
+ *	is (re)written to the buffer after this
  *
  * Context: any; caller holds @sk->ss_lock.
  */
-void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-			      u32 keep)
+void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 {
 	struct smbd_copy_buf *cb;
 
@@ -160,8 +159,6 @@ void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 			      cb_node);
 	list_del(&cb->cb_node);
 	sk->ss_copy_free_count--;
-	if (keep)
-		memcpy(cb->cb_buf, tx->tx_buf, keep);
 	tx->tx_copy = cb;
 	tx->tx_buf = cb->cb_buf;
 	tx->tx_dma = cb->cb_dma;

@@ -899,8 +899,7 @@ u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len);
 u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx);
-void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-			      u32 keep);
+void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_rx_part_free(struct smbd_sock *sk);
 
