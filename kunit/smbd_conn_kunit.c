@@ -1782,6 +1782,8 @@ struct lb_sender {
 	struct completion done;
 	struct smbd_sock *sk;
 	struct kvec v[LB_PIECES];
+	u32 n;				/* pieces of LB_PIECE bytes */
+	u8 *cat;			/* the message, in one piece */
 	ssize_t ret;
 };
 
@@ -1790,11 +1792,50 @@ static int lb_sender_fn(void *arg)
 	struct lb_sender *s = arg;
 	struct iov_iter it;
 
-	iov_iter_kvec(&it, ITER_SOURCE, s->v, LB_PIECES,
-		      LB_PIECES * LB_PIECE);
+	iov_iter_kvec(&it, ITER_SOURCE, s->v, s->n, s->n * LB_PIECE);
 	s->ret = smbd_sock_send(s->sk, &it, 0);
 	complete(&s->done);
 	return 0;
+}
+
+/* Start a blocking send of @n pieces from @sk, each apart in memory. */
+static struct lb_sender *lb_sender_start(struct kunit *test,
+					 struct smbd_sock *sk, u32 n)
+{
+	struct lb_sender *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_LE(test, n, LB_PIECES);
+	s->cat = kunit_kmalloc(test, n * LB_PIECE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s->cat);
+	for (i = 0; i < n; i++) {
+		/* Apart, so that no two pieces share a gather entry. */
+		s->v[i].iov_base = kunit_kmalloc(test, 2 * LB_PIECE,
+						 GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, s->v[i].iov_base);
+		s->v[i].iov_len = LB_PIECE;
+		lb_fill(s->v[i].iov_base, LB_PIECE, 100 + i);
+		memcpy(s->cat + i * LB_PIECE, s->v[i].iov_base, LB_PIECE);
+	}
+	s->n = n;
+	s->sk = sk;
+	init_completion(&s->done);
+	s->task = kthread_run(lb_sender_fn, s, "smbd_lb_sender");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(s->task));
+	return s;
+}
+
+/* Its result; a send that never returns is shut down first. */
+static ssize_t lb_sender_finish(struct kunit *test, struct lb_sender *s)
+{
+	if (!lb_done(&s->done)) {
+		/* Never leave the sender on the case's memory. */
+		smbd_sock_shutdown(s->sk);
+		wait_for_completion(&s->done);
+		KUNIT_FAIL(test, "the blocking send never returned");
+	}
+	return s->ret;
 }
 
 /*
@@ -1808,12 +1849,12 @@ static int lb_sender_fn(void *arg)
  */
 static void conn_copy_buffers(struct kunit *test)
 {
-	u32 room = SMBD_TX_SLOT - SMBD_DATA_OFFSET, p, len, i;
+	u32 room = SMBD_TX_SLOT - SMBD_DATA_OFFSET, p, len;
 	struct smbd_sock_stats before, st;
 	struct lb_sender *s;
 	struct smbd_params pa;
 	struct lb_pair *lp;
-	u8 *buf, *cat;
+	u8 *buf;
 
 	smbd_params_init(&pa, false);
 	pa.copy_buffers = 1;
@@ -1843,37 +1884,16 @@ static void conn_copy_buffers(struct kunit *test)
 	lb_expect_msg(test, lp->b.sk, buf, len);
 
 	/* Blocking, zero-copy, and short of gather entries. */
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	cat = kunit_kmalloc(test, LB_PIECES * LB_PIECE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, cat);
-	for (i = 0; i < LB_PIECES; i++) {
-		/* Apart, so that no two pieces share a gather entry. */
-		s->v[i].iov_base = kunit_kmalloc(test, 2 * LB_PIECE,
-						 GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, s->v[i].iov_base);
-		s->v[i].iov_len = LB_PIECE;
-		lb_fill(s->v[i].iov_base, LB_PIECE, 100 + i);
-		memcpy(cat + i * LB_PIECE, s->v[i].iov_base, LB_PIECE);
-	}
 	KUNIT_ASSERT_GT(test, LB_PIECES * LB_PIECE, p);
 	smbd_sock_stats(lp->a.sk, &before);
-	s->sk = lp->a.sk;
-	init_completion(&s->done);
 	lb_hold(lp, true);
-	s->task = kthread_run(lb_sender_fn, s, "smbd_lb_sender");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(s->task));
+	s = lb_sender_start(test, lp->a.sk, LB_PIECES);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
 	KUNIT_EXPECT_FALSE(test, completion_done(&s->done));
 	lb_hold(lp, false);
-	if (!lb_done(&s->done)) {
-		/* Never leave the sender on the case's memory. */
-		smbd_sock_shutdown(lp->a.sk);
-		wait_for_completion(&s->done);
-		KUNIT_FAIL(test, "the blocking send never returned");
-	}
-	KUNIT_EXPECT_EQ(test, s->ret, (ssize_t)(LB_PIECES * LB_PIECE));
-	lb_expect_msg(test, lp->b.sk, cat, LB_PIECES * LB_PIECE);
+	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s),
+			(ssize_t)(LB_PIECES * LB_PIECE));
+	lb_expect_msg(test, lp->b.sk, s->cat, LB_PIECES * LB_PIECE);
 	smbd_sock_stats(lp->a.sk, &st);
 	/* Some pieces went from where they lay, the rest copied. */
 	KUNIT_EXPECT_GT(test, st.bytes_zcopy - before.bytes_zcopy, 0);
@@ -1890,6 +1910,59 @@ static void conn_copy_buffers(struct kunit *test)
 	lb_release(&lp->a);
 	lb_release(&lp->b);
 	lb_expect_clean(test, lp);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
+/*
+ * A grant that falls due while the sender holds the send mutex waiting
+ * for a copy buffer goes with that sender's segment ([MS-SMBD] 3.1.5.9):
+ * the empty message that would carry it finds the mutex taken and leaves
+ * it to the sender, whose waiting segment may be its message's last.
+ * Here b spends its credits on messages a has not read; a's sender waits
+ * for the copy buffer with the last of its two segments; a reads, and
+ * the receives it reposts are granted by that segment and no later one.
+ */
+static void conn_copy_wait_grants(struct kunit *test)
+{
+	u32 c0, cb, n, i, pieces = 20;
+	struct smbd_params pa;
+	struct lb_sender *s;
+	struct lb_pair *lp;
+	u8 buf[64];
+
+	smbd_params_init(&pa, false);
+	pa.copy_buffers = 1;
+	lb_connect(test, &pa, NULL);
+	lp = test->priv;
+	/* Two segments, the second left with more than a slot to copy. */
+	KUNIT_ASSERT_GT(test, pieces * LB_PIECE, lb_payload(lp->a.sk));
+	KUNIT_ASSERT_LE(test, pieces * LB_PIECE, 2 * lb_payload(lp->a.sk));
+	c0 = lb_send_credits(lp->b.sk);
+	KUNIT_ASSERT_GT(test, c0, 8);
+	n = c0 - 2;
+	for (i = 0; i < n; i++) {
+		lb_fill(buf, sizeof(buf), i);
+		KUNIT_ASSERT_EQ(test, lb_send_soon(lp->b.sk, buf, sizeof(buf)),
+				(ssize_t)sizeof(buf));
+	}
+	flush_work(&lp->work);
+	cb = lb_send_credits(lp->b.sk);
+
+	lb_hold(lp, true);
+	s = lb_sender_start(test, lp->a.sk, pieces);
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, lb_recv(lp->a.sk, buf, sizeof(buf) + 1, 0,
+					      NULL), (ssize_t)sizeof(buf));
+	KUNIT_EXPECT_FALSE(test, completion_done(&s->done));
+	lb_hold(lp, false);
+	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s),
+			(ssize_t)(pieces * LB_PIECE));
+	lb_expect_msg(test, lp->b.sk, s->cat, pieces * LB_PIECE);
+	/* b has its credits back, with nothing more from a. */
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_send_credits(lp->b.sk) >=
+					 cb + n / 2));
+	KUNIT_EXPECT_EQ(test, lb_copy_waits(lp->a.sk), 1);
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
 }
 
@@ -1976,6 +2049,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),
+	KUNIT_CASE(conn_copy_wait_grants),
 	KUNIT_CASE(conn_small_buffers),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
