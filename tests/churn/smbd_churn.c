@@ -83,26 +83,6 @@ struct churn_run {
 	struct completion done;
 };
 
-static int parse_addr(const char *ip, unsigned int port,
-		      struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (in4_pton(ip, -1, (u8 *)&sin->sin_addr, -1, NULL)) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		return 0;
-	}
-	if (in6_pton(ip, -1, (u8 *)&sin6->sin6_addr, -1, NULL)) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* The step @sk is at now, from its state and the last CM event. */
 static enum churn_step churn_step_of(struct smbd_sock *sk)
 {
@@ -467,7 +447,7 @@ static int churn_cmd(char *line)
 	if (secs)
 		r->deadline = jiffies + secs * HZ;
 	if (!ret)
-		ret = parse_addr(ip, port, &r->dst);
+		ret = testctl_addr(ip, port, &r->dst);
 	if (ret)
 		goto out;
 	if (!strcmp(cmd, "initiator"))

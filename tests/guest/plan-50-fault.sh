@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest plan: fault and bad-input tests of smbd against a raw-verbs peer
-# (tests/fault/smbd_fault.c), over rxe and over siw. Leaves smbd loaded.
+# (tests/fault/fault.c), over rxe and over siw. Leaves smbd loaded.
 
 CTL=/sys/kernel/debug/smbd_fault/ctl
 RES=/sys/kernel/debug/smbd_fault/result

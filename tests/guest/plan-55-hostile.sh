@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest plan: smbd against a hostile raw-verbs SMB Direct peer
-# (tests/hostile/smbd_hostile.c), in both roles, over rxe and over siw:
+# (tests/hostile/hostile.c), in both roles, over rxe and over siw:
 # negotiation messages at and beyond their limits, malformed and mutated
 # Data Transfer messages, keep-alive storms, credit abuse, a flood of
 # connections that never negotiate; smbd's health checked throughout.

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * smbd_testctl.h: the debugfs plumbing of the test modules of smbd
- * (tests/kmod/smbd_test.c, tests/interop/smbd_interop.c), which include
- * it once each, after their pr_fmt:
+ * (tests/<dir>/), which include it once each, after their pr_fmt:
  *
  *   /sys/kernel/debug/NAME/ctl      write one command line
  *   /sys/kernel/debug/NAME/result   what the last command found
@@ -18,6 +17,7 @@
 #include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/inet.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 #include <linux/sprintf.h>
 #include <linux/string.h>
+#include <net/net_namespace.h>
 
 /* Lines of output: printed, or (quiet) only a count of failed checks. */
 struct testctl_out {
@@ -233,6 +234,18 @@ static inline void testctl_remove(struct testctl *tc)
 {
 	debugfs_remove_recursive(tc->dir);
 	tc->dir = NULL;
+}
+
+/* @ip (IPv4 or IPv6) and @port in @ss: 0, or -EINVAL if either is bad. */
+static inline int testctl_addr(const char *ip, unsigned int port,
+			       struct sockaddr_storage *ss)
+{
+	char p[8];
+
+	if (port > 65535)
+		return -EINVAL;
+	snprintf(p, sizeof(p), "%u", port);
+	return inet_pton_with_scope(&init_net, AF_UNSPEC, ip, p, ss);
 }
 
 #endif /* SMBD_TESTCTL_H */

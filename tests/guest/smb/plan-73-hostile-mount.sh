@@ -3,7 +3,7 @@
 #
 # Guest plan (the SMB VM, tests/run.sh): the kernel SMB client on smbd
 # (adapters/cifs) mounting in a loop against the hostile raw-verbs server
-# (tests/hostile/smbd_hostile.c, "cifs" mode), over rxe and siw. Each
+# (tests/hostile/hostile.c, "cifs" mode), over rxe and siw. Each
 # connection negotiates SMB Direct and then ends in one of six ways in
 # turn: closed at once, a Negotiate Response smbd must refuse, closed
 # after cifs's SMB2 NEGOTIATE, a named malformed or a randomly mutated

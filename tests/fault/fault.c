@@ -64,6 +64,7 @@
 #include "smbd.h"
 #include "smbd_pdu.h"
 #include "../include/smbd_testctl.h"
+#include "../include/smbd_tpeer.h"
 
 #define RAW_NR_RX	32
 #define RAW_BUF		2048
@@ -82,312 +83,47 @@ static __printf(3, 4) void report(bool ok, const char *name,
 	va_end(ap);
 }
 
-/* ---- the raw peer ---- */
-
-struct raw_rx {
-	struct ib_cqe cqe;
-	struct raw_peer *p;
-	void *buf;
-	u64 dma;
-	u32 len;		/* bytes received */
-	struct list_head node;
-};
+/* ---- the raw peer (tests/include/smbd_tpeer.h), one send buffer ---- */
 
 struct raw_peer {
-	struct rdma_cm_id *lid;		/* listener (responder role) */
-	struct rdma_cm_id *id;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct raw_rx rx[RAW_NR_RX];
-	struct ib_cqe tx_cqe;
-	void *tx_buf;
-	u64 tx_dma;
-	struct completion resolved, established, disconnected, sent;
-	spinlock_t lock;		/* protects msgs */
-	struct list_head msgs;		/* received, in order */
-	wait_queue_head_t wait;
-	int err;
-	int nr_post;			/* receives posted when connected */
-	u8 rnr_retry;			/* the peer's RNR retries, in our REP */
+	struct tpeer t;			/* first: the library allocates us */
 	u32 peer_max_recv;		/* what smbd receives from us */
 	u32 credits;			/* Send Credits smbd granted us */
 	u16 grant;			/* receives reposted, not granted yet */
 };
 
-static void raw_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct raw_rx *rx = container_of(wc->wr_cqe, struct raw_rx, cqe);
-	struct raw_peer *p = rx->p;
+static const struct tpeer_cfg raw_cfg = {
+	.nr_rx = RAW_NR_RX, .nr_post = RAW_NR_RX, .nr_tx = 1,
+	.buf_size = RAW_BUF, .rnr_retry = 7, .size = sizeof(struct raw_peer),
+};
 
-	if (wc->status != IB_WC_SUCCESS)
-		return;
-	ib_dma_sync_single_for_cpu(p->id->device, rx->dma, RAW_BUF,
-				   DMA_FROM_DEVICE);
-	rx->len = wc->byte_len;
-	spin_lock(&p->lock);
-	list_add_tail(&rx->node, &p->msgs);
-	spin_unlock(&p->lock);
-	wake_up(&p->wait);
-}
-
-static void raw_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct raw_peer *p = container_of(wc->wr_cqe, struct raw_peer, tx_cqe);
-
-	complete(&p->sent);
-}
-
-static int raw_post_recv(struct raw_peer *p, struct raw_rx *rx)
-{
-	struct ib_sge sge = {
-		.addr = rx->dma, .length = RAW_BUF,
-		.lkey = p->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &rx->cqe, .sg_list = &sge, .num_sge = 1,
-	};
-
-	return ib_post_recv(p->id->qp, &wr, NULL);
-}
-
-/* Queue pair and buffers on @id; @nr_post receives posted at once. */
-static int raw_qp_create(struct raw_peer *p, struct rdma_cm_id *id,
-			 int nr_post)
-{
-	struct ib_device *dev = id->device;
-	struct ib_qp_init_attr attr = {};
-	int i, ret;
-
-	p->pd = ib_alloc_pd(dev, 0);
-	if (IS_ERR(p->pd))
-		return PTR_ERR(p->pd);
-	p->cq = ib_alloc_cq_any(dev, p, RAW_NR_RX + 8, IB_POLL_WORKQUEUE);
-	if (IS_ERR(p->cq))
-		return PTR_ERR(p->cq);
-	attr.send_cq = p->cq;
-	attr.recv_cq = p->cq;
-	attr.cap.max_send_wr = 8;
-	attr.cap.max_recv_wr = RAW_NR_RX + 1;	/* + the drain's */
-	attr.cap.max_send_sge = 1;
-	attr.cap.max_recv_sge = 1;
-	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(id, p->pd, &attr);
-	if (ret)
-		return ret;
-	p->tx_buf = kzalloc(RAW_BUF, GFP_KERNEL);
-	if (!p->tx_buf)
-		return -ENOMEM;
-	p->tx_dma = ib_dma_map_single(dev, p->tx_buf, RAW_BUF, DMA_TO_DEVICE);
-	p->tx_cqe.done = raw_send_done;
-	for (i = 0; i < RAW_NR_RX; i++) {
-		struct raw_rx *rx = &p->rx[i];
-
-		rx->p = p;
-		rx->cqe.done = raw_recv_done;
-		rx->buf = kzalloc(RAW_BUF, GFP_KERNEL);
-		if (!rx->buf)
-			return -ENOMEM;
-		rx->dma = ib_dma_map_single(dev, rx->buf, RAW_BUF,
-					    DMA_FROM_DEVICE);
-		if (i < nr_post) {
-			ret = raw_post_recv(p, rx);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
+/* tpeer_alloc() makes the struct tpeer at the start of ours. */
+static_assert(offsetof(struct raw_peer, t) == 0);
 
 static void raw_destroy(struct raw_peer *p)
 {
-	struct ib_device *dev = p->id ? p->id->device : NULL;
-	int i;
-
-	if (p->id && p->id->qp) {
-		rdma_disconnect(p->id);
-		ib_drain_qp(p->id->qp);
-		rdma_destroy_qp(p->id);
-	}
-	if (p->cq && !IS_ERR(p->cq))
-		ib_free_cq(p->cq);
-	for (i = 0; dev && i < RAW_NR_RX; i++) {
-		if (!p->rx[i].buf)
-			continue;
-		ib_dma_unmap_single(dev, p->rx[i].dma, RAW_BUF, DMA_FROM_DEVICE);
-		kfree(p->rx[i].buf);
-	}
-	if (dev && p->tx_buf) {
-		ib_dma_unmap_single(dev, p->tx_dma, RAW_BUF, DMA_TO_DEVICE);
-		kfree(p->tx_buf);
-	}
-	if (p->pd && !IS_ERR(p->pd))
-		ib_dealloc_pd(p->pd);
-	if (p->id)
-		rdma_destroy_id(p->id);
-	if (p->lid)
-		rdma_destroy_id(p->lid);
-	kfree(p);
+	if (p)
+		tpeer_destroy(&p->t);
 }
 
-static int raw_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+/* A raw initiator connected to @dst, or NULL with *@err set. */
+static struct raw_peer *raw_connect(struct sockaddr *dst, int *err)
 {
-	struct raw_peer *p = id->context;
-	struct rdma_conn_param cp = {
-		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 6, .rnr_retry_count = p->rnr_retry,
-	};
+	struct tpeer *t = tpeer_alloc(&raw_cfg);
 
-	switch (ev->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		if (p->id)
-			return -EBUSY;		/* one connection only */
-		p->id = id;
-		if (raw_qp_create(p, id, p->nr_post) || rdma_accept(id, &cp)) {
-			p->id = NULL;
-			return -ENOMEM;	/* rdma_cm frees @id */
-		}
-		break;
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(id, 2000))
-			complete(&p->resolved);
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		complete(&p->resolved);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		complete(&p->established);
-		wake_up(&p->wait);
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-	case RDMA_CM_EVENT_REJECTED:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-		p->err = ev->event;
-		complete(&p->resolved);
-		complete(&p->disconnected);
-		wake_up(&p->wait);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static struct raw_peer *raw_alloc(void)
-{
-	struct raw_peer *p = kzalloc(sizeof(*p), GFP_KERNEL);
-
-	if (!p)
+	*err = t ? tpeer_connect(t, dst) : -ENOMEM;
+	if (*err) {
+		tpeer_destroy(t);
 		return NULL;
-	init_completion(&p->resolved);
-	init_completion(&p->established);
-	init_completion(&p->disconnected);
-	init_completion(&p->sent);
-	spin_lock_init(&p->lock);
-	INIT_LIST_HEAD(&p->msgs);
-	init_waitqueue_head(&p->wait);
-	p->nr_post = RAW_NR_RX;
-	p->rnr_retry = 7;
-	return p;
-}
-
-static int raw_listen(struct raw_peer *p, struct sockaddr *addr)
-{
-	int ret;
-
-	p->lid = rdma_create_id(&init_net, raw_cm_handler, p, RDMA_PS_TCP,
-				IB_QPT_RC);
-	if (IS_ERR(p->lid)) {
-		ret = PTR_ERR(p->lid);
-		p->lid = NULL;
-		return ret;
 	}
-	ret = rdma_bind_addr(p->lid, addr);
-	return ret ?: rdma_listen(p->lid, 1);
-}
-
-static int raw_connect(struct raw_peer *p, struct sockaddr *dst)
-{
-	struct rdma_conn_param cp = {
-		.responder_resources = 1, .initiator_depth = 1,
-		.retry_count = 6, .rnr_retry_count = 7,
-	};
-	int ret;
-
-	p->id = rdma_create_id(&init_net, raw_cm_handler, p, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(p->id)) {
-		ret = PTR_ERR(p->id);
-		p->id = NULL;
-		return ret;
-	}
-	ret = rdma_resolve_addr(p->id, NULL, dst, 2000);
-	if (ret)
-		return ret;
-	if (!wait_for_completion_timeout(&p->resolved, 5 * HZ) || p->err)
-		return -EHOSTUNREACH;
-	ret = raw_qp_create(p, p->id, p->nr_post);
-	if (ret)
-		return ret;
-	ret = rdma_connect(p->id, &cp);
-	if (ret)
-		return ret;
-	/* A rejection ends the wait at once. */
-	if (!wait_event_timeout(p->wait, completion_done(&p->established) ||
-				READ_ONCE(p->err), 5 * HZ) || p->err)
-		return -ECONNREFUSED;
-	return 0;
-}
-
-/* Send @len bytes from tx_buf, waiting for the completion. */
-static int raw_send(struct raw_peer *p, u32 len)
-{
-	struct ib_sge sge = {
-		.addr = p->tx_dma, .length = len, .lkey = p->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &p->tx_cqe, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
-	};
-	int ret;
-
-	reinit_completion(&p->sent);
-	ib_dma_sync_single_for_device(p->id->device, p->tx_dma, len,
-				      DMA_TO_DEVICE);
-	ret = ib_post_send(p->id->qp, &wr, NULL);
-	if (ret)
-		return ret;
-	return wait_for_completion_timeout(&p->sent, 5 * HZ) ? 0 : -ETIMEDOUT;
-}
-
-/* The next received message, or NULL after @ms (or on disconnect). */
-static struct raw_rx *raw_recv(struct raw_peer *p, unsigned int ms)
-{
-	struct raw_rx *rx = NULL;
-
-	/*
-	 * Not cut short by a disconnect: the receive completion may run on
-	 * its workqueue after the CM event of a disconnect that followed it.
-	 */
-	wait_event_timeout(p->wait, !list_empty_careful(&p->msgs),
-			   msecs_to_jiffies(ms));
-	spin_lock_bh(&p->lock);
-	if (!list_empty(&p->msgs)) {
-		rx = list_first_entry(&p->msgs, struct raw_rx, node);
-		list_del(&rx->node);
-	}
-	spin_unlock_bh(&p->lock);
-	return rx;
+	return container_of(t, struct raw_peer, t);
 }
 
 /* As a responder: answer a Negotiate Request, granting @credits. */
 static int raw_negotiate_responder(struct raw_peer *p, u16 credits)
 {
-	struct smbd_neg_resp_pdu *r = p->tx_buf;
-	struct raw_rx *rx = raw_recv(p, 5000);
+	struct smbd_neg_resp_pdu *r = p->t.tx[0].buf;
+	struct tpeer_rx *rx = tpeer_recv(&p->t, 5000);
 
 	if (!rx || rx->len < sizeof(struct smbd_neg_req_pdu))
 		return -EPROTO;
@@ -407,18 +143,7 @@ static int raw_negotiate_responder(struct raw_peer *p, u16 credits)
 	r->preferred_send_size = cpu_to_le32(1364);
 	r->max_receive_size = cpu_to_le32(RAW_BUF);
 	r->max_fragmented_size = cpu_to_le32(131072);
-	return raw_send(p, sizeof(*r));
-}
-
-static int parse_addr(const char *ip, unsigned int port,
-		      struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	return in4_pton(ip, -1, (u8 *)&sin->sin_addr, -1, NULL) ? 0 : -EINVAL;
+	return tpeer_send(&p->t, sizeof(*r));
 }
 
 static void fast_params(struct smbd_params *sp, bool responder)
@@ -454,34 +179,47 @@ static int smbd_listener(struct sockaddr *addr, struct smbd_sock **lskp)
 
 /*
  * An smbd initiator (@sp, or defaults; upcalls @ops) negotiated with a
- * raw responder listening on @addr, which grants 10 credits. The connect
- * is async: the raw peer answers from this thread.
+ * raw responder of shape @cfg (or raw_cfg) listening on @addr, which
+ * grants 10 credits. The connect is async: the raw peer answers from
+ * this thread. *@pp is the raw peer, or NULL.
  */
-static int smbd_to_raw_ops(struct raw_peer *p, struct sockaddr *addr,
+static int smbd_to_raw_ops(struct raw_peer **pp, struct sockaddr *addr,
+			   const struct tpeer_cfg *cfg,
 			   const struct smbd_params *sp,
 			   const struct smbd_sock_ops *ops, void *priv,
 			   struct smbd_sock **skp)
 {
+	struct tpeer_listener l = {};
 	struct smbd_sock_info info;
+	struct tpeer *t = NULL;
 	int i, ret;
 
-	ret = raw_listen(p, addr) ?: smbd_sock_create(&init_net, sp, skp);
+	*pp = NULL;
+	ret = tpeer_listen(&l, addr, 1, cfg ?: &raw_cfg) ?:
+	      smbd_sock_create(&init_net, sp, skp);
 	if (!ret) {
 		smbd_sock_set_ops(*skp, ops, priv);
 		ret = smbd_sock_connect_async(*skp, addr, NULL);
 	}
-	if (!ret)
-		ret = wait_for_completion_timeout(&p->established, 5 * HZ) ?
-		      raw_negotiate_responder(p, 10) : -ETIMEDOUT;
+	if (!ret) {
+		t = tpeer_take(&l, 5000);
+		if (t)
+			*pp = container_of(t, struct raw_peer, t);
+		if (!t || !wait_for_completion_timeout(&t->established, 5 * HZ))
+			ret = -ETIMEDOUT;
+	}
+	/* An accepted connection outlives its listener. */
+	tpeer_unlisten(&l);
+	ret = ret ?: raw_negotiate_responder(*pp, 10);
 	for (i = 0; !ret && i < 100 && smbd_sock_query(*skp, &info); i++)
 		msleep(20);
 	return ret ?: smbd_sock_query(*skp, &info);
 }
 
-static int smbd_to_raw(struct raw_peer *p, struct sockaddr *addr,
+static int smbd_to_raw(struct raw_peer **pp, struct sockaddr *addr,
 		       const struct smbd_params *sp, struct smbd_sock **skp)
 {
-	return smbd_to_raw_ops(p, addr, sp, NULL, NULL, skp);
+	return smbd_to_raw_ops(pp, addr, NULL, sp, NULL, NULL, skp);
 }
 
 /* ---- the tests ---- */
@@ -545,17 +283,15 @@ out:
 
 static void test_ka_dead(struct sockaddr *addr)
 {
-	struct raw_peer *p = raw_alloc();
 	struct smbd_sock *sk = NULL;
 	struct smbd_sock_stats st;
+	struct raw_peer *p;
 	struct smbd_params sp;
 	long ms;
 	int ret;
 
-	if (!p)
-		return;
 	fast_params(&sp, false);
-	ret = smbd_to_raw(p, addr, &sp, &sk);
+	ret = smbd_to_raw(&p, addr, &sp, &sk);
 	report(!ret, "ka-dead negotiated with the raw peer", "%d", ret);
 	if (ret)
 		goto out;
@@ -580,25 +316,24 @@ static void test_neg_silent(struct sockaddr *addr, bool null_params)
 {
 	const char *name = null_params ? "neg-silent-null" : "neg-silent";
 	struct smbd_sock *lsk = NULL, *ssk = NULL;
-	struct raw_peer *p = raw_alloc();
+	struct raw_peer *p = NULL;
 	unsigned long start;
 	long ms = -1;
 	int ret;
 
-	if (!p)
-		return;
 	if (null_params)
 		ret = smbd_sock_create(&init_net, NULL, &lsk) ?:
 		      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 4);
 	else
 		ret = smbd_listener(addr, &lsk);
-	ret = ret ?: raw_connect(p, addr);
+	if (!ret)
+		p = raw_connect(addr, &ret);
 	report(!ret, name, "raw initiator connected: %d", ret);
 	if (ret)
 		goto out;
 	start = jiffies;
 	/* [MS-SMBD] 3.1.7.2: the responder waits 5 s for the request. */
-	if (wait_for_completion_timeout(&p->disconnected, 10 * HZ))
+	if (tpeer_wait_down(&p->t, 10000))
 		ms = jiffies_to_msecs(jiffies - start);
 	report(ms >= 4000 && ms <= 7000, name,
 	       "dropped by the responder's negotiation timer after %ld ms", ms);
@@ -633,10 +368,8 @@ static void test_neg_flood(struct sockaddr *addr)
 	if (ret)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(p); i++) {
-		p[i] = raw_alloc();
-		if (!p[i])
-			break;
-		held[i] = !raw_connect(p[i], addr);
+		p[i] = raw_connect(addr, &ret);
+		held[i] = p[i];
 		if (held[i])
 			up++;
 		else
@@ -649,8 +382,7 @@ static void test_neg_flood(struct sockaddr *addr)
 	report(st.conns_refused == FLOOD_EXTRA, "neg-flood",
 	       "refusals counted: %llu", st.conns_refused);
 	for (i = 0; i < ARRAY_SIZE(p); i++)
-		if (held[i] &&
-		    wait_for_completion_timeout(&p[i]->disconnected, 10 * HZ))
+		if (held[i] && tpeer_wait_down(&p[i]->t, 10000))
 			gone++;
 	report(gone == up, "neg-flood",
 	       "%d of %d dropped by the negotiation timer", gone, up);
@@ -661,24 +393,23 @@ out:
 	smbd_sock_release(cli);
 	smbd_sock_release(srv);
 	for (i = 0; i < ARRAY_SIZE(p); i++)
-		if (p[i])
-			raw_destroy(p[i]);
+		raw_destroy(p[i]);
 	smbd_sock_release(lsk);
 }
 
 static void test_neg_bad_request(struct sockaddr *addr, bool version)
 {
 	struct smbd_sock *lsk = NULL;
-	struct raw_peer *p = raw_alloc();
+	struct raw_peer *p = NULL;
 	struct smbd_neg_req_pdu *q;
-	struct raw_rx *rx;
+	struct tpeer_rx *rx;
 	int ret;
 
-	if (!p)
-		return;
-	ret = smbd_listener(addr, &lsk) ?: raw_connect(p, addr);
+	ret = smbd_listener(addr, &lsk);
+	if (!ret)
+		p = raw_connect(addr, &ret);
 	if (!ret) {
-		q = p->tx_buf;
+		q = p->t.tx[0].buf;
 		memset(q, 0, sizeof(*q));
 		q->min_version = cpu_to_le16(version ? 0x0200 : SMBD_PROTOCOL_V1);
 		q->max_version = cpu_to_le16(version ? 0x0200 : SMBD_PROTOCOL_V1);
@@ -686,13 +417,13 @@ static void test_neg_bad_request(struct sockaddr *addr, bool version)
 		q->preferred_send_size = cpu_to_le32(1364);
 		q->max_receive_size = cpu_to_le32(1364);
 		q->max_fragmented_size = cpu_to_le32(131072);
-		ret = raw_send(p, version ? sizeof(*q) : 19);
+		ret = tpeer_send(&p->t, version ? sizeof(*q) : 19);
 	}
 	report(!ret, version ? "neg-version request sent" :
 	       "neg-short request sent", "%d", ret);
 	if (ret)
 		goto out;
-	rx = raw_recv(p, version ? 3000 : 1500);
+	rx = tpeer_recv(&p->t, version ? 3000 : 1500);
 	if (version) {
 		struct smbd_neg_resp_pdu *r = rx ? rx->buf : NULL;
 		static const u8 zero[sizeof(*r) - 4];
@@ -711,9 +442,9 @@ static void test_neg_bad_request(struct sockaddr *addr, bool version)
 		report(!rx, "neg-short no answer", "%s",
 		       rx ? "got one" : "none");
 	}
-	report(wait_for_completion_timeout(&p->disconnected, 5 * HZ),
+	report(tpeer_wait_down(&p->t, 5000),
 	       version ? "neg-version disconnected" : "neg-short disconnected",
-	       "%d", p->err);
+	       "%d", p->t.cm_event);
 out:
 	raw_destroy(p);
 	smbd_sock_release(lsk);
@@ -756,23 +487,20 @@ static void test_bad(struct sockaddr *addr, const char *which)
 		return;
 	}
 	snprintf(name, sizeof(name), "bad-%s", bc->name);
-	p = raw_alloc();
-	if (!p)
-		return;
-	ret = smbd_to_raw(p, addr, NULL, &sk);
+	ret = smbd_to_raw(&p, addr, NULL, &sk);
 	snprintf(n2, sizeof(n2), "%s negotiated", name);
 	report(!ret, n2, "%d", ret);
 	if (ret)
 		goto out;
 
-	h = p->tx_buf;
-	memset(p->tx_buf, 0, RAW_BUF);
+	h = p->t.tx[0].buf;
+	memset(h, 0, RAW_BUF);
 	h->credits_requested = cpu_to_le16(bc->credits_requested);
 	h->credits_granted = cpu_to_le16(1);
 	h->remaining_data_length = cpu_to_le32(bc->remaining);
 	h->data_offset = cpu_to_le32(bc->offset);
 	h->data_length = cpu_to_le32(bc->length);
-	ret = raw_send(p, bc->wire_len);
+	ret = tpeer_send(&p->t, bc->wire_len);
 	ms = wait_dropped(sk, 3000);
 	snprintf(n2, sizeof(n2), "%s connection ended", name);
 	report(ms >= 0, n2, "after %ld ms", ms);
@@ -783,8 +511,7 @@ static void test_bad(struct sockaddr *addr, const char *which)
 	snprintf(n2, sizeof(n2), "%s nothing delivered", name);
 	report(ret < 0 && ret != -EAGAIN, n2, "recv says %d", ret);
 	snprintf(n2, sizeof(n2), "%s peer saw the disconnect", name);
-	report(wait_for_completion_timeout(&p->disconnected, 5 * HZ), n2,
-	       "%d", p->err);
+	report(tpeer_wait_down(&p->t, 5000), n2, "%d", p->t.cm_event);
 out:
 	smbd_sock_release(sk);
 	raw_destroy(p);
@@ -899,20 +626,13 @@ static bool big_check(const u8 *buf, u32 len, u8 seed)
 static void raw_take_grants(struct raw_peer *p)
 {
 	struct smbd_data_hdr_pdu *h;
-	struct raw_rx *rx;
+	struct tpeer_rx *rx;
 
-	for (;;) {
-		spin_lock_bh(&p->lock);
-		rx = list_first_entry_or_null(&p->msgs, struct raw_rx, node);
-		if (rx)
-			list_del(&rx->node);
-		spin_unlock_bh(&p->lock);
-		if (!rx)
-			return;
+	while ((rx = tpeer_next(&p->t))) {
 		h = rx->buf;
 		if (rx->len >= sizeof(*h))
 			p->credits += le16_to_cpu(h->credits_granted);
-		if (!raw_post_recv(p, rx))
+		if (!tpeer_post_recv(&p->t, rx))
 			p->grant++;
 	}
 }
@@ -925,16 +645,17 @@ static void raw_take_grants(struct raw_peer *p)
 static int raw_send_frag(struct raw_peer *p, const struct big_msg *m, u32 off,
 			 u32 n)
 {
-	struct smbd_data_hdr_pdu *h = p->tx_buf;
-	u8 *d = (u8 *)p->tx_buf + SMBD_DATA_OFFSET;
+	struct smbd_data_hdr_pdu *h = p->t.tx[0].buf;
+	u8 *d = (u8 *)h + SMBD_DATA_OFFSET;
 	u32 i;
 
 	raw_take_grants(p);
 	while (!p->credits) {
-		if (!wait_event_timeout(p->wait, !list_empty_careful(&p->msgs) ||
-					p->err, 10 * HZ))
+		if (!wait_event_timeout(p->t.wait,
+					!list_empty_careful(&p->t.ready) ||
+					READ_ONCE(p->t.disc), 10 * HZ))
 			return -ETIMEDOUT;
-		if (p->err)
+		if (READ_ONCE(p->t.disc))
 			return -ECONNRESET;
 		raw_take_grants(p);
 	}
@@ -948,7 +669,7 @@ static int raw_send_frag(struct raw_peer *p, const struct big_msg *m, u32 off,
 	h->data_length = cpu_to_le32(n);
 	for (i = 0; i < n; i++)
 		d[i] = big_byte(off + i, m->seed);
-	return raw_send(p, SMBD_DATA_OFFSET + n);
+	return tpeer_send(&p->t, SMBD_DATA_OFFSET + n);
 }
 
 static int big_sender(void *arg)
@@ -1027,24 +748,23 @@ static void test_big_nb(struct sockaddr *addr)
 	struct big_msg msgs[4];
 	struct task_struct *t;
 	struct big_ctx *c;
-	struct raw_peer *p;
+	struct raw_peer *p = NULL;
 	u32 max = 0, eagain = 0;
 	u8 *buf = NULL;
 	ssize_t n;
 	int ret;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	p = raw_alloc();
-	if (!c || !p) {
+	if (!c) {
 		report(false, "big-nb setup", "out of memory");
 		goto out_free;
 	}
 	init_completion(&c->done);
 	init_waitqueue_head(&c->wq);
 	atomic_set(&c->data_ready, 0);
-	c->p = p;
-	ret = smbd_to_raw_ops(p, addr, NULL, &big_ops, c, &sk) ?:
+	ret = smbd_to_raw_ops(&p, addr, NULL, NULL, &big_ops, c, &sk) ?:
 	      smbd_sock_query(sk, &info);
+	c->p = p;
 	max = info.max_fragmented_recv_size;
 	if (!ret && p->peer_max_recv <= SMBD_DATA_OFFSET)
 		ret = -EPROTO;
@@ -1104,8 +824,7 @@ out:
 	/* With half a message taken in: its buffer must go with the socket. */
 	smbd_sock_release(sk);
 out_free:
-	if (p)
-		raw_destroy(p);
+	raw_destroy(p);
 	vfree(buf);
 	kfree(c);
 }
@@ -1123,26 +842,26 @@ out_free:
  */
 static void test_send_fail(struct sockaddr *addr, u32 len, int nr_ok)
 {
-	struct raw_peer *p = raw_alloc();
+	struct tpeer_cfg cfg = raw_cfg;
 	struct smbd_sock *sk = NULL;
+	struct raw_peer *p = NULL;
 	char name[48], n2[96];
 	struct iov_iter it;
 	struct kvec kv;
-	struct raw_rx *rx;
+	struct tpeer_rx *rx;
 	u8 *msg = NULL;
 	ssize_t n;
 	long ms;
 	int i, ret;
 
 	snprintf(name, sizeof(name), "send-fail-%u", len);
-	if (!p)
-		return;
-	p->nr_post = 2 + nr_ok;
-	p->rnr_retry = 0;
+	cfg.nr_post = 2 + nr_ok;
+	cfg.rnr_retry = 0;
 	msg = kmalloc(len, GFP_KERNEL);
-	ret = msg ? smbd_to_raw(p, addr, NULL, &sk) : -ENOMEM;
+	ret = msg ? smbd_to_raw_ops(&p, addr, &cfg, NULL, NULL, NULL, &sk) :
+	      -ENOMEM;
 	/* The credit grant smbd sends once negotiated: not reposted. */
-	rx = ret ? NULL : raw_recv(p, 5000);
+	rx = ret ? NULL : tpeer_recv(&p->t, 5000);
 	if (!ret && !rx)
 		ret = -ETIMEDOUT;
 	snprintf(n2, sizeof(n2), "%s negotiated, credits granted", name);
@@ -1156,7 +875,7 @@ static void test_send_fail(struct sockaddr *addr, u32 len, int nr_ok)
 		kv.iov_len = len;
 		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
 		n = smbd_sock_send(sk, &it, 0);
-		rx = n == len ? raw_recv(p, 5000) : NULL;
+		rx = n == len ? tpeer_recv(&p->t, 5000) : NULL;
 		snprintf(n2, sizeof(n2), "%s send that completes returns its count",
 			 name);
 		report(n == len && rx, n2, "%zd, %s", n,
@@ -1568,7 +1287,7 @@ static int fault_run(char *cmd)
 	strscpy(ip, "0.0.0.0", sizeof(ip));
 	port = 0;
 	if (sscanf(cmd, "%31s %39s %u", test, ip, &port) < 1 ||
-	    parse_addr(ip, port, &ss))
+	    testctl_addr(ip, port, &ss))
 		return -EINVAL;
 
 	if (!strcmp(test, "send-more"))

@@ -58,6 +58,7 @@
 
 #include "smbd.h"
 #include "../include/smbd_testctl.h"
+#include "../include/smbd_tpeer.h"
 
 /* ---- the wire, by byte offset ([MS-SMBD] 2.2) ---- */
 
@@ -112,26 +113,6 @@
 #define H_MSG_MAX	8192	/* largest upper-layer message we move */
 #define OUT_MAX		(64 * 1024)
 
-enum { K_LISTENER, K_CONN };
-
-struct hconn;
-
-struct hrx {
-	struct ib_cqe cqe;
-	struct hconn *c;
-	void *buf;
-	u64 dma;
-	u32 len;
-	struct list_head node;
-};
-
-struct htx {
-	struct ib_cqe cqe;
-	struct hconn *c;
-	void *buf;
-	u64 dma;
-};
-
 /* Messages smbd sent us, reassembled. */
 struct hmsg {
 	struct list_head node;
@@ -149,22 +130,7 @@ struct hwire {
 };
 
 struct hconn {
-	int kind;			/* K_CONN */
-	struct rdma_cm_id *id;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct hrx rx[H_NR_RX];
-	struct htx tx[H_NR_TX];
-	unsigned int tx_head;
-	atomic_t tx_busy;
-	int tx_err;
-	spinlock_t lock;		/* protects ready */
-	struct list_head ready;		/* received, not yet looked at */
-	struct list_head lnode;		/* on the listener's queue */
-	wait_queue_head_t wait;
-	struct completion resolved, established;
-	int cm_err;
-	bool disc;
+	struct tpeer p;		/* first: the library allocates us */
 	/* protocol state, test thread only */
 	bool negotiated;
 	u8 neg[NQ_LEN + NP_LEN];	/* the negotiation message received */
@@ -182,15 +148,6 @@ struct hconn {
 	bool asm_active;
 	struct list_head inbox;	/* struct hmsg */
 	u64 got;		/* messages smbd sent us since the last look */
-	struct hwire *w;
-};
-
-struct hlistener {
-	int kind;			/* K_LISTENER */
-	struct rdma_cm_id *id;
-	spinlock_t lock;		/* protects conns */
-	struct list_head conns;		/* arrived, not taken */
-	wait_queue_head_t wait;
 	struct hwire *w;
 };
 
@@ -217,179 +174,47 @@ static bool chance(u64 *s, u32 one_in)
 	return below(s, one_in) == 0;
 }
 
-/* ---- raw verbs ---- */
+/* ---- the raw-verbs peer: tests/include/smbd_tpeer.h ---- */
 
-static void h_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+static const struct tpeer_cfg h_cfg = {
+	.nr_rx = H_NR_RX, .nr_post = H_NR_RX, .nr_tx = H_NR_TX,
+	.buf_size = H_BUF,
+	/* Finite: a send beyond smbd's receives fails instead of hanging. */
+	.rnr_retry = 3,
+	.size = sizeof(struct hconn),
+};
+
+/* tpeer_alloc() makes the struct tpeer at the start of ours. */
+static_assert(offsetof(struct hconn, p) == 0);
+
+/* The protocol state of @t, a new connection; NULL (@t freed) on failure. */
+static struct hconn *h_init(struct tpeer *t, struct hwire *w)
 {
-	struct hrx *rx = container_of(wc->wr_cqe, struct hrx, cqe);
-	struct hconn *c = rx->c;
+	struct hconn *c = container_of(t, struct hconn, p);
 
-	if (wc->status != IB_WC_SUCCESS) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			WRITE_ONCE(c->disc, true);
-			wake_up(&c->wait);
-		}
-		return;
-	}
-	ib_dma_sync_single_for_cpu(c->id->device, rx->dma, H_BUF,
-				   DMA_FROM_DEVICE);
-	rx->len = wc->byte_len;
-	spin_lock(&c->lock);
-	list_add_tail(&rx->node, &c->ready);
-	spin_unlock(&c->lock);
-	wake_up(&c->wait);
-}
-
-static void h_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct htx *tx = container_of(wc->wr_cqe, struct htx, cqe);
-	struct hconn *c = tx->c;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		WRITE_ONCE(c->tx_err, -EIO);
-		WRITE_ONCE(c->disc, true);
-	}
-	atomic_dec(&c->tx_busy);
-	wake_up(&c->wait);
-}
-
-static int h_post_recv(struct hconn *c, struct hrx *rx)
-{
-	struct ib_sge sge = {
-		.addr = rx->dma, .length = H_BUF,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &rx->cqe, .sg_list = &sge, .num_sge = 1,
-	};
-
-	return ib_post_recv(c->id->qp, &wr, NULL);
-}
-
-static struct hconn *h_alloc(struct hwire *w)
-{
-	struct hconn *c = kzalloc(sizeof(*c), GFP_KERNEL);
-
-	if (!c)
+	if (!t)
 		return NULL;
-	c->kind = K_CONN;
 	c->w = w;
-	spin_lock_init(&c->lock);
-	INIT_LIST_HEAD(&c->ready);
 	INIT_LIST_HEAD(&c->inbox);
-	INIT_LIST_HEAD(&c->lnode);
-	init_waitqueue_head(&c->wait);
-	init_completion(&c->resolved);
-	init_completion(&c->established);
-	atomic_set(&c->tx_busy, 0);
 	c->max_recv = H_RECV;
+	c->to_grant = H_NR_RX;
 	c->asm_buf = kmalloc(H_MSG_MAX * 2, GFP_KERNEL);
 	if (!c->asm_buf) {
-		kfree(c);
+		tpeer_destroy(t);
 		return NULL;
 	}
 	return c;
 }
 
-/* Queue pair and buffers on @id, every receive posted. */
-static int h_qp_create(struct hconn *c, struct rdma_cm_id *id)
+static struct hconn *h_alloc(struct hwire *w)
 {
-	struct ib_device *dev = id->device;
-	struct ib_qp_init_attr attr = {};
-	int i, ret;
-
-	c->pd = ib_alloc_pd(dev, 0);
-	if (IS_ERR(c->pd)) {
-		ret = PTR_ERR(c->pd);
-		c->pd = NULL;
-		return ret;
-	}
-	c->cq = ib_alloc_cq_any(dev, c, H_NR_RX + H_NR_TX + 8,
-				IB_POLL_WORKQUEUE);
-	if (IS_ERR(c->cq)) {
-		ret = PTR_ERR(c->cq);
-		c->cq = NULL;
-		return ret;
-	}
-	attr.send_cq = c->cq;
-	attr.recv_cq = c->cq;
-	attr.cap.max_send_wr = H_NR_TX + 1;	/* + the drain's */
-	attr.cap.max_recv_wr = H_NR_RX + 1;
-	attr.cap.max_send_sge = 1;
-	attr.cap.max_recv_sge = 1;
-	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(id, c->pd, &attr);
-	if (ret)
-		return ret;
-	for (i = 0; i < H_NR_TX; i++) {
-		struct htx *tx = &c->tx[i];
-
-		tx->c = c;
-		tx->cqe.done = h_send_done;
-		tx->buf = kzalloc(H_BUF, GFP_KERNEL);
-		if (!tx->buf)
-			return -ENOMEM;
-		tx->dma = ib_dma_map_single(dev, tx->buf, H_BUF, DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(dev, tx->dma)) {
-			kfree(tx->buf);
-			tx->buf = NULL;
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < H_NR_RX; i++) {
-		struct hrx *rx = &c->rx[i];
-
-		rx->c = c;
-		rx->cqe.done = h_recv_done;
-		rx->buf = kzalloc(H_BUF, GFP_KERNEL);
-		if (!rx->buf)
-			return -ENOMEM;
-		rx->dma = ib_dma_map_single(dev, rx->buf, H_BUF,
-					    DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(dev, rx->dma)) {
-			kfree(rx->buf);
-			rx->buf = NULL;
-			return -ENOMEM;
-		}
-		ret = h_post_recv(c, rx);
-		if (ret)
-			return ret;
-	}
-	c->to_grant = H_NR_RX;
-	return 0;
+	return h_init(tpeer_alloc(&h_cfg), w);
 }
 
-/* Free what h_qp_create() made; the id is the caller's. */
-static void h_qp_free(struct hconn *c, struct rdma_cm_id *id)
+static struct hconn *h_take(struct tpeer_listener *l, struct hwire *w,
+			    unsigned int ms)
 {
-	struct ib_device *dev = id->device;
-	int i;
-
-	if (id->qp) {
-		ib_drain_qp(id->qp);
-		rdma_destroy_qp(id);
-	}
-	if (c->cq)
-		ib_free_cq(c->cq);
-	c->cq = NULL;
-	for (i = 0; i < H_NR_RX; i++) {
-		if (!c->rx[i].buf)
-			continue;
-		ib_dma_unmap_single(dev, c->rx[i].dma, H_BUF, DMA_FROM_DEVICE);
-		kfree(c->rx[i].buf);
-		c->rx[i].buf = NULL;
-	}
-	for (i = 0; i < H_NR_TX; i++) {
-		if (!c->tx[i].buf)
-			continue;
-		ib_dma_unmap_single(dev, c->tx[i].dma, H_BUF, DMA_TO_DEVICE);
-		kfree(c->tx[i].buf);
-		c->tx[i].buf = NULL;
-	}
-	if (c->pd)
-		ib_dealloc_pd(c->pd);
-	c->pd = NULL;
+	return h_init(tpeer_take(l, ms), w);
 }
 
 static void h_inbox_free(struct hconn *c)
@@ -406,191 +231,9 @@ static void h_destroy(struct hconn *c)
 {
 	if (!c)
 		return;
-	if (c->id) {
-		if (c->id->qp)
-			rdma_disconnect(c->id);
-		h_qp_free(c, c->id);
-		rdma_destroy_id(c->id);
-	}
 	h_inbox_free(c);
 	kfree(c->asm_buf);
-	kfree(c);
-}
-
-static const struct rdma_conn_param h_cp = {
-	.responder_resources = 1, .initiator_depth = 1,
-	/* Finite: a send beyond smbd's receives fails instead of hanging. */
-	.retry_count = 6, .rnr_retry_count = 3,
-};
-
-static int h_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
-{
-	int *kind = id->context;
-	struct hlistener *l;
-	struct hconn *c;
-
-	if (*kind == K_LISTENER) {
-		l = id->context;
-		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
-			return 0;
-		c = h_alloc(l->w);
-		if (!c)
-			return -ENOMEM;
-		c->id = id;
-		if (h_qp_create(c, id) || rdma_accept(id, (void *)&h_cp)) {
-			h_qp_free(c, id);
-			h_inbox_free(c);
-			kfree(c->asm_buf);
-			kfree(c);
-			return -ENOMEM;	/* rdma_cm destroys @id */
-		}
-		id->context = c;
-		spin_lock(&l->lock);
-		list_add_tail(&c->lnode, &l->conns);
-		spin_unlock(&l->lock);
-		wake_up(&l->wait);
-		return 0;
-	}
-
-	c = id->context;
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(id, 2000)) {
-			c->cm_err = -EHOSTUNREACH;
-			complete(&c->resolved);
-		}
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		complete(&c->resolved);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		complete(&c->established);
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-	case RDMA_CM_EVENT_REJECTED:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		c->cm_err = -ECONNRESET;
-		WRITE_ONCE(c->disc, true);
-		complete(&c->resolved);
-		complete(&c->established);
-		wake_up(&c->wait);
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static int h_listen(struct hlistener *l, struct sockaddr *addr)
-{
-	int ret;
-
-	l->kind = K_LISTENER;
-	spin_lock_init(&l->lock);
-	INIT_LIST_HEAD(&l->conns);
-	init_waitqueue_head(&l->wait);
-	l->id = rdma_create_id(&init_net, h_cm_handler, l, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(l->id)) {
-		ret = PTR_ERR(l->id);
-		l->id = NULL;
-		return ret;
-	}
-	ret = rdma_bind_addr(l->id, addr);
-	return ret ?: rdma_listen(l->id, 8);
-}
-
-static struct hconn *h_take(struct hlistener *l, unsigned int ms)
-{
-	struct hconn *c = NULL;
-
-	wait_event_timeout(l->wait, !list_empty_careful(&l->conns),
-			   msecs_to_jiffies(ms));
-	spin_lock(&l->lock);
-	if (!list_empty(&l->conns)) {
-		c = list_first_entry(&l->conns, struct hconn, lnode);
-		list_del_init(&c->lnode);
-	}
-	spin_unlock(&l->lock);
-	return c;
-}
-
-static void h_unlisten(struct hlistener *l)
-{
-	struct hconn *c;
-
-	if (l->id)
-		rdma_destroy_id(l->id);
-	l->id = NULL;
-	while ((c = h_take(l, 0)))
-		h_destroy(c);
-}
-
-static int h_connect(struct hconn *c, struct sockaddr *dst)
-{
-	int ret;
-
-	c->id = rdma_create_id(&init_net, h_cm_handler, c, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(c->id)) {
-		ret = PTR_ERR(c->id);
-		c->id = NULL;
-		return ret;
-	}
-	ret = rdma_resolve_addr(c->id, NULL, dst, 2000);
-	if (ret)
-		return ret;
-	if (!wait_for_completion_timeout(&c->resolved, 5 * HZ) || c->cm_err)
-		return -EHOSTUNREACH;
-	ret = h_qp_create(c, c->id);
-	if (ret)
-		return ret;
-	ret = rdma_connect(c->id, (void *)&h_cp);
-	if (ret)
-		return ret;
-	if (!wait_for_completion_timeout(&c->established, 5 * HZ))
-		return -ETIMEDOUT;
-	return c->cm_err ? -ECONNREFUSED : 0;
-}
-
-/* Post @len bytes of tx slot @tx. */
-static int h_post(struct hconn *c, struct htx *tx, u32 len)
-{
-	struct ib_sge sge = {
-		.addr = tx->dma, .length = len, .lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &tx->cqe, .sg_list = &sge, .num_sge = len ? 1 : 0,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
-	};
-	int ret;
-
-	ib_dma_sync_single_for_device(c->id->device, tx->dma, H_BUF,
-				      DMA_TO_DEVICE);
-	atomic_inc(&c->tx_busy);
-	ret = ib_post_send(c->id->qp, &wr, NULL);
-	if (ret)
-		atomic_dec(&c->tx_busy);
-	return ret;
-}
-
-/* A free tx slot (sends complete in order), or NULL after 3 s. */
-static struct htx *h_tx_slot(struct hconn *c)
-{
-	struct htx *tx;
-
-	if (!wait_event_timeout(c->wait,
-				atomic_read(&c->tx_busy) < H_NR_TX ||
-				READ_ONCE(c->disc), 3 * HZ) ||
-	    atomic_read(&c->tx_busy) >= H_NR_TX)
-		return NULL;
-	tx = &c->tx[c->tx_head];
-	c->tx_head = (c->tx_head + 1) % H_NR_TX;
-	return tx;
+	tpeer_destroy(&c->p);
 }
 
 /* ---- what smbd sends: every message checked ---- */
@@ -707,16 +350,9 @@ static void h_rx_data(struct hconn *c, const u8 *b, u32 len)
 /* Look at what arrived and post the buffers again. */
 static void h_poll(struct hconn *c)
 {
-	struct hrx *rx;
+	struct tpeer_rx *rx;
 
-	for (;;) {
-		spin_lock_bh(&c->lock);
-		rx = list_first_entry_or_null(&c->ready, struct hrx, node);
-		if (rx)
-			list_del(&rx->node);
-		spin_unlock_bh(&c->lock);
-		if (!rx)
-			return;
+	while ((rx = tpeer_next(&c->p))) {
 		if (!c->negotiated) {
 			if (!c->neg_got) {
 				c->neg_len = min_t(u32, rx->len, sizeof(c->neg));
@@ -727,23 +363,15 @@ static void h_poll(struct hconn *c)
 		} else {
 			h_rx_data(c, rx->buf, rx->len);
 		}
-		if (!READ_ONCE(c->disc) && !h_post_recv(c, rx))
+		if (!READ_ONCE(c->p.disc) && !tpeer_post_recv(&c->p, rx))
 			c->to_grant++;
 	}
 }
 
-/*
- * Wait up to @ms for a message. A disconnect ends the wait only after a
- * grace period: the receive completion runs on the CQ's workqueue and may
- * come after the CM event of a disconnect that followed the message.
- */
+/* Wait up to @ms for a message (see tpeer_wait_rx()) and look at it. */
 static void h_wait_msg(struct hconn *c, unsigned int ms)
 {
-	wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-			   READ_ONCE(c->disc), msecs_to_jiffies(ms));
-	if (list_empty_careful(&c->ready))
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready),
-				   msecs_to_jiffies(300));
+	tpeer_wait_rx(&c->p, ms);
 	h_poll(c);
 }
 
@@ -803,14 +431,14 @@ static int h_credit(struct hconn *c, struct hside *s)
 		h_poll(c);
 		if (c->send_credits)
 			return 0;
-		if (READ_ONCE(c->disc))
+		if (READ_ONCE(c->p.disc))
 			return -ENOTCONN;
 		if (time_after(jiffies, end))
 			return -ETIMEDOUT;
 		if (s)
 			hs_drain(s, false);
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-				   READ_ONCE(c->disc), msecs_to_jiffies(5));
+		wait_event_timeout(c->p.wait, !list_empty_careful(&c->p.ready) ||
+				   READ_ONCE(c->p.disc), msecs_to_jiffies(5));
 	}
 }
 
@@ -822,7 +450,7 @@ static int h_credit(struct hconn *c, struct hside *s)
 static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
 		     const u8 *payload, bool force)
 {
-	struct htx *tx;
+	struct tpeer_tx *tx;
 	int ret;
 
 	if (!force) {
@@ -834,11 +462,11 @@ static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
 	}
 	if (!d->grant_set)
 		d->cgrant = min_t(u32, c->to_grant, U16_MAX);
-	tx = h_tx_slot(c);
+	tx = tpeer_tx_slot(&c->p);
 	if (!tx)
 		return -ETIMEDOUT;
 	h_dt_write(tx->buf, d, payload);
-	ret = h_post(c, tx, min_t(u32, d->wire_len, H_BUF));
+	ret = tpeer_post(&c->p, tx, min_t(u32, d->wire_len, H_BUF));
 	if (ret)
 		return ret;
 	if (c->send_credits)
@@ -1110,7 +738,7 @@ struct hrun {
 	struct sockaddr_storage addr;
 	u64 seed, rs;
 	u32 target_msgs, target_fatal;
-	struct hlistener hl;	/* server */
+	struct tpeer_listener hl;	/* server */
 	bool hl_up;
 	struct smbd_sock *lsk;	/* client: smbd's listener */
 	struct hwire w;
@@ -1229,14 +857,14 @@ static void h_check_req(struct hrun *r, struct hconn *c)
 /* Send Negotiate Response @resp (@len bytes); the connection is ours. */
 static int h_send_resp(struct hconn *c, const u8 *resp, u32 len)
 {
-	struct htx *tx;
+	struct tpeer_tx *tx;
 	int ret;
 
-	tx = h_tx_slot(c);
+	tx = tpeer_tx_slot(&c->p);
 	if (!tx)
 		return -ETIMEDOUT;
 	memcpy(tx->buf, resp, min_t(u32, len, H_BUF));
-	ret = h_post(c, tx, len);
+	ret = tpeer_post(&c->p, tx, len);
 	if (ret)
 		return ret;
 	c->negotiated = true;
@@ -1270,7 +898,7 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 
 	*setup = true;
 	/* A connection that arrived after an earlier case gave up on it. */
-	while ((p->c = h_take(&r->hl, 0)))
+	while ((p->c = h_take(&r->hl, &r->w, 0)))
 		h_destroy(p->c);
 	p->s = hs_alloc();
 	if (!p->s)
@@ -1295,12 +923,11 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 	if (ret)
 		return ret;
 	ret = -ETIMEDOUT;
-	p->c = h_take(&r->hl, 5000);
+	p->c = h_take(&r->hl, &r->w, 5000);
 	if (!p->c)
 		goto wait;
-	p->c->w = &r->w;
 	p->s->c = p->c;
-	wait_for_completion_timeout(&p->c->established, 5 * HZ);
+	wait_for_completion_timeout(&p->c->p.established, 5 * HZ);
 	/* smbd's Negotiate Request, checked by our reading of 2.2.1/3.1.5.2 */
 	h_wait_msg(p->c, 5000);
 	if (!p->c->neg_got)
@@ -1311,7 +938,7 @@ static int hp_open_server(struct hrun *r, struct hpair *p, const u8 *resp,
 		if (ret)
 			goto wait;
 	} else if (abandon) {
-		ret = ib_modify_qp(p->c->id->qp, &qa, IB_QP_STATE);
+		ret = ib_modify_qp(p->c->p.id->qp, &qa, IB_QP_STATE);
 		if (ret)
 			goto wait;
 	}
@@ -1334,7 +961,7 @@ static int hp_open_client(struct hrun *r, struct hpair *p, const u8 *req,
 			  u32 len, bool *setup)
 {
 	unsigned long end;
-	struct htx *tx;
+	struct tpeer_tx *tx;
 	int ret;
 
 	*setup = true;
@@ -1342,14 +969,14 @@ static int hp_open_client(struct hrun *r, struct hpair *p, const u8 *req,
 	p->c = h_alloc(&r->w);
 	if (!p->c)
 		return -ENOMEM;
-	ret = h_connect(p->c, (struct sockaddr *)&r->addr);
+	ret = tpeer_connect(&p->c->p, (struct sockaddr *)&r->addr);
 	if (ret)
 		return ret;
-	tx = h_tx_slot(p->c);
+	tx = tpeer_tx_slot(&p->c->p);
 	if (!tx)
 		return -ETIMEDOUT;
 	memcpy(tx->buf, req, min_t(u32, len, H_BUF));
-	ret = h_post(p->c, tx, len);
+	ret = tpeer_post(&p->c->p, tx, len);
 	if (ret)
 		return ret;
 	*setup = false;
@@ -1453,8 +1080,8 @@ static int hp_from_smbd(struct hpair *p, const u8 *data, u32 len, u32 *got)
 		h_grant(c);
 	ret = hs_send(p->s, data, len, 5000);
 	while (!ret && list_empty(&c->inbox) && time_before(jiffies, end)) {
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-				   READ_ONCE(c->disc), msecs_to_jiffies(20));
+		wait_event_timeout(c->p.wait, !list_empty_careful(&c->p.ready) ||
+				   READ_ONCE(c->p.disc), msecs_to_jiffies(20));
 		h_poll(c);
 		if (c->to_grant >= 8 && c->send_credits)
 			h_grant(c);
@@ -1692,13 +1319,13 @@ static void h_neg_case(struct hrun *r, const struct hneg_case *nc)
 		CHECK(r, ret < 0, nc->name, "connect returned %d", ret);
 	else if (nc->expect == X_REFUSE && version)
 		CHECK(r, ret && p.c && h_notsup_ok(p.c) &&
-		      wait_event_timeout(p.c->wait, READ_ONCE(p.c->disc),
+		      wait_event_timeout(p.c->p.wait, READ_ONCE(p.c->p.disc),
 					 5 * HZ),
 		      nc->name, "%d: STATUS_NOT_SUPPORTED then disconnect, got %u bytes %*ph",
 		      ret, p.c ? p.c->neg_len : 0, NP_LEN, p.c ? p.c->neg : b);
 	else if (nc->expect == X_REFUSE)
 		CHECK(r, ret && p.c && !p.c->neg_got &&
-		      wait_event_timeout(p.c->wait, READ_ONCE(p.c->disc),
+		      wait_event_timeout(p.c->p.wait, READ_ONCE(p.c->p.disc),
 					 5 * HZ),
 		      nc->name, "%d: no answer then disconnect, got %u bytes",
 		      ret, p.c ? p.c->neg_len : 0);
@@ -1759,7 +1386,7 @@ static void h_flood(struct hrun *r)
 
 	for (i = 0; i < ARRAY_SIZE(cs); i++) {
 		cs[i] = h_alloc(&r->w);
-		if (cs[i] && !h_connect(cs[i], (struct sockaddr *)&r->addr))
+		if (cs[i] && !tpeer_connect(&cs[i]->p, (struct sockaddr *)&r->addr))
 			up++;
 	}
 	t0 = jiffies;
@@ -1767,9 +1394,9 @@ static void h_flood(struct hrun *r)
 	for (i = 0; i < ARRAY_SIZE(cs); i++) {
 		if (!cs[i])
 			continue;
-		wait_event_timeout(cs[i]->wait, READ_ONCE(cs[i]->disc),
+		wait_event_timeout(cs[i]->p.wait, READ_ONCE(cs[i]->p.disc),
 				   time_after(end, jiffies) ? end - jiffies : 1);
-		dropped += READ_ONCE(cs[i]->disc);
+		dropped += READ_ONCE(cs[i]->p.disc);
 	}
 	CHECK(r, up > 0 && dropped == ARRAY_SIZE(cs), "flood-dropped",
 	      "%u of %zu connected, %u dropped within %u ms", up,
@@ -1844,7 +1471,7 @@ static bool h_hostile_one(struct hrun *r, struct hpair *p, const char *name,
 
 		if (!want)
 			return true;
-		memcpy(want, p->c->tx[(p->c->tx_head + H_NR_TX - 1) % H_NR_TX].buf +
+		memcpy(want, p->c->p.tx[(p->c->p.tx_head + H_NR_TX - 1) % H_NR_TX].buf +
 		       d->doff, n);
 		if (d->remaining) {
 			/* close it with exactly the bytes it announced */
@@ -1922,7 +1549,7 @@ static int h_exceed_credits(struct hconn *c, unsigned int ms, u32 *forced)
 
 	h_dt_default(&d, 0, 0);
 	d.grant_set = true;
-	while (!ret && time_before(jiffies, end) && !READ_ONCE(c->disc)) {
+	while (!ret && time_before(jiffies, end) && !READ_ONCE(c->p.disc)) {
 		h_poll(c);
 		if (!c->send_credits) {
 			msleep(50);
@@ -1934,7 +1561,7 @@ static int h_exceed_credits(struct hconn *c, unsigned int ms, u32 *forced)
 		}
 		ret = h_send_dt(c, NULL, &d, NULL, false);
 	}
-	for (*forced = 0; *forced < 8 && !ret && !READ_ONCE(c->disc);
+	for (*forced = 0; *forced < 8 && !ret && !READ_ONCE(c->p.disc);
 	     (*forced)++)
 		ret = h_send_dt(c, NULL, &d, NULL, true);
 	return ret;
@@ -1969,9 +1596,9 @@ static bool h_beyond_credits(struct hrun *r, struct hpair *p)
 	r->mutated += i;
 	r->fatal++;
 	ended = hs_ends(p->s, 2000);
-	if (!ended && READ_ONCE(c->disc)) {
+	if (!ended && READ_ONCE(c->p.disc)) {
 		/* our QP broke (RNR): smbd never took them; now tell it */
-		rdma_disconnect(c->id);
+		rdma_disconnect(c->p.id);
 		ended = hs_ends(p->s, 4000);
 		testctl_info(r->out, "%s dt-beyond-credits: sends failed (no receive posted), smbd ended on disconnect: %s",
 			     r->pfx, ended ? "yes" : "no");
@@ -2596,10 +2223,10 @@ static void h_last_credit(struct hrun *r)
 	ret = h_send_dt(c, NULL, &d, NULL, false);
 	t0 = jiffies;
 	end = t0 + HZ;
-	while (!ret && !c->got && !READ_ONCE(c->disc) &&
+	while (!ret && !c->got && !READ_ONCE(c->p.disc) &&
 	       time_before(jiffies, end)) {
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-				   READ_ONCE(c->disc), msecs_to_jiffies(10));
+		wait_event_timeout(c->p.wait, !list_empty_careful(&c->p.ready) ||
+				   READ_ONCE(c->p.disc), msecs_to_jiffies(10));
 		h_poll(c);
 	}
 	ms = jiffies_to_msecs(jiffies - t0);
@@ -2613,10 +2240,10 @@ finish:
 	if (c->send_credits && c->to_grant)
 		h_grant(c);
 	end = jiffies + 5 * HZ;
-	while (list_empty(&c->inbox) && !READ_ONCE(c->disc) &&
+	while (list_empty(&c->inbox) && !READ_ONCE(c->p.disc) &&
 	       time_before(jiffies, end)) {
-		wait_event_timeout(c->wait, !list_empty_careful(&c->ready) ||
-				   READ_ONCE(c->disc), msecs_to_jiffies(20));
+		wait_event_timeout(c->p.wait, !list_empty_careful(&c->p.ready) ||
+				   READ_ONCE(c->p.disc), msecs_to_jiffies(20));
 		h_poll(c);
 		if (c->to_grant >= 8 && c->send_credits)
 			h_grant(c);
@@ -2732,14 +2359,14 @@ static void h_few_credits(struct hrun *r, bool busy)
 		unsigned long end = jiffies + 5 * HZ;
 
 		/* Credits for the rest of smbd's message. */
-		while (!completion_done(&snd->done) && !READ_ONCE(c->disc) &&
+		while (!completion_done(&snd->done) && !READ_ONCE(c->p.disc) &&
 		       time_before(jiffies, end)) {
 			h_poll(c);
 			if (c->to_grant && c->send_credits)
 				h_grant(c);
-			wait_event_timeout(c->wait,
-					   !list_empty_careful(&c->ready) ||
-					   READ_ONCE(c->disc),
+			wait_event_timeout(c->p.wait,
+					   !list_empty_careful(&c->p.ready) ||
+					   READ_ONCE(c->p.disc),
 					   msecs_to_jiffies(10));
 		}
 		h_poll(c);
@@ -2812,11 +2439,11 @@ static bool h_keep(struct hside *s)
 }
 
 /* An RDMA Write with Immediate of @len bytes of @tx to @raddr, @rkey. */
-static int h_post_write_imm(struct hconn *c, struct htx *tx, u32 len,
+static int h_post_write_imm(struct hconn *c, struct tpeer_tx *tx, u32 len,
 			    u64 raddr, u32 rkey)
 {
 	struct ib_sge sge = {
-		.addr = tx->dma, .length = len, .lkey = c->pd->local_dma_lkey,
+		.addr = tx->dma, .length = len, .lkey = c->p.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -2830,12 +2457,12 @@ static int h_post_write_imm(struct hconn *c, struct htx *tx, u32 len,
 	};
 	int ret;
 
-	ib_dma_sync_single_for_device(c->id->device, tx->dma, H_BUF,
+	ib_dma_sync_single_for_device(c->p.id->device, tx->dma, H_BUF,
 				      DMA_TO_DEVICE);
-	atomic_inc(&c->tx_busy);
-	ret = ib_post_send(c->id->qp, &wr.wr, NULL);
+	atomic_inc(&c->p.tx_busy);
+	ret = ib_post_send(c->p.id->qp, &wr.wr, NULL);
 	if (ret)
-		atomic_dec(&c->tx_busy);
+		atomic_dec(&c->p.tx_busy);
 	return ret;
 }
 
@@ -2889,7 +2516,7 @@ static void h_write_imm(struct hrun *r, u32 len)
 	struct iov_iter it;
 	bool ended = false;
 	u8 *buf = NULL;
-	struct htx *tx;
+	struct tpeer_tx *tx;
 	struct kvec kv;
 	u32 rkey = 0, rmax, got;
 	int ret;
@@ -2943,7 +2570,7 @@ static void h_write_imm(struct hrun *r, u32 len)
 		}
 	}
 	ret = h_credit(p.c, p.s);
-	tx = ret ? NULL : h_tx_slot(p.c);
+	tx = ret ? NULL : tpeer_tx_slot(&p.c->p);
 	if (!tx) {
 		CHECK(r, false, name, "setup: no credit or send slot (%d)", ret);
 		goto out;
@@ -3118,7 +2745,7 @@ static const struct hneg_case *hc_bad_resp(u32 n)
 /* Wait up to @ms for the client to end the connection. */
 static bool hc_ends(struct hconn *c, unsigned int ms)
 {
-	return wait_event_timeout(c->wait, READ_ONCE(c->disc),
+	return wait_event_timeout(c->p.wait, READ_ONCE(c->p.disc),
 				  msecs_to_jiffies(ms));
 }
 
@@ -3144,7 +2771,7 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 	struct hdt d;
 
 	c->w = &r->w;
-	if (!wait_for_completion_timeout(&c->established, 5 * HZ)) {
+	if (!wait_for_completion_timeout(&c->p.established, 5 * HZ)) {
 		FAIL(r, conn, "connection %u never established", n);
 		return;
 	}
@@ -3156,7 +2783,7 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 		 * its Negotiate Request. Silence on a live connection is not
 		 * that.
 		 */
-		if (READ_ONCE(c->disc))
+		if (READ_ONCE(c->p.disc))
 			r->cifs_gave_up++;
 		else
 			FAIL(r, conn, "connection %u: no Negotiate Request", n);
@@ -3197,11 +2824,11 @@ static void hc_one(struct hrun *r, struct hconn *c, u32 n, u8 *b, u8 *msg)
 	if (h_send_resp(c, msg, NP_LEN))
 		return;
 	/* cifs's SMB2 NEGOTIATE request, checked as it arrives */
-	for (i = 0; i < 50 && list_empty(&c->inbox) && !READ_ONCE(c->disc);
+	for (i = 0; i < 50 && list_empty(&c->inbox) && !READ_ONCE(c->p.disc);
 	     i++)
 		h_wait_msg(c, 100);
 	if (list_empty(&c->inbox)) {
-		if (READ_ONCE(c->disc))
+		if (READ_ONCE(c->p.disc))
 			r->cifs_gave_up++;
 		else
 			FAIL(r, conn, "connection %u: no first message from cifs",
@@ -3271,7 +2898,7 @@ static void h_cifs(struct hrun *r, u32 conns, u32 secs)
 	if (!b)
 		return;
 	while (r->reconnects < conns && time_before(jiffies, end)) {
-		c = h_take(&r->hl, 500);
+		c = h_take(&r->hl, &r->w, 500);
 		if (!c)
 			continue;
 		hc_one(r, c, r->reconnects++, b, b + H_BUF);
@@ -3318,7 +2945,6 @@ static int h_cmd(struct testctl *tc, char *line)
 	char role[16], ip[40];
 	unsigned int port, msgs, fatal;
 	unsigned long long seed;
-	struct sockaddr_in *sin;
 	struct hrun *r;
 	int ret;
 
@@ -3338,16 +2964,13 @@ static int h_cmd(struct testctl *tc, char *line)
 	r->rs = r->seed;
 	r->target_msgs = msgs;
 	r->target_fatal = fatal;
-	sin = (struct sockaddr_in *)&r->addr;
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	if (!in4_pton(ip, -1, (u8 *)&sin->sin_addr, -1, NULL)) {
+	if (testctl_addr(ip, port, &r->addr)) {
 		kfree(r);
 		return -EINVAL;
 	}
 	if (r->server) {
-		ret = h_listen(&r->hl, (struct sockaddr *)&r->addr);
-		r->hl.w = &r->w;
+		ret = tpeer_listen(&r->hl, (struct sockaddr *)&r->addr, 8,
+				   &h_cfg);
 	} else {
 		struct smbd_params sp;
 
@@ -3367,7 +2990,7 @@ static int h_cmd(struct testctl *tc, char *line)
 			h_run(r);
 	}
 	if (r->server)
-		h_unlisten(&r->hl);
+		tpeer_unlisten(&r->hl);
 	smbd_sock_release(r->lsk);
 	kfree(r);
 	return 0;
