@@ -125,10 +125,10 @@ static void smbd_child_negotiated(struct smbd_sock *sk, struct smbd_sock *lsk)
 	/* Not if the reap or the listener's release took it meanwhile. */
 	if (lsk->ss_state == SMBD_LISTENING &&
 	    sk->ss_queued == SMBD_Q_PENDING) {
-		list_move_tail(&sk->ss_accept_node, &lsk->ss_lq.accept_q);
+		list_move_tail(&sk->ss_accept_node, &lsk->ss_lq->accept_q);
 		sk->ss_queued = SMBD_Q_ACCEPT;
-		lsk->ss_lq.pending_len--;
-		lsk->ss_lq.accept_len++;
+		lsk->ss_lq->pending_len--;
+		lsk->ss_lq->accept_len++;
 		wake_up_all(&lsk->ss_wait);
 	}
 	spin_unlock_bh(&lsk->ss_lock);
@@ -189,7 +189,7 @@ void smbd_event_work(struct work_struct *work)
 		if (state == SMBD_CONNECTED)
 			smbd_child_negotiated(sk, listener);
 		else if (state >= SMBD_DISCONNECTING)
-			queue_work(smbd_wq, &listener->ss_lq.reap_work);
+			queue_work(smbd_wq, &listener->ss_lq->reap_work);
 		return;
 	}
 	if (sk->ss_ops && sk->ss_ops->state_change)

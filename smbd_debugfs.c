@@ -54,7 +54,7 @@ static bool smbd_dbg_addrs(struct smbd_sock *sk, struct sockaddr_storage *src,
 
 static const char *smbd_dbg_role(const struct smbd_sock *sk)
 {
-	return sk->ss_is_listener ? "listener" :
+	return smbd_is_listener(sk) ? "listener" :
 	       sk->ss_responder ? "responder" : "initiator";
 }
 
@@ -75,14 +75,14 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %s conn=%u %s", smbd_dbg_role(sk),
 			   smbd_state_name(READ_ONCE(sk->ss_state)), sk->ss_id,
 			   sk->ss_ep.devname[0] ? sk->ss_ep.devname : "-");
-		if (addr && sk->ss_is_listener)
+		if (addr && smbd_is_listener(sk))
 			seq_printf(m, " %pISpc", &src);
 		else if (addr)
 			seq_printf(m, " %pISpc -> %pISpc", &src, &dst);
-		if (sk->ss_is_listener) {
+		if (smbd_is_listener(sk)) {
 			seq_printf(m, " negotiating %u accept_q %u refused %llu wrong_class %llu\n",
-				   READ_ONCE(sk->ss_lq.pending_len),
-				   READ_ONCE(sk->ss_lq.accept_len),
+				   READ_ONCE(sk->ss_lq->pending_len),
+				   READ_ONCE(sk->ss_lq->accept_len),
 				   st.conns_refused, st.conns_wrong_class);
 			continue;
 		}

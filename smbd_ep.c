@@ -62,8 +62,6 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_tx_free);
 	INIT_LIST_HEAD(&sk->ss_copy_free);
 	INIT_LIST_HEAD(&sk->ss_accept_node);
-	INIT_LIST_HEAD(&sk->ss_lq.pending);
-	INIT_LIST_HEAD(&sk->ss_lq.accept_q);
 	INIT_LIST_HEAD(&sk->ss_reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);
 	INIT_LIST_HEAD(&sk->ss_op_orphans);
@@ -95,6 +93,7 @@ void smbd_sock_free(struct smbd_sock *sk)
 	list_del(&sk->ss_all_node);
 	mutex_unlock(&smbd_socks_lock);
 	smbd_debugfs_sock_del(sk);
+	kfree(sk->ss_lq);
 	kfree(sk);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_free);
@@ -427,7 +426,7 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 	}
 	smbd_verbs_teardown(sk, id, false);
 	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_is_listener)
+	if (smbd_is_listener(sk))
 		smbd_set_state(sk, SMBD_CLOSED);
 	/*
 	 * [MS-SMBD] 3.1.7.1: the upper layer is told, an async connect's
@@ -624,10 +623,10 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 
 	spin_lock_bh(&lsk->ss_lock);
 	ok = lsk->ss_state == SMBD_LISTENING &&
-	     lsk->ss_lq.accept_len < lsk->ss_lq.backlog &&
-	     lsk->ss_lq.pending_len < smbd_max_negotiating();
+	     lsk->ss_lq->accept_len < lsk->ss_lq->backlog &&
+	     lsk->ss_lq->pending_len < smbd_max_negotiating();
 	if (ok)
-		lsk->ss_lq.pending_len++;
+		lsk->ss_lq->pending_len++;
 	else
 		lsk->ss_stats.conns_refused++;
 	/*
@@ -635,7 +634,7 @@ static bool smbd_listener_admit(struct smbd_sock *lsk)
 	 * removal cancels their event work); have them counted out.
 	 */
 	if (!ok && lsk->ss_state == SMBD_LISTENING)
-		queue_work(smbd_wq, &lsk->ss_lq.reap_work);
+		queue_work(smbd_wq, &lsk->ss_lq->reap_work);
 	spin_unlock_bh(&lsk->ss_lock);
 	return ok;
 }
@@ -732,7 +731,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 		goto fail;
 	}
 	sk->ss_listener = lsk;
-	list_add_tail(&sk->ss_accept_node, &lsk->ss_lq.pending);
+	list_add_tail(&sk->ss_accept_node, &lsk->ss_lq->pending);
 	sk->ss_queued = SMBD_Q_PENDING;
 	spin_unlock_bh(&lsk->ss_lock);
 
@@ -757,7 +756,7 @@ fail:
 	smbd_sock_free(sk);
 unadmit:
 	spin_lock_bh(&lsk->ss_lock);
-	lsk->ss_lq.pending_len--;
+	lsk->ss_lq->pending_len--;
 	spin_unlock_bh(&lsk->ss_lock);
 	return ret ?: -ECONNREFUSED;
 }
@@ -817,7 +816,7 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		 * the consumer reconnects over the new path. A listener
 		 * has no queue pair to lose and is left as it is.
 		 */
-		if (!sk->ss_is_listener)
+		if (!smbd_is_listener(sk))
 			smbd_sock_error(sk, -ENETRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:

@@ -17,24 +17,25 @@
 /* A listener's reap work releases children that died unaccepted. */
 static void smbd_reap_work(struct work_struct *work)
 {
-	struct smbd_sock *sk = container_of(work, struct smbd_sock,
-					    ss_lq.reap_work);
+	struct smbd_listen_q *lq = container_of(work, struct smbd_listen_q,
+						reap_work);
+	struct smbd_sock *sk = lq->lsk;
 	struct smbd_sock *child, *tmp;
 	LIST_HEAD(dead);
 
 	spin_lock_bh(&sk->ss_lock);
-	list_for_each_entry_safe(child, tmp, &sk->ss_lq.pending, ss_accept_node) {
+	list_for_each_entry_safe(child, tmp, &sk->ss_lq->pending, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
 			child->ss_queued = SMBD_Q_NONE;
-			sk->ss_lq.pending_len--;
+			sk->ss_lq->pending_len--;
 		}
 	}
-	list_for_each_entry_safe(child, tmp, &sk->ss_lq.accept_q, ss_accept_node) {
+	list_for_each_entry_safe(child, tmp, &sk->ss_lq->accept_q, ss_accept_node) {
 		if (READ_ONCE(child->ss_state) >= SMBD_DISCONNECTING) {
 			list_move(&child->ss_accept_node, &dead);
 			child->ss_queued = SMBD_Q_NONE;
-			sk->ss_lq.accept_len--;
+			sk->ss_lq->accept_len--;
 		}
 	}
 	spin_unlock_bh(&sk->ss_lock);
@@ -249,6 +250,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
  */
 int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 {
+	struct smbd_listen_q *lq;
 	struct sockaddr_storage a;
 	struct rdma_cm_id *id;
 	int ret, len;
@@ -266,10 +268,20 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 			return ret;
 		smbd_addr_set_port((struct sockaddr *)&a, ret);
 	}
+	/* Only a listener has queues of children, and children to reap. */
+	lq = kzalloc(sizeof(*lq), GFP_KERNEL);
+	if (!lq)
+		return -ENOMEM;
+	lq->lsk = sk;
+	INIT_LIST_HEAD(&lq->pending);
+	INIT_LIST_HEAD(&lq->accept_q);
+	INIT_WORK(&lq->reap_work, smbd_reap_work);
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
-	if (IS_ERR(id))
+	if (IS_ERR(id)) {
+		kfree(lq);
 		return PTR_ERR(id);
+	}
 	/*
 	 * Not the namespace's bindv6only: with it off an IPv6 wildcard
 	 * would take IPv4 too, and an IPv4 listener on the same port would
@@ -282,6 +294,7 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 		ret = -EPROTONOSUPPORT;
 	if (ret) {
 		rdma_destroy_id(id);
+		kfree(lq);
 		return ret;
 	}
 	/* A specific address is one device's: debugfs names it. */
@@ -291,9 +304,7 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 	mutex_lock(&sk->ss_ep.cm_mutex);
 	WRITE_ONCE(sk->ss_ep.cm_id, id);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
-	/* Only a listener has children to reap. */
-	INIT_WORK(&sk->ss_lq.reap_work, smbd_reap_work);
-	sk->ss_is_listener = true;
+	WRITE_ONCE(sk->ss_lq, lq);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_bind, SMBD);
@@ -314,9 +325,10 @@ int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 	int ret;
 
 	might_sleep();
-	if (!sk->ss_ep.cm_id || backlog <= 0)
+	/* Bound by smbd_sock_bind(), which made the listener's queues. */
+	if (!smbd_is_listener(sk) || backlog <= 0)
 		return -EINVAL;
-	sk->ss_lq.backlog = backlog;
+	sk->ss_lq->backlog = backlog;
 	sk->ss_responder = true;
 	/* Created without parameters: the responder's defaults (5 s timer). */
 	if (sk->ss_params_default)
@@ -338,7 +350,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_listen, SMBD);
 
 static bool smbd_accept_ready(struct smbd_sock *lsk)
 {
-	return !list_empty_careful(&lsk->ss_lq.accept_q) ||
+	return !list_empty_careful(&lsk->ss_lq->accept_q) ||
 	       READ_ONCE(lsk->ss_state) != SMBD_LISTENING;
 }
 
@@ -364,12 +376,12 @@ int smbd_sock_accept(struct smbd_sock *lsk, struct smbd_sock **newp,
 			spin_unlock_bh(&lsk->ss_lock);
 			return -EINVAL;
 		}
-		sk = list_first_entry_or_null(&lsk->ss_lq.accept_q,
+		sk = list_first_entry_or_null(&lsk->ss_lq->accept_q,
 					      struct smbd_sock, ss_accept_node);
 		if (sk) {
 			list_del_init(&sk->ss_accept_node);
 			sk->ss_queued = SMBD_Q_NONE;
-			lsk->ss_lq.accept_len--;
+			lsk->ss_lq->accept_len--;
 			WRITE_ONCE(sk->ss_listener, NULL);
 			spin_unlock_bh(&lsk->ss_lock);
 			/*
@@ -459,7 +471,7 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_stats, SMBD);
  */
 void smbd_sock_shutdown(struct smbd_sock *sk)
 {
-	if (sk->ss_is_listener) {
+	if (smbd_is_listener(sk)) {
 		/* Stop accepting; a blocked smbd_sock_accept() returns. */
 		spin_lock_bh(&sk->ss_lock);
 		smbd_set_state(sk, SMBD_CLOSED);
@@ -489,12 +501,12 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 		rdma_destroy_id(id);
 	spin_lock_bh(&lsk->ss_lock);
 	smbd_set_state(lsk, SMBD_CLOSED);
-	list_splice_init(&lsk->ss_lq.pending, &children);
-	list_splice_init(&lsk->ss_lq.accept_q, &children);
+	list_splice_init(&lsk->ss_lq->pending, &children);
+	list_splice_init(&lsk->ss_lq->accept_q, &children);
 	list_for_each_entry(sk, &children, ss_accept_node)
 		sk->ss_queued = SMBD_Q_NONE;
-	lsk->ss_lq.accept_len = 0;
-	lsk->ss_lq.pending_len = 0;
+	lsk->ss_lq->accept_len = 0;
+	lsk->ss_lq->pending_len = 0;
 	spin_unlock_bh(&lsk->ss_lock);
 	/* Their handlers may still read ss_listener: it stays valid. */
 	list_for_each_entry_safe(sk, tmp, &children, ss_accept_node) {
@@ -505,7 +517,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	 * Last: a child's event work queues the reap until that child's
 	 * release has cancelled it.
 	 */
-	cancel_work_sync(&lsk->ss_lq.reap_work);
+	cancel_work_sync(&lsk->ss_lq->reap_work);
 }
 
 /**
@@ -531,7 +543,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	might_sleep();
 	if (!sk)
 		return;
-	if (sk->ss_is_listener) {
+	if (smbd_is_listener(sk)) {
 		smbd_listener_release(sk);
 		smbd_sock_free(sk);
 		return;

@@ -144,8 +144,8 @@ struct smbd_counters {
 /* Where a listener's child is: set under the listener's ss_lock. */
 enum smbd_queued {
 	SMBD_Q_NONE,		/* on no list of the listener's */
-	SMBD_Q_PENDING,		/* on ss_lq.pending: negotiating */
-	SMBD_Q_ACCEPT,		/* on ss_lq.accept_q: waiting for accept */
+	SMBD_Q_PENDING,		/* on ss_lq->pending: negotiating */
+	SMBD_Q_ACCEPT,		/* on ss_lq->accept_q: waiting for accept */
 };
 
 /* What a completion context's work requests are (struct smbd_cqe). */
@@ -556,6 +556,7 @@ struct smbd_ep {
 
 /**
  * struct smbd_listen_q - a listener's incoming connections
+ * @lsk: the listener
  * @pending: children still negotiating
  * @accept_q: children negotiated, waiting for smbd_sock_accept()
  * @backlog: most children on both lists (smbd_sock_listen())
@@ -563,10 +564,13 @@ struct smbd_ep {
  * @pending_len: children on @pending, or being set up
  * @reap_work: frees the children that died on the lists
  *
- * All under the listener's ss_lock. Each child names its listener
- * (ss_listener) and the list it is on (ss_queued, ss_accept_node).
+ * All but @lsk and @reap_work under the listener's ss_lock. Each child
+ * names its listener (ss_listener) and the list it is on (ss_queued,
+ * ss_accept_node). Allocated by smbd_sock_bind(), freed with the
+ * listener.
  */
 struct smbd_listen_q {
+	struct smbd_sock *lsk;
 	struct list_head pending;
 	struct list_head accept_q;
 	u32 backlog;
@@ -579,14 +583,15 @@ struct smbd_listen_q {
  * struct smbd_sock - one SMB Direct connection or listener
  *
  * Private: each member is described where it is declared; the endpoint
- * (@ss_ep) and a listener's queues (@ss_lq) in their own structures.
+ * (@ss_ep) and a listener's queues (@ss_lq, allocated apart, as only a
+ * listener has them) in their own structures.
  *
  * Immutable after creation: @ss_net, @ss_responder; @ss_params once
  * connecting or listening.
  * Protected by @ss_lock (always taken with _bh: the completion handlers
  * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
  * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
- * until connected), the lists, @ss_tx_free_count, @ss_lq.
+ * until connected), the lists, @ss_tx_free_count, @ss_lq->
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers and protects the stream framing
@@ -599,7 +604,6 @@ struct smbd_sock {
 	struct smbd_params ss_params;
 	bool ss_responder;
 	bool ss_params_default;		/* created with NULL params */
-	bool ss_is_listener;
 	const struct smbd_sock_ops *ss_ops;
 	void *ss_priv;
 
@@ -698,8 +702,8 @@ struct smbd_sock {
 	struct smbd_sock *ss_listener;
 	struct list_head ss_accept_node;
 	u8 ss_queued;			/* which listener list (its ss_lock) */
-	/* A listener's own. */
-	struct smbd_listen_q ss_lq;
+	/* A listener's own, allocated by smbd_sock_bind(); NULL otherwise. */
+	struct smbd_listen_q *ss_lq;
 
 	/* Memory registration and RDMA read/write. */
 	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
@@ -713,6 +717,12 @@ struct smbd_sock {
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
 };
+
+/* A bound socket, listening or about to: it has a listener's queues. */
+static inline bool smbd_is_listener(const struct smbd_sock *sk)
+{
+	return READ_ONCE(sk->ss_lq);
+}
 
 /**
  * smbd_cqe_init() - name a completion context and set its handler

@@ -322,10 +322,10 @@ static void churn_round(struct churn_run *r, u32 conns, u32 max_ms,
 	/* Release with children negotiating, queued, or at random. */
 	switch (round % 3) {
 	case 0:
-		churn_wait_listener(lsk, &lsk->ss_lq.pending_len);
+		churn_wait_listener(lsk, &lsk->ss_lq->pending_len);
 		break;
 	case 1:
-		churn_wait_listener(lsk, &lsk->ss_lq.accept_len);
+		churn_wait_listener(lsk, &lsk->ss_lq->accept_len);
 		break;
 	default:
 		usleep_range(1, 1 + get_random_u32_below(max_ms * 1000 + 1));
@@ -334,9 +334,9 @@ static void churn_round(struct churn_run *r, u32 conns, u32 max_ms,
 		smbd_sock_release(acc);
 	if (round % 5 == 2)
 		smbd_sock_shutdown(lsk);
-	if (READ_ONCE(lsk->ss_lq.pending_len))
+	if (READ_ONCE(lsk->ss_lq->pending_len))
 		atomic_inc(pending_seen);
-	if (READ_ONCE(lsk->ss_lq.accept_len))
+	if (READ_ONCE(lsk->ss_lq->accept_len))
 		atomic_inc(queued_seen);
 	for (i = 0; i < conns; i++)
 		if (cl[i] && READ_ONCE(cl[i]->ss_state) == SMBD_CONNECTED)

@@ -22,6 +22,7 @@
  *	seeded PRNG with a CRC32 trailer, echoed by the server and compared
  *	byte for byte, through ITER_KVEC and ITER_BVEC at odd offsets; plus
  *	the API edges (non-blocking receive, -EMSGSIZE, oversized send,
+ *	listen, accept and bind on a connection,
  *	SMBD_SEND_MORE, upcalls) and the server's own count of what it got.
  *   stream ADDR PORT [conns=N] [bytes=B] [msg=B] [seed=S] [dir=up|down|both]
  *	N connections (odd ones through smbd_sock_connect_async()) each
@@ -1269,6 +1270,28 @@ static noinline_for_stack void st_echo_zcopy(struct st_echo *e)
 	kfree(pkv);
 }
 
+/*
+ * A connection is not a listener: listen, accept and bind refuse on it
+ * (it has no listener's queues to touch), and it still works after.
+ */
+static void st_echo_wrong_role(struct st_echo *e)
+{
+	struct smbd_sock *nsk = NULL;
+	struct smbd_sock_info info;
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int l, a, b;
+
+	l = smbd_sock_listen(e->sk, 4);
+	a = smbd_sock_accept(e->sk, &nsk, SMBD_RECV_NONBLOCK);
+	b = smbd_sock_bind(e->sk, (struct sockaddr *)&sin);
+	if (st_check(l == -EINVAL && a == -EINVAL && !nsk && b == -EINVAL &&
+		     !smbd_sock_query(e->sk, &info), "echo/wrong-role-refused",
+		     "listen %d, accept %d, bind %d on a connection", l, a, b))
+		st_echo_one(e, 100, "echo/works-after-wrong-role");
+}
+
 static void st_echo_edges(struct st_echo *e)
 {
 	struct smbd_recv_info ri = {};
@@ -1284,6 +1307,7 @@ static void st_echo_edges(struct st_echo *e)
 
 	st_echo_one(e, 100, "echo/before-edges");
 	st_echo_zcopy(e);
+	st_echo_wrong_role(e);
 
 	/* Oversized: refused, and the connection still works. */
 	if (e->max < e->sbuf.size) {
