@@ -568,6 +568,10 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 	mutex_lock(&sk->ss_ep.cm_mutex);
 	sk->ss_ep.fake = ep->ops;
 	sk->ss_ep.ibdev = ep->ibdev;
+	if (ep->cm_id) {
+		ep->cm_id->context = sk;
+		WRITE_ONCE(sk->ss_ep.cm_id, ep->cm_id);
+	}
 	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
 	qp_sge = smbd_ep_size(sk, &ep->sd, false);
 	ret = min(qp_sge, 0);
@@ -609,7 +613,7 @@ int smbd_ep_fake_established(struct smbd_sock *sk)
 	int ret;
 
 	mutex_lock(&sk->ss_ep.cm_mutex);
-	ret = smbd_cm_established(sk, NULL);
+	ret = smbd_cm_established(sk, sk->ss_ep.cm_id);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return ret;
 }
@@ -761,6 +765,11 @@ unadmit:
 	return ret ?: -ECONNREFUSED;
 }
 
+/*
+ * The connection manager's events on a socket's id (its context). Returns
+ * non-zero for rdma_cm to destroy the id: a connect request refused, or
+ * a device removal once the socket let go of the id.
+ */
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {
 	struct smbd_sock *sk = id->context;
@@ -828,6 +837,7 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		smbd_sock_error(sk, ret);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_cm_handler);
 
 /* Events of the short-lived id smbd_listen_port() binds: none matter. */
 static int smbd_cm_probe_handler(struct rdma_cm_id *id,

@@ -574,7 +574,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	mutex_unlock(&sk->ss_ep.teardown_mutex);
 	/* Waits for a running event handler; none comes after. */
 	if (id)
-		rdma_destroy_id(id);
+		smbd_ep_destroy_id(sk, id);
 
 	spin_lock_bh(&sk->ss_lock);
 	smbd_set_state(sk, SMBD_CLOSED);

@@ -426,6 +426,9 @@ struct smbd_reg {
  * @drain: as ib_drain_qp(): returns once every completion has run
  * @disconnect: as rdma_disconnect() on the socket's id
  * @destroy: frees the queue pair, CQs and PD the suite gave the socket
+ * @destroy_id: as rdma_destroy_id() on the id the suite gave the socket:
+ *	waits for a handler the suite is running on it, and no event comes
+ *	after
  *
  * Every verbs call of the data path and the teardown goes through the
  * inline helpers below (smbd_qp_post() and the rest), which call these
@@ -441,6 +444,7 @@ struct smbd_fake_qp {
 	void (*drain)(struct smbd_sock *sk);
 	void (*disconnect)(struct smbd_sock *sk);
 	void (*destroy)(struct smbd_sock *sk);
+	void (*destroy_id)(struct smbd_sock *sk, struct rdma_cm_id *id);
 };
 
 /**
@@ -452,6 +456,9 @@ struct smbd_fake_qp {
  * @qp: the queue pair (never passed to the verbs: @ops stand in)
  * @send_cq: the send completion queue (handlers read its cq_context)
  * @recv_cq: the receive completion queue
+ * @cm_id: the connection manager id the socket holds (its context set to
+ *	the socket), on which the suite plays rdma_cm events through
+ *	smbd_cm_handler(); never passed to rdma_cm (@ops stand in)
  */
 struct smbd_fake_ep {
 	const struct smbd_fake_qp *ops;
@@ -461,6 +468,7 @@ struct smbd_fake_ep {
 	struct ib_qp *qp;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
+	struct rdma_cm_id *cm_id;
 };
 
 /**
@@ -835,6 +843,16 @@ static inline void smbd_qp_drain(struct smbd_sock *sk)
 		smbd_fake(sk)->drain(sk);
 	else
 		ib_drain_qp(sk->ss_ep.qp);
+}
+
+/* The socket's connection manager id, detached from it, goes. */
+static inline void smbd_ep_destroy_id(struct smbd_sock *sk,
+				      struct rdma_cm_id *id)
+{
+	if (smbd_fake(sk))
+		smbd_fake(sk)->destroy_id(sk, id);
+	else
+		rdma_destroy_id(id);
 }
 
 /* Tell the peer (rdma_disconnect() on @id, if there is one). */

@@ -96,6 +96,17 @@ struct lb_end {
 	u32 flushed;			/* completions flushed */
 	u32 leftover;			/* posted or queued at destroy */
 	bool disconnected;		/* a raw peer was told */
+	/*
+	 * The connection manager id the socket holds. As rdma_cm does, a
+	 * handler runs under id_mutex, and the id goes once: destroyed by
+	 * the socket, or by "rdma_cm" when a handler returned non-zero.
+	 */
+	struct rdma_cm_id id;
+	struct mutex id_mutex;		/* a handler runs under it */
+	bool id_gone;
+	u32 id_destroys;
+	bool had_sock;			/* was a socket, so had an id */
+	struct smbd_sock *dead;		/* its verbs gone, still to release */
 	struct list_head send_q;	/* completions for the send CQ */
 	struct list_head recv_q;	/* for the receive CQ */
 	struct list_head msgs;		/* raw: what it received */
@@ -557,6 +568,38 @@ static void lb_destroy(struct smbd_sock *sk)
 	flush_work(&lp->work);
 }
 
+/* As rdma_destroy_id(): waits for a running handler; none comes after. */
+static void lb_destroy_id(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct lb_end *e = container_of(id, struct lb_end, id);
+
+	mutex_lock(&e->id_mutex);
+	e->id_gone = true;
+	e->id_destroys++;
+	mutex_unlock(&e->id_mutex);
+}
+
+/*
+ * rdma_cm's event @type on @e's id, unless the id is gone; a non-zero
+ * return of the handler destroys the id. Returns the handler's.
+ */
+static int lb_cm_event(struct lb_end *e, enum rdma_cm_event_type type)
+{
+	struct rdma_cm_event ev = { .event = type };
+	int ret = 0;
+
+	mutex_lock(&e->id_mutex);
+	if (!e->id_gone) {
+		ret = smbd_cm_handler(&e->id, &ev);
+		if (ret) {
+			e->id_gone = true;
+			e->id_destroys++;
+		}
+	}
+	mutex_unlock(&e->id_mutex);
+	return ret;
+}
+
 static const struct smbd_fake_qp lb_ops = {
 	.post_send = lb_post_send,
 	.post_recv = lb_post_recv,
@@ -564,6 +607,7 @@ static const struct smbd_fake_qp lb_ops = {
 	.drain = lb_drain,
 	.disconnect = lb_disconnect,
 	.destroy = lb_destroy,
+	.destroy_id = lb_destroy_id,
 };
 
 /* Limits like rxe's, which smbd sizes its queues from. */
@@ -588,6 +632,7 @@ static void lb_end_init(struct lb_pair *lp, struct lb_end *e,
 	INIT_LIST_HEAD(&e->send_q);
 	INIT_LIST_HEAD(&e->recv_q);
 	INIT_LIST_HEAD(&e->msgs);
+	mutex_init(&e->id_mutex);
 }
 
 static void lb_exit(struct kunit *test);
@@ -625,6 +670,7 @@ static struct smbd_sock *lb_sock_sd(struct kunit *test, struct lb_end *e,
 		.qp = &e->qp,
 		.send_cq = &e->send_cq,
 		.recv_cq = &e->recv_cq,
+		.cm_id = &e->id,
 	};
 	struct smbd_params def;
 	struct smbd_sock *sk;
@@ -640,6 +686,7 @@ static struct smbd_sock *lb_sock_sd(struct kunit *test, struct lb_end *e,
 	spin_lock_bh(&lp->lock);
 	e->sk = sk;
 	spin_unlock_bh(&lp->lock);
+	e->had_sock = true;
 	*err = smbd_ep_fake_start(sk, &ep);
 	return sk;
 }
@@ -674,6 +721,7 @@ static void lb_exit(struct kunit *test)
 		return;
 	for (i = 0; i < ARRAY_SIZE(ends); i++) {
 		lb_release(ends[i]);
+		smbd_sock_release(ends[i]->dead);
 		list_for_each_entry_safe(m, tmp, &ends[i]->msgs, node)
 			kfree(m);
 	}
@@ -1437,6 +1485,9 @@ static void lb_expect_clean(struct kunit *test, struct lb_pair *lp)
 	KUNIT_EXPECT_EQ(test, lp->b.leftover, 0);
 	KUNIT_EXPECT_NULL(test, lp->a.sk);
 	KUNIT_EXPECT_NULL(test, lp->b.sk);
+	/* Each socket's id went once, with or before the socket. */
+	KUNIT_EXPECT_EQ(test, lp->a.id_destroys, lp->a.had_sock);
+	KUNIT_EXPECT_EQ(test, lp->b.id_destroys, lp->b.had_sock);
 }
 
 /* Release at every state, with completions held where they matter. */
@@ -1504,6 +1555,184 @@ static void conn_release_after_error(struct kunit *test)
 			SMBD_DISCONNECTING);
 	lb_release(&lp->b);
 	lb_release(&lp->a);
+	lb_expect_clean(test, lp);
+}
+
+/*
+ * [MS-SMBD] 3.1.7.1 on device removal (DEVICE_REMOVAL on the socket's
+ * id), at every step: the handler frees the verbs objects at once, after
+ * the drain, and has rdma_cm destroy the id; the socket stays, dead, for
+ * the consumer to hear of and release.
+ */
+enum lb_rm_step {
+	LB_RM_CONNECTING,	/* initiator before ESTABLISHED */
+	LB_RM_RESPONDER,	/* responder waiting for the request */
+	LB_RM_NEGOTIATING,	/* initiator, the response not yet come */
+	LB_RM_CONNECTED,
+	LB_RM_READER,		/* a reader blocked */
+	LB_RM_IN_FLIGHT,	/* sends and their completions held */
+	LB_RM_AFTER_ERROR,	/* the connection ended before */
+	LB_RM_RELEASE_RACE,	/* the consumer releases it meanwhile */
+};
+
+struct lb_rm_case {
+	const char *name;
+	enum lb_rm_step step;
+};
+
+static const struct lb_rm_case lb_rm_cases[] = {
+	{ "connecting", LB_RM_CONNECTING },
+	{ "responder", LB_RM_RESPONDER },
+	{ "negotiating", LB_RM_NEGOTIATING },
+	{ "connected", LB_RM_CONNECTED },
+	{ "reader", LB_RM_READER },
+	{ "in-flight", LB_RM_IN_FLIGHT },
+	{ "after-error", LB_RM_AFTER_ERROR },
+	{ "release-race", LB_RM_RELEASE_RACE },
+};
+
+static void lb_rm_desc(const struct lb_rm_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(lb_rm, lb_rm_cases, lb_rm_desc);
+
+static void lb_rm_state_change(struct smbd_sock *sk)
+{
+	atomic_t *changes = smbd_sock_priv(sk);
+
+	atomic_inc(changes);
+}
+
+static const struct smbd_sock_ops lb_rm_ops = {
+	.state_change = lb_rm_state_change,
+};
+
+struct lb_rm_thread {
+	struct lb_end *e;
+	struct completion done;
+	int ret;
+};
+
+static int lb_rm_fn(void *arg)
+{
+	struct lb_rm_thread *r = arg;
+
+	r->ret = lb_cm_event(r->e, RDMA_CM_EVENT_DEVICE_REMOVAL);
+	complete(&r->done);
+	return 0;
+}
+
+/* The removal and the release on two threads, in either order. */
+static void lb_rm_race(struct kunit *test, struct lb_end *e)
+{
+	struct lb_rm_thread r = { .e = e };
+	struct task_struct *task;
+	struct smbd_sock *sk = e->sk;
+
+	init_completion(&r.done);
+	task = kthread_run(lb_rm_fn, &r, "smbd_lb_removal");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	smbd_sock_release(sk);
+	wait_for_completion(&r.done);
+	/* Whoever took the id first ended it: the one rdma_cm destroy. */
+	KUNIT_EXPECT_TRUE(test, r.ret == 0 || r.ret == 1);
+	KUNIT_EXPECT_EQ(test, e->id_destroys, 1);
+	KUNIT_EXPECT_NULL(test, e->sk);
+	KUNIT_EXPECT_EQ(test, e->leftover, 0);
+}
+
+static void conn_device_removal(struct kunit *test)
+{
+	const struct lb_rm_case *rc = test->param_value;
+	struct smbd_sock_info info;
+	struct lb_thread t = {};
+	atomic_t changes;
+	struct lb_pair *lp;
+	struct smbd_sock *sk;
+	struct lb_end *e;
+	int want, ret, i;
+	u8 buf[200];
+
+	if (rc->step >= LB_RM_CONNECTED) {
+		lb_connect(test, NULL, NULL);
+		lp = test->priv;
+	} else {
+		lp = lb_pair(test);
+		lb_sock(test, &lp->a, NULL);
+		lb_sock(test, &lp->b, NULL);
+	}
+	e = rc->step == LB_RM_RESPONDER ? &lp->b : &lp->a;
+	sk = e->sk;
+	atomic_set(&changes, 0);
+	smbd_sock_set_ops(sk, &lb_rm_ops, &changes);
+	want = -ENODEV;
+	switch (rc->step) {
+	case LB_RM_NEGOTIATING:
+		/* The request waits in b's buffer, its completion held. */
+		spin_lock_bh(&lp->lock);
+		lp->hold = true;
+		spin_unlock_bh(&lp->lock);
+		KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(sk), 0);
+		break;
+	case LB_RM_READER:
+		lb_start_reader(test, &t, sk);
+		break;
+	case LB_RM_IN_FLIGHT:
+		spin_lock_bh(&lp->lock);
+		lp->hold = true;
+		spin_unlock_bh(&lp->lock);
+		for (i = 0; i < 8; i++) {
+			lb_fill(buf, sizeof(buf), i);
+			KUNIT_EXPECT_EQ(test, lb_send_soon(sk, buf, sizeof(buf)),
+					(ssize_t)sizeof(buf));
+		}
+		break;
+	case LB_RM_AFTER_ERROR:
+		smbd_sock_error(sk, -EIO);
+		KUNIT_EXPECT_TRUE(test, lb_done(&sk->ss_ep.fence_done));
+		want = -EIO;
+		break;
+	case LB_RM_RELEASE_RACE:
+		lb_rm_race(test, e);
+		lb_release(&lp->b);
+		lb_expect_clean(test, lp);
+		return;
+	default:
+		break;
+	}
+
+	ret = lb_cm_event(e, RDMA_CM_EVENT_DEVICE_REMOVAL);
+	e->dead = sk;
+	/* rdma_cm destroys the id; the verbs objects went, drained first. */
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	KUNIT_EXPECT_EQ(test, e->id_destroys, 1);
+	KUNIT_EXPECT_NULL(test, e->sk);
+	KUNIT_EXPECT_EQ(test, e->leftover, 0);
+	KUNIT_EXPECT_NULL(test, sk->ss_ep.qp);
+	KUNIT_EXPECT_NULL(test, sk->ss_ep.ibdev);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(sk->ss_ep.cm_id));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), want);
+	KUNIT_EXPECT_GE(test, lb_state(sk), SMBD_DISCONNECTING);
+	/* The consumer hears of it, and every call fails from now on. */
+	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(&changes) > 0));
+	if (rc->step == LB_RM_READER) {
+		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
+		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
+	}
+	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, 0), 0);
+	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, SMBD_SEND_NONBLOCK), 0);
+	ret = lb_recv(sk, buf, sizeof(buf), SMBD_RECV_NONBLOCK, NULL);
+	KUNIT_EXPECT_TRUE(test, ret < 0 && ret != -EAGAIN);
+	KUNIT_EXPECT_NE(test, smbd_sock_query(sk, &info), 0);
+	smbd_sock_shutdown(sk);
+	/* The release frees the socket and does not destroy the id again. */
+	e->dead = NULL;
+	smbd_sock_release(sk);
+	KUNIT_EXPECT_EQ(test, e->id_destroys, 1);
+	lb_release(&lp->a);
+	lb_release(&lp->b);
 	lb_expect_clean(test, lp);
 }
 
@@ -2064,6 +2293,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_release_negotiating),
 	KUNIT_CASE(conn_release_in_flight),
 	KUNIT_CASE(conn_release_after_error),
+	KUNIT_CASE_PARAM(conn_device_removal, lb_rm_gen_params),
 	KUNIT_CASE(conn_device_too_small),
 	{}
 };
