@@ -639,6 +639,26 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 	return n;
 }
 
+/*
+ * A sender lets the send mutex go. A non-blocking sender that found it
+ * taken meanwhile (smbd_send_trylock()) got -EAGAIN and waits for
+ * write_space; the completions of what we posted may all have run before
+ * this unlock, with the mutex still taken, and none is left to bring the
+ * upcall. The grant work makes it: not from inside the consumer's send.
+ */
+static void smbd_send_unlock(struct smbd_sock *sk)
+{
+	mutex_unlock(&sk->ss_send_mutex);
+	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
+	if (!READ_ONCE(sk->ss_send_nb_waiting))
+		return;
+	WRITE_ONCE(sk->ss_send_nb_waiting, false);
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_space_due = true;
+	spin_unlock_bh(&sk->ss_lock);
+	queue_work(smbd_wq, &sk->ss_grant_work);
+}
+
 static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 				unsigned int flags, const u32 *inv)
 {
@@ -678,7 +698,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	} else {
 		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock);
 	}
-	mutex_unlock(&sk->ss_send_mutex);
+	smbd_send_unlock(sk);
 
 	/*
 	 * Wait for every batch this send posted, uninterruptibly (the

@@ -107,6 +107,12 @@ struct lb_end {
 	u32 id_destroys;
 	bool had_sock;			/* was a socket, so had an id */
 	struct smbd_sock *dead;		/* its verbs gone, still to release */
+	/*
+	 * Once: the next data send's poster, once its completions have
+	 * run, stops in the post (@stalled) until the case lets it go on.
+	 */
+	bool stall_post;
+	struct completion stalled, go;
 	struct list_head send_q;	/* completions for the send CQ */
 	struct list_head recv_q;	/* for the receive CQ */
 	struct list_head msgs;		/* raw: what it received */
@@ -286,6 +292,7 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 	const struct ib_send_wr *wr;
 	unsigned long flags;
 	struct lb_end *e;
+	bool stall;
 	int ret = 0;
 
 	spin_lock_irqsave(&lp->lock, flags);
@@ -343,11 +350,20 @@ static int lb_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 	}
 	if (e && e->fail_send < -1)
 		e->fail_send = -1;
+	stall = e && e->stall_post && lb_is_data(first);
+	if (stall)
+		e->stall_post = false;
 	spin_unlock_irqrestore(&lp->lock, flags);
 	if (WARN_ON(!e)) {
 		if (bad)
 			*bad = first;
 		return -ENOTCONN;
+	}
+	if (stall) {
+		/* A data send is posted from process context. */
+		flush_work(&lp->work);
+		complete(&e->stalled);
+		wait_for_completion(&e->go);
 	}
 	return ret;
 }
@@ -633,6 +649,8 @@ static void lb_end_init(struct lb_pair *lp, struct lb_end *e,
 	INIT_LIST_HEAD(&e->recv_q);
 	INIT_LIST_HEAD(&e->msgs);
 	mutex_init(&e->id_mutex);
+	init_completion(&e->stalled);
+	init_completion(&e->go);
 }
 
 static void lb_exit(struct kunit *test);
@@ -1648,7 +1666,7 @@ static void conn_device_removal(struct kunit *test)
 	const struct lb_rm_case *rc = test->param_value;
 	struct smbd_sock_info info;
 	struct lb_thread t = {};
-	atomic_t changes;
+	atomic_t *changes;
 	struct lb_pair *lp;
 	struct smbd_sock *sk;
 	struct lb_end *e;
@@ -1665,8 +1683,10 @@ static void conn_device_removal(struct kunit *test)
 	}
 	e = rc->step == LB_RM_RESPONDER ? &lp->b : &lp->a;
 	sk = e->sk;
-	atomic_set(&changes, 0);
-	smbd_sock_set_ops(sk, &lb_rm_ops, &changes);
+	/* Not on the stack: upcalls come until the socket's release. */
+	changes = kunit_kzalloc(test, sizeof(*changes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, changes);
+	smbd_sock_set_ops(sk, &lb_rm_ops, changes);
 	want = -ENODEV;
 	switch (rc->step) {
 	case LB_RM_NEGOTIATING:
@@ -1716,7 +1736,7 @@ static void conn_device_removal(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), want);
 	KUNIT_EXPECT_GE(test, lb_state(sk), SMBD_DISCONNECTING);
 	/* The consumer hears of it, and every call fails from now on. */
-	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(&changes) > 0));
+	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
 	if (rc->step == LB_RM_READER) {
 		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
 		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
@@ -2067,6 +2087,57 @@ static ssize_t lb_sender_finish(struct kunit *test, struct lb_sender *s)
 	return s->ret;
 }
 
+static void lb_ws_write_space(struct smbd_sock *sk)
+{
+	atomic_t *calls = smbd_sock_priv(sk);
+
+	atomic_inc(calls);
+}
+
+static const struct smbd_sock_ops lb_ws_ops = {
+	.write_space = lb_ws_write_space,
+};
+
+/*
+ * A non-blocking send that finds the send mutex taken gets -EAGAIN and
+ * waits for write_space. When the holder's own completions have all run
+ * before it lets the mutex go, no completion is left to bring that
+ * upcall: the unlock must.
+ */
+static void conn_write_space_after_unlock(struct kunit *test)
+{
+	struct lb_sender *s;
+	struct lb_pair *lp;
+	atomic_t *calls;
+	u8 buf[64];
+	int before;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	/* Not on the stack: upcalls come until the release in lb_exit(). */
+	calls = kunit_kzalloc(test, sizeof(*calls), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, calls);
+	smbd_sock_set_ops(lp->a.sk, &lb_ws_ops, calls);
+	spin_lock_bh(&lp->lock);
+	lp->a.stall_post = true;
+	spin_unlock_bh(&lp->lock);
+	s = lb_sender_start(test, lp->a.sk, 1);
+	KUNIT_ASSERT_TRUE(test, lb_done(&lp->a.stalled));
+	/* The holder's send completed; it has not let the mutex go. */
+	before = atomic_read(calls);
+	lb_fill(buf, sizeof(buf), 7);
+	KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+				      SMBD_SEND_NONBLOCK | SMBD_SEND_COPY),
+			-EAGAIN);
+	complete(&lp->a.go);
+	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s), (ssize_t)LB_PIECE);
+	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(calls) > before));
+	KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+				      SMBD_SEND_NONBLOCK | SMBD_SEND_COPY),
+			(ssize_t)sizeof(buf));
+	lb_expect_msg(test, lp->b.sk, s->cat, LB_PIECE);
+}
+
 /*
  * Payload a send copies beyond its context's slot goes to a copy buffer
  * it borrows until its completion (SMBD_TX_SLOT). With one copy buffer:
@@ -2279,6 +2350,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),
 	KUNIT_CASE(conn_copy_wait_grants),
+	KUNIT_CASE(conn_write_space_after_unlock),
 	KUNIT_CASE(conn_small_buffers),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
