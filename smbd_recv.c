@@ -27,7 +27,8 @@
 /* Work for the completion handler to do once the lock is dropped. */
 #define SMBD_ACT_DATA		BIT(0)
 #define SMBD_ACT_GRANT		BIT(1)
-#define SMBD_ACT_SPACE		BIT(2)
+#define SMBD_ACT_SPACE		BIT(2)	/* write_space: any send may go */
+#define SMBD_ACT_WAKE		BIT(3)	/* a waiting sender may go */
 
 /*
  * [MS-SMBD] 3.1.5.3: a failure Negotiate Response, then a graceful end.
@@ -216,8 +217,12 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	 * sender go, the second by making its last Send Credit usable
 	 * ([MS-SMBD] 3.1.5.9) even when the message granted none.
 	 */
-	if ((h.credits_granted || ret > 0) && smbd_space_locked(sk))
-		*act |= SMBD_ACT_SPACE;
+	if (h.credits_granted || ret > 0) {
+		if (smbd_space_locked(sk, true))
+			*act |= SMBD_ACT_SPACE | SMBD_ACT_WAKE;
+		else if (smbd_space_locked(sk, false))
+			*act |= SMBD_ACT_WAKE;
+	}
 	if (smbd_cred_empty_due(&sk->ss_cred, reply))
 		*act |= SMBD_ACT_GRANT;
 	return 0;
@@ -291,7 +296,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (act & SMBD_ACT_DATA)
 		wake_up_all(&sk->ss_recv_wq);
-	if (waiters && act & (SMBD_ACT_DATA | SMBD_ACT_SPACE))
+	if (waiters && act & (SMBD_ACT_DATA | SMBD_ACT_WAKE))
 		wake_up_all(&sk->ss_send_wq);
 	if (act & SMBD_ACT_GRANT)
 		queue_work(smbd_wq, &sk->ss_grant_work);

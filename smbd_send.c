@@ -135,7 +135,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	smbd_tx_put_locked(sk, tx);
 	ops = sk->ss_ops;
 	closing = sk->ss_state == SMBD_REFUSING;
-	space = smbd_space_locked(sk);
+	space = smbd_space_locked(sk, true);
 	waiters = sk->ss_send_waiters;
 	spin_unlock_bh(&sk->ss_lock);
 
@@ -371,13 +371,17 @@ static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 	return ret;
 }
 
-/* Could smbd_take_credit() succeed now (or is the connection gone)? */
-static bool smbd_send_possible(struct smbd_sock *sk)
+/*
+ * Could smbd_take_credit(..., @copy) succeed now (or is the connection
+ * gone)? A segment that copies nothing or fits its slot needs no copy
+ * buffer, and must not wait for one.
+ */
+static bool smbd_send_possible(struct smbd_sock *sk, bool copy)
 {
 	bool ok;
 
 	spin_lock_bh(&sk->ss_lock);
-	ok = sk->ss_state != SMBD_CONNECTED || smbd_space_locked(sk);
+	ok = sk->ss_state != SMBD_CONNECTED || smbd_space_locked(sk, copy);
 	spin_unlock_bh(&sk->ss_lock);
 	return ok;
 }
@@ -435,7 +439,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		/* Mapped if it may be, else copied: to a copy buffer if big. */
 		zcopy = w && seg.data_length > SMBD_COPYBREAK;
 		copy = !zcopy &&
-		       seg.data_length > SMBD_TX_SLOT - SMBD_DATA_OFFSET;
+		       seg.data_length > SMBD_TX_SLOT_DATA;
 		spin_lock_bh(&sk->ss_lock);
 		while ((ret = smbd_take_credit(sk, &tx, &grant, copy)) ==
 		       -EAGAIN) {
@@ -455,7 +459,7 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			trace_smbd_credit_stall(sk, 0);
 			spin_unlock_bh(&sk->ss_lock);
 			ret = wait_event_interruptible(sk->ss_send_wq,
-						       smbd_send_possible(sk));
+						       smbd_send_possible(sk, copy));
 			spin_lock_bh(&sk->ss_lock);
 			sk->ss_send_waiters--;
 			if (ret)
@@ -583,7 +587,7 @@ void smbd_write_space(struct smbd_sock *sk)
 
 	spin_lock_bh(&sk->ss_lock);
 	ops = sk->ss_ops;
-	space = smbd_space_locked(sk);
+	space = smbd_space_locked(sk, true);
 	spin_unlock_bh(&sk->ss_lock);
 	if (space && ops && ops->write_space)
 		ops->write_space(sk);

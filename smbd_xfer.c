@@ -312,18 +312,21 @@ void smbd_xfer_free(struct smbd_sock *sk)
 /**
  * smbd_space_locked() - could a send take a credit and a buffer now
  * @sk: the socket
+ * @copy: a send that copies more than a slot holds, so needs a copy
+ *	buffer too (any non-blocking send may: write_space asks with it)
  *
  * Context: any; caller holds @sk->ss_lock.
  * Return: true when connected with a free send context, a free copy
- * buffer and a Send Credit that smbd_cred_send_begin() would give.
+ * buffer if @copy, and a Send Credit that smbd_cred_send_begin() would
+ * give.
  */
-bool smbd_space_locked(struct smbd_sock *sk)
+bool smbd_space_locked(struct smbd_sock *sk, bool copy)
 {
 	const struct smbd_credits *c = &sk->ss_cred;
 
 	lockdep_assert_held(&sk->ss_lock);
 	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx_free_count &&
-	       sk->ss_copy_free_count &&
+	       (!copy || sk->ss_copy_free_count) &&
 	       smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free));
 }
 

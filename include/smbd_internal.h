@@ -268,20 +268,21 @@ struct smbd_recv_ctx {
 
 /*
  * Each send context owns a slot of this many bytes, DMA-mapped once: the
- * header with its padding and up to SMBD_TX_SLOT - SMBD_DATA_OFFSET bytes
- * of copied payload (at least SMBD_COPYBREAK, and every negotiate
- * message). A send that copies more borrows one of the connection's copy
+ * header with its padding and up to SMBD_TX_SLOT_DATA bytes of copied
+ * payload (at least SMBD_COPYBREAK, and every negotiate message). A
+ * send that copies more borrows one of the connection's copy
  * buffers (struct smbd_copy_buf): a connection keeps fewer of those than
  * send contexts, since most of its sends map their payload or copy little.
  */
 #define SMBD_TX_SLOT	512
+#define SMBD_TX_SLOT_DATA	(SMBD_TX_SLOT - SMBD_DATA_OFFSET)
 
 /*
  * Payload of at most this many bytes per segment is copied even by a
  * blocking send: cheaper than mapping it and waiting for the device.
  */
 #define SMBD_COPYBREAK	256
-static_assert(SMBD_TX_SLOT - SMBD_DATA_OFFSET >= SMBD_COPYBREAK);
+static_assert(SMBD_TX_SLOT_DATA >= SMBD_COPYBREAK);
 
 /**
  * struct smbd_copy_buf - a buffer for a send's copied payload
@@ -912,7 +913,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		    void (*recv_done)(struct ib_cq *cq, struct ib_wc *wc),
 		    void (*send_done)(struct ib_cq *cq, struct ib_wc *wc));
 void smbd_xfer_free(struct smbd_sock *sk);
-bool smbd_space_locked(struct smbd_sock *sk);
+bool smbd_space_locked(struct smbd_sock *sk, bool copy);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
 int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
 int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,

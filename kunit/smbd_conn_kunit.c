@@ -113,6 +113,7 @@ struct lb_end {
 	 */
 	bool stall_post;
 	struct completion stalled, go;
+	bool hold_send;			/* its send completions wait */
 	struct list_head send_q;	/* completions for the send CQ */
 	struct list_head recv_q;	/* for the receive CQ */
 	struct list_head msgs;		/* raw: what it received */
@@ -427,13 +428,14 @@ static struct lb_wc *lb_next(struct lb_pair *lp)
 {
 	struct list_head *q[] = { &lp->a.recv_q, &lp->b.recv_q,
 				  &lp->a.send_q, &lp->b.send_q };
+	bool held[] = { false, false, lp->a.hold_send, lp->b.hold_send };
 	struct lb_wc *best = NULL, *c;
 	int i, rank, best_rank = 0;
 
 	for (i = 0; i < ARRAY_SIZE(q); i++) {
 		bool recv = i < 2;
 
-		if (list_empty(q[i]))
+		if (list_empty(q[i]) || held[i])
 			continue;
 		c = list_first_entry(q[i], struct lb_wc, node);
 		rank = (lp->order == LB_RECV_FIRST && !recv) ||
@@ -523,8 +525,10 @@ static void lb_drain(struct smbd_sock *sk)
 
 	spin_lock_bh(&lp->lock);
 	e = lb_end_of(lp, sk);
-	if (e)
+	if (e) {
 		lb_error(lp, e);
+		e->hold_send = false;
+	}
 	/* A CQ the case held is polled again: the drain waits for it. */
 	lp->hold = false;
 	queue_work(lp->wq, &lp->work);
@@ -2149,7 +2153,7 @@ static void conn_write_space_after_unlock(struct kunit *test)
  */
 static void conn_copy_buffers(struct kunit *test)
 {
-	u32 room = SMBD_TX_SLOT - SMBD_DATA_OFFSET, p, len;
+	u32 room = SMBD_TX_SLOT_DATA, p, len;
 	struct smbd_sock_stats before, st;
 	struct lb_sender *s;
 	struct smbd_params pa;
@@ -2266,6 +2270,81 @@ static void conn_copy_wait_grants(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
 }
 
+static u64 lb_credit_waits(struct smbd_sock *sk)
+{
+	struct smbd_sock_stats st;
+
+	smbd_sock_stats(sk, &st);
+	return st.credit_waits;
+}
+
+/*
+ * A segment that copies nothing (it is mapped) waits for a Send Credit,
+ * not for a copy buffer: with the only copy buffer on the device (its
+ * send completion held), a blocking sender out of credits goes as soon
+ * as the peer grants again.
+ */
+static void conn_zcopy_no_copy_wait(struct kunit *test)
+{
+	u8 *big = kunit_kmalloc(test, SMBD_TX_SLOT, GFP_KERNEL);
+	u8 *rx = kunit_kzalloc(test, LB_PIECE + 1, GFP_KERNEL);
+	struct smbd_params pa, pb;
+	struct lb_sender *s;
+	struct lb_thread t;
+	struct lb_pair *lp;
+	u32 sent = 0, i;
+	u8 buf[64];
+	u64 waits;
+	ssize_t n;
+
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	smbd_params_init(&pa, false);
+	pa.copy_buffers = 1;
+	smbd_params_init(&pb, true);
+	pb.recv_credit_max = 8;
+	lb_connect(test, &pa, &pb);
+	lp = test->priv;
+	spin_lock_bh(&lp->lock);
+	lp->a.hold_send = true;
+	spin_unlock_bh(&lp->lock);
+	lb_fill(big, SMBD_TX_SLOT, 1);
+	KUNIT_ASSERT_EQ(test, lb_send_soon(lp->a.sk, big, SMBD_TX_SLOT),
+			(ssize_t)SMBD_TX_SLOT);
+	KUNIT_ASSERT_EQ(test, lb_copy_free(lp->a.sk), 0);
+	for (i = 0; i < 64; i++) {
+		lb_fill(buf, sizeof(buf), i);
+		n = lb_send_within(lp->a.sk, buf, sizeof(buf), 200);
+		if (n == -EAGAIN)
+			break;
+		KUNIT_ASSERT_EQ(test, n, (ssize_t)sizeof(buf));
+		sent++;
+	}
+	KUNIT_ASSERT_LT(test, sent, 64);
+	waits = lb_credit_waits(lp->a.sk);
+	s = lb_sender_start(test, lp->a.sk, 1);
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_credit_waits(lp->a.sk) > waits));
+
+	/* b reads: its grants reach a, whose copy buffer stays out. */
+	KUNIT_EXPECT_EQ(test, lb_recv(lp->b.sk, rx, LB_PIECE + 1, 0, NULL),
+			(ssize_t)SMBD_TX_SLOT);
+	for (i = 0; i < sent; i++)
+		KUNIT_EXPECT_EQ(test, lb_recv(lp->b.sk, rx, LB_PIECE + 1, 0,
+					      NULL), (ssize_t)sizeof(buf));
+	lb_run_reader(test, &t, lp->b.sk, rx, LB_PIECE + 1);
+	KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
+	KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)LB_PIECE);
+	KUNIT_EXPECT_EQ(test, memcmp(rx, s->cat, LB_PIECE), 0);
+	KUNIT_EXPECT_EQ(test, lb_copy_free(lp->a.sk), 0);
+
+	spin_lock_bh(&lp->lock);
+	lp->a.hold_send = false;
+	queue_work(lp->wq, &lp->work);
+	spin_unlock_bh(&lp->lock);
+	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s), (ssize_t)LB_PIECE);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
 /*
  * The sizes cifs and ksmbd use (255 credits of 1364 bytes each way): the
  * buffers pack 23 to a 32 KiB chunk (1364 bytes aligned to 1408, with
@@ -2351,6 +2430,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_copy_buffers),
 	KUNIT_CASE(conn_copy_wait_grants),
 	KUNIT_CASE(conn_write_space_after_unlock),
+	KUNIT_CASE(conn_zcopy_no_copy_wait),
 	KUNIT_CASE(conn_small_buffers),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
