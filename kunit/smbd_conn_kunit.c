@@ -1159,24 +1159,37 @@ static void conn_sizes_send_first(struct kunit *test)
  * reads nothing stops (-EAGAIN) before the peer runs out of receives,
  * and goes on once the peer reads.
  */
+/*
+ * Non-blocking 64-byte messages lb_fill(i) from @sk, i = 0, 1, ..., up to
+ * @max, until one gets an -EAGAIN that lasts 200 ms (out of credits).
+ * Returns how many went.
+ */
+static u32 lb_spend_credits(struct kunit *test, struct smbd_sock *sk,
+			    u32 max)
+{
+	u8 buf[64];
+	ssize_t ret;
+	u32 i;
+
+	for (i = 0; i < max; i++) {
+		lb_fill(buf, sizeof(buf), i);
+		ret = lb_send_within(sk, buf, sizeof(buf), 200);
+		if (ret == -EAGAIN)
+			break;
+		KUNIT_ASSERT_EQ(test, ret, (ssize_t)sizeof(buf));
+	}
+	return i;
+}
+
 static void conn_credit_wait(struct kunit *test)
 {
 	struct lb_pair *lp;
 	u8 buf[64], rx[64];
-	u32 sent = 0, i;
-	ssize_t ret;
+	u32 sent, i;
 
 	lb_connect(test, NULL, NULL);
 	lp = test->priv;
-	for (i = 0; i < 4096; i++) {
-		lb_fill(buf, sizeof(buf), i);
-		/* Out of credits: -EAGAIN that lasts. */
-		ret = lb_send_within(lp->a.sk, buf, sizeof(buf), 200);
-		if (ret == -EAGAIN)
-			break;
-		KUNIT_ASSERT_EQ(test, ret, (ssize_t)sizeof(buf));
-		sent++;
-	}
+	sent = lb_spend_credits(test, lp->a.sk, 4096);
 	KUNIT_EXPECT_GT(test, sent, 0);
 	KUNIT_EXPECT_LT(test, sent, 4096);
 	KUNIT_EXPECT_LE(test, sent, (u32)lp->b.sk->ss_nr_rx);
@@ -2292,10 +2305,8 @@ static void conn_zcopy_no_copy_wait(struct kunit *test)
 	struct lb_sender *s;
 	struct lb_thread t;
 	struct lb_pair *lp;
-	u32 sent = 0, i;
-	u8 buf[64];
+	u32 sent, i;
 	u64 waits;
-	ssize_t n;
 
 	KUNIT_ASSERT_NOT_NULL(test, big);
 	KUNIT_ASSERT_NOT_NULL(test, rx);
@@ -2312,14 +2323,7 @@ static void conn_zcopy_no_copy_wait(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, lb_send_soon(lp->a.sk, big, SMBD_TX_SLOT),
 			(ssize_t)SMBD_TX_SLOT);
 	KUNIT_ASSERT_EQ(test, lb_copy_free(lp->a.sk), 0);
-	for (i = 0; i < 64; i++) {
-		lb_fill(buf, sizeof(buf), i);
-		n = lb_send_within(lp->a.sk, buf, sizeof(buf), 200);
-		if (n == -EAGAIN)
-			break;
-		KUNIT_ASSERT_EQ(test, n, (ssize_t)sizeof(buf));
-		sent++;
-	}
+	sent = lb_spend_credits(test, lp->a.sk, 64);
 	KUNIT_ASSERT_LT(test, sent, 64);
 	waits = lb_credit_waits(lp->a.sk);
 	s = lb_sender_start(test, lp->a.sk, 1);
@@ -2330,7 +2334,7 @@ static void conn_zcopy_no_copy_wait(struct kunit *test)
 			(ssize_t)SMBD_TX_SLOT);
 	for (i = 0; i < sent; i++)
 		KUNIT_EXPECT_EQ(test, lb_recv(lp->b.sk, rx, LB_PIECE + 1, 0,
-					      NULL), (ssize_t)sizeof(buf));
+					      NULL), 64);
 	lb_run_reader(test, &t, lp->b.sk, rx, LB_PIECE + 1);
 	KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
 	KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)LB_PIECE);
