@@ -517,6 +517,16 @@ static bool lb_idle(struct lb_pair *lp, struct lb_end *e)
 	return idle;
 }
 
+/* Hold completions (as a CQ not yet polled), or let them run again. */
+static void lb_hold(struct lb_pair *lp, bool hold)
+{
+	spin_lock_bh(&lp->lock);
+	lp->hold = hold;
+	if (!hold)
+		queue_work(lp->wq, &lp->work);
+	spin_unlock_bh(&lp->lock);
+}
+
 /* As ib_drain_qp(): error state, then every completion has run. */
 static void lb_drain(struct smbd_sock *sk)
 {
@@ -1678,19 +1688,23 @@ static void lb_rm_race(struct kunit *test, struct lb_end *e)
 	KUNIT_EXPECT_EQ(test, e->leftover, 0);
 }
 
-static void conn_device_removal(struct kunit *test)
+/*
+ * A pair brought to @step, and the end the step is about: its socket
+ * counts its state_change upcalls in *@changes (KUnit memory: upcalls
+ * come until its release); a reader blocked on it in @t for
+ * LB_RM_READER. Returns the error its connection ended with already
+ * (LB_RM_AFTER_ERROR), else 0.
+ */
+static int lb_step(struct kunit *test, enum lb_rm_step step,
+		   struct lb_end **ep, struct lb_thread *t, atomic_t **changes)
 {
-	const struct lb_rm_case *rc = test->param_value;
-	struct smbd_sock_info info;
-	struct lb_thread t = {};
-	atomic_t *changes;
-	struct lb_pair *lp;
 	struct smbd_sock *sk;
+	struct lb_pair *lp;
 	struct lb_end *e;
-	int want, ret, i;
 	u8 buf[200];
+	int i;
 
-	if (rc->step >= LB_RM_CONNECTED) {
+	if (step >= LB_RM_CONNECTED) {
 		lb_connect(test, NULL, NULL);
 		lp = test->priv;
 	} else {
@@ -1698,14 +1712,13 @@ static void conn_device_removal(struct kunit *test)
 		lb_sock(test, &lp->a, NULL);
 		lb_sock(test, &lp->b, NULL);
 	}
-	e = rc->step == LB_RM_RESPONDER ? &lp->b : &lp->a;
+	e = step == LB_RM_RESPONDER ? &lp->b : &lp->a;
+	*ep = e;
 	sk = e->sk;
-	/* Not on the stack: upcalls come until the socket's release. */
-	changes = kunit_kzalloc(test, sizeof(*changes), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, changes);
-	smbd_sock_set_ops(sk, &lb_rm_ops, changes);
-	want = -ENODEV;
-	switch (rc->step) {
+	*changes = kunit_kzalloc(test, sizeof(**changes), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *changes);
+	smbd_sock_set_ops(sk, &lb_rm_ops, *changes);
+	switch (step) {
 	case LB_RM_NEGOTIATING:
 		/* The request waits in b's buffer, its completion held. */
 		spin_lock_bh(&lp->lock);
@@ -1714,7 +1727,7 @@ static void conn_device_removal(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(sk), 0);
 		break;
 	case LB_RM_READER:
-		lb_start_reader(test, &t, sk);
+		lb_start_reader(test, t, sk);
 		break;
 	case LB_RM_IN_FLIGHT:
 		spin_lock_bh(&lp->lock);
@@ -1729,15 +1742,48 @@ static void conn_device_removal(struct kunit *test)
 	case LB_RM_AFTER_ERROR:
 		smbd_sock_error(sk, -EIO);
 		KUNIT_EXPECT_TRUE(test, lb_done(&sk->ss_ep.fence_done));
-		want = -EIO;
+		return -EIO;
+	default:
 		break;
-	case LB_RM_RELEASE_RACE:
+	}
+	return 0;
+}
+
+/* Every call on @sk, whose connection ended with @want, fails. */
+static void lb_expect_dead(struct kunit *test, struct smbd_sock *sk,
+			   int want)
+{
+	struct smbd_sock_info info;
+	u8 buf[16];
+	ssize_t ret;
+
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), want);
+	KUNIT_EXPECT_GE(test, lb_state(sk), SMBD_DISCONNECTING);
+	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, 0), 0);
+	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, SMBD_SEND_NONBLOCK), 0);
+	ret = lb_recv(sk, buf, sizeof(buf), SMBD_RECV_NONBLOCK, NULL);
+	KUNIT_EXPECT_TRUE(test, ret < 0 && ret != -EAGAIN);
+	KUNIT_EXPECT_NE(test, smbd_sock_query(sk, &info), 0);
+}
+
+static void conn_device_removal(struct kunit *test)
+{
+	const struct lb_rm_case *rc = test->param_value;
+	struct lb_thread t = {};
+	atomic_t *changes;
+	struct lb_pair *lp;
+	struct smbd_sock *sk;
+	struct lb_end *e;
+	int want, ret;
+
+	want = lb_step(test, rc->step, &e, &t, &changes) ?: -ENODEV;
+	lp = test->priv;
+	sk = e->sk;
+	if (rc->step == LB_RM_RELEASE_RACE) {
 		lb_rm_race(test, e);
 		lb_release(&lp->b);
 		lb_expect_clean(test, lp);
 		return;
-	default:
-		break;
 	}
 
 	ret = lb_cm_event(e, RDMA_CM_EVENT_DEVICE_REMOVAL);
@@ -1750,24 +1796,72 @@ static void conn_device_removal(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, sk->ss_ep.qp);
 	KUNIT_EXPECT_NULL(test, sk->ss_ep.ibdev);
 	KUNIT_EXPECT_NULL(test, READ_ONCE(sk->ss_ep.cm_id));
-	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), want);
-	KUNIT_EXPECT_GE(test, lb_state(sk), SMBD_DISCONNECTING);
 	/* The consumer hears of it, and every call fails from now on. */
 	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
 	if (rc->step == LB_RM_READER) {
 		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
 		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
 	}
-	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, 0), 0);
-	KUNIT_EXPECT_LT(test, lb_send(sk, buf, 10, SMBD_SEND_NONBLOCK), 0);
-	ret = lb_recv(sk, buf, sizeof(buf), SMBD_RECV_NONBLOCK, NULL);
-	KUNIT_EXPECT_TRUE(test, ret < 0 && ret != -EAGAIN);
-	KUNIT_EXPECT_NE(test, smbd_sock_query(sk, &info), 0);
+	lb_expect_dead(test, sk, want);
 	smbd_sock_shutdown(sk);
 	/* The release frees the socket and does not destroy the id again. */
 	e->dead = NULL;
 	smbd_sock_release(sk);
 	KUNIT_EXPECT_EQ(test, e->id_destroys, 1);
+	lb_release(&lp->a);
+	lb_release(&lp->b);
+	lb_expect_clean(test, lp);
+}
+
+/*
+ * smbd_sock_shutdown() at every step ([MS-SMBD] 3.1.4.4's disconnect, as
+ * the consumer asks it): the connection ends, what was posted comes back
+ * (the fence), a blocked reader returns, the consumer is told, every
+ * later call fails, the peer of a connection hears of it; the verbs
+ * objects stay for smbd_sock_release(), which frees them and the id.
+ */
+static const struct lb_rm_case lb_sd_cases[] = {
+	{ "connecting", LB_RM_CONNECTING },
+	{ "responder", LB_RM_RESPONDER },
+	{ "negotiating", LB_RM_NEGOTIATING },
+	{ "connected", LB_RM_CONNECTED },
+	{ "reader", LB_RM_READER },
+	{ "in-flight", LB_RM_IN_FLIGHT },
+	{ "after-error", LB_RM_AFTER_ERROR },
+};
+
+KUNIT_ARRAY_PARAM(lb_sd, lb_sd_cases, lb_rm_desc);
+
+static void conn_shutdown_steps(struct kunit *test)
+{
+	const struct lb_rm_case *rc = test->param_value;
+	struct lb_thread t = {};
+	atomic_t *changes;
+	struct lb_pair *lp;
+	struct smbd_sock *sk;
+	struct lb_end *e;
+	int want;
+
+	want = lb_step(test, rc->step, &e, &t, &changes) ?: -ESHUTDOWN;
+	lp = test->priv;
+	sk = e->sk;
+	smbd_sock_shutdown(sk);
+	/* Completions the step held come now, the fence's among them. */
+	lb_hold(lp, false);
+	KUNIT_EXPECT_TRUE(test, lb_done(&sk->ss_ep.fence_done));
+	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
+	if (rc->step == LB_RM_READER) {
+		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
+		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
+	}
+	lb_expect_dead(test, sk, want);
+	KUNIT_EXPECT_EQ(test, lb_rx_free(sk), sk->ss_nr_rx);
+	if (rc->step >= LB_RM_CONNECTED && rc->step != LB_RM_AFTER_ERROR)
+		KUNIT_EXPECT_GE(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
+				SMBD_DISCONNECTING);
+	/* Until the release: the verbs objects and the id are the socket's. */
+	KUNIT_EXPECT_PTR_EQ(test, e->sk, sk);
+	KUNIT_EXPECT_EQ(test, e->id_destroys, 0);
 	lb_release(&lp->a);
 	lb_release(&lp->b);
 	lb_expect_clean(test, lp);
@@ -1981,16 +2075,6 @@ static void conn_batching(struct kunit *test)
 	/* Never more requests on the send queue than it was made for. */
 	KUNIT_EXPECT_EQ(test, lp->a.sq_full + lp->b.sq_full, 0);
 	KUNIT_EXPECT_GE(test, lp->a.sq_peak, SMBD_SEND_BATCH);
-}
-
-/* Hold completions (as a CQ not yet polled), or let them run again. */
-static void lb_hold(struct lb_pair *lp, bool hold)
-{
-	spin_lock_bh(&lp->lock);
-	lp->hold = hold;
-	if (!hold)
-		queue_work(lp->wq, &lp->work);
-	spin_unlock_bh(&lp->lock);
 }
 
 static u32 lb_copy_free(struct smbd_sock *sk)
@@ -2450,6 +2534,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_release_in_flight),
 	KUNIT_CASE(conn_release_after_error),
 	KUNIT_CASE_PARAM(conn_device_removal, lb_rm_gen_params),
+	KUNIT_CASE_PARAM(conn_shutdown_steps, lb_sd_gen_params),
 	KUNIT_CASE(conn_device_too_small),
 	{}
 };
