@@ -80,14 +80,16 @@ enum { TPEER_LISTENER = 1, TPEER_CONN };
  * @tx: @cfg.nr_tx send buffers, used in turn from @tx_head
  * @tx_head: the next send buffer; the test thread's only
  * @tx_busy: sends posted and not completed
- * @tx_err: -EIO once a send completed in error
  * @lock: protects @ready
  * @ready: receives completed, not yet taken by tpeer_next()
  * @lnode: on the listener's queue until taken
  * @wait: woken by every completion and by the end of the connection
  * @resolved: the route is resolved (or could not be)
  * @established: the connection is up (or will never be)
- * @cm_event: the rdma_cm event that ended the connection, 0 before
+ * @cm_event: the rdma_cm event that ended the connection (or
+ *	RDMA_CM_EVENT_ROUTE_ERROR when no route could be asked for); 0, which
+ *	is no such event, before
+ * @tx_err: -EIO once a send completed in error; it stays
  * @disc: the connection ended or a receive completed in error
  */
 struct tpeer {

@@ -270,8 +270,9 @@ static int tpeer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	p = id->context;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		/* Not ev->event, which is 0: the route never comes. */
 		if (rdma_resolve_route(id, 2000)) {
-			p->cm_event = ev->event;
+			p->cm_event = RDMA_CM_EVENT_ROUTE_ERROR;
 			complete(&p->resolved);
 		}
 		break;
@@ -534,7 +535,7 @@ int tpeer_post(struct tpeer *p, struct tpeer_tx *tx, u32 len)
  * @len: bytes to send
  *
  * Return: 0 once the send completed successfully, -ETIMEDOUT after 5 s,
- * -EIO if it failed, or the provider's error.
+ * -EIO if it or any send before it on @p failed, or the provider's error.
  */
 int tpeer_send(struct tpeer *p, u32 len)
 {
