@@ -69,6 +69,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	mutex_init(&sk->ss_recv_mutex);
 	mutex_init(&sk->ss_ep.teardown_mutex);
 	mutex_init(&sk->ss_ep.cm_mutex);
+	init_completion(&sk->ss_ep.removal_done);
 	INIT_WORK(&sk->ss_grant_work, smbd_grant_work);
 	INIT_DELAYED_WORK(&sk->ss_ka_work, smbd_ka_work);
 	INIT_DELAYED_WORK(&sk->ss_neg_work, smbd_neg_timeout);
@@ -424,6 +425,8 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 		mutex_unlock(&sk->ss_ep.teardown_mutex);
 		return 0;
 	}
+	/* A release from now on waits for this handler to be done. */
+	WRITE_ONCE(sk->ss_ep.removed, true);
 	smbd_verbs_teardown(sk, id, false);
 	spin_lock_bh(&sk->ss_lock);
 	if (smbd_is_listener(sk))
@@ -438,6 +441,8 @@ static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
 		queue_work(smbd_wq, &sk->ss_disconnect_work);
 	spin_unlock_bh(&sk->ss_lock);
 	mutex_unlock(&sk->ss_ep.teardown_mutex);
+	/* The last touch of the socket (smbd_ep_wait_removal()). */
+	complete(&sk->ss_ep.removal_done);
 	return 1;
 }
 
@@ -768,7 +773,8 @@ unadmit:
 /*
  * The connection manager's events on a socket's id (its context). Returns
  * non-zero for rdma_cm to destroy the id: a connect request refused, or
- * a device removal once the socket let go of the id.
+ * a device removal whose handler took the id from the socket (0 when a
+ * release had taken it first, and destroys it).
  */
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {

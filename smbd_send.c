@@ -561,17 +561,30 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 
 /*
  * The send mutex for a non-blocking sender. If it is taken, the holder
- * is told (ss_send_nb_waiting) before a last try: smbd_send_empty() may
- * post nothing, so no completion would bring the write_space upcall the
- * sender now waits for.
+ * is told (ss_send_nb_waiting) before a last try: the holder may post
+ * nothing more, so no completion would bring the write_space upcall the
+ * sender now waits for; its unlock does (smbd_send_unlock(),
+ * smbd_send_empty()).
  */
 static bool smbd_send_trylock(struct smbd_sock *sk)
 {
 	if (mutex_trylock(&sk->ss_send_mutex))
 		return true;
 	WRITE_ONCE(sk->ss_send_nb_waiting, true);
-	smp_mb();	/* the flag before the retry; see smbd_send_empty() */
+	smp_mb();	/* the flag before the retry; see smbd_send_owed() */
 	return mutex_trylock(&sk->ss_send_mutex);
+}
+
+/*
+ * After an unlock of the send mutex: did a non-blocking sender find it
+ * taken meanwhile? Taken and cleared at once, so that of two unlocks
+ * only one owes the upcall for one flag.
+ */
+static bool smbd_send_owed(struct smbd_sock *sk)
+{
+	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
+	return READ_ONCE(sk->ss_send_nb_waiting) &&
+	       xchg(&sk->ss_send_nb_waiting, false);
 }
 
 /**
@@ -617,11 +630,7 @@ bool smbd_send_empty(struct smbd_sock *sk)
 		smbd_send_msg(sk, &it, 1, NULL, NULL, true);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
-	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
-	if (!READ_ONCE(sk->ss_send_nb_waiting))
-		return false;
-	WRITE_ONCE(sk->ss_send_nb_waiting, false);
-	return true;
+	return smbd_send_owed(sk);
 }
 
 /* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
@@ -653,10 +662,8 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 static void smbd_send_unlock(struct smbd_sock *sk)
 {
 	mutex_unlock(&sk->ss_send_mutex);
-	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
-	if (!READ_ONCE(sk->ss_send_nb_waiting))
+	if (!smbd_send_owed(sk))
 		return;
-	WRITE_ONCE(sk->ss_send_nb_waiting, false);
 	spin_lock_bh(&sk->ss_lock);
 	sk->ss_space_due = true;
 	spin_unlock_bh(&sk->ss_lock);

@@ -148,7 +148,9 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
  *	succeeded or a negative errno; may be NULL
  *
  * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
- * Return: 0 if the attempt started (@done will be called), or an errno.
+ * Return: 0 if the attempt started (@done will be called); -EINVAL for
+ * a bound socket; -EISCONN for one connecting or used already; or an
+ * errno.
  */
 int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 			    void (*done)(struct smbd_sock *sk, int status))
@@ -159,6 +161,9 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	might_sleep();
 	if (smbd_addr_len(dst) < 0)
 		return -EAFNOSUPPORT;
+	/* A bound socket is a listener: its id is not for connecting. */
+	if (smbd_is_listener(sk))
+		return -EINVAL;
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
@@ -243,10 +248,11 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect, SMBD);
  *	listens on it (an iWARP listener would take the TCP port).
  *
  * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
- * Return: 0; -EDESTADDRREQ for port 0 on a wildcard address or on one
- * with no RDMA device; -EPROTONOSUPPORT for an address of a device of
- * the wrong class; -EAFNOSUPPORT; or an errno from the RDMA
- * connection manager (-EADDRINUSE, -EADDRNOTAVAIL).
+ * Return: 0; -EINVAL for a socket bound, connecting or used already;
+ * -EDESTADDRREQ for port 0 on a wildcard address or on one with no RDMA
+ * device; -EPROTONOSUPPORT for an address of a device of the wrong
+ * class; -EAFNOSUPPORT; -ENOMEM; or an errno from the RDMA connection
+ * manager (-EADDRINUSE, -EADDRNOTAVAIL).
  */
 int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 {
@@ -301,10 +307,14 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 	if (id->device)
 		strscpy(sk->ss_ep.devname, dev_name(&id->device->dev),
 			sizeof(sk->ss_ep.devname));
+	/*
+	 * The queues before the id: a device removal that finds the id
+	 * finds a listener, and closes it (smbd_cm_device_removal()).
+	 */
+	WRITE_ONCE(sk->ss_lq, lq);
 	mutex_lock(&sk->ss_ep.cm_mutex);
 	WRITE_ONCE(sk->ss_ep.cm_id, id);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
-	WRITE_ONCE(sk->ss_lq, lq);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_bind, SMBD);
@@ -317,33 +327,44 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_bind, SMBD);
  * Accepted connections use this socket's parameters with the
  * responder's Negotiation Timer ([MS-SMBD] 3.1.7.2: 5 s by default).
  *
- * Context: process; may sleep.
- * Return: 0 or an errno.
+ * Context: process; may sleep. Takes the socket's ss_ep.teardown_mutex.
+ * Return: 0; -EINVAL for a socket not bound, listening already, or
+ * whose device was removed; or an errno from rdma_listen().
  */
 int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 {
+	struct rdma_cm_id *id;
 	int ret;
 
 	might_sleep();
 	/* Bound by smbd_sock_bind(), which made the listener's queues. */
 	if (!smbd_is_listener(sk) || backlog <= 0)
 		return -EINVAL;
-	sk->ss_lq->backlog = backlog;
-	sk->ss_responder = true;
-	/* Created without parameters: the responder's defaults (5 s timer). */
-	if (sk->ss_params_default)
-		smbd_params_init(&sk->ss_params, true);
+	/*
+	 * A device removal takes the id (under the teardown mutex) and
+	 * closes the listener: before this, or after rdma_listen().
+	 */
+	mutex_lock(&sk->ss_ep.teardown_mutex);
+	id = READ_ONCE(sk->ss_ep.cm_id);
 	spin_lock_bh(&sk->ss_lock);
-	ret = smbd_set_state(sk, SMBD_LISTENING) ? 0 : -EINVAL;
-	spin_unlock_bh(&sk->ss_lock);
-	if (ret)
-		return ret;
-	ret = rdma_listen(sk->ss_ep.cm_id, backlog);
-	if (ret) {
-		spin_lock_bh(&sk->ss_lock);
-		smbd_set_state(sk, SMBD_CLOSED);
-		spin_unlock_bh(&sk->ss_lock);
+	ret = id && smbd_set_state(sk, SMBD_LISTENING) ? 0 : -EINVAL;
+	if (!ret) {
+		sk->ss_lq->backlog = backlog;
+		sk->ss_responder = true;
+		/* Created without parameters: the responder's defaults. */
+		if (sk->ss_params_default)
+			smbd_params_init(&sk->ss_params, true);
 	}
+	spin_unlock_bh(&sk->ss_lock);
+	if (!ret) {
+		ret = rdma_listen(id, backlog);
+		if (ret) {
+			spin_lock_bh(&sk->ss_lock);
+			smbd_set_state(sk, SMBD_CLOSED);
+			spin_unlock_bh(&sk->ss_lock);
+		}
+	}
+	mutex_unlock(&sk->ss_ep.teardown_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_listen, SMBD);
@@ -496,6 +517,7 @@ static void smbd_listener_release(struct smbd_sock *lsk)
 	mutex_lock(&lsk->ss_ep.teardown_mutex);
 	id = smbd_cm_detach(lsk, NULL);
 	mutex_unlock(&lsk->ss_ep.teardown_mutex);
+	smbd_ep_wait_removal(lsk);
 	/* No more connection requests once the id is gone. */
 	if (id)
 		rdma_destroy_id(id);
@@ -572,6 +594,7 @@ void smbd_sock_release(struct smbd_sock *sk)
 	id = smbd_cm_detach(sk, NULL);
 	smbd_verbs_teardown(sk, id, was_up);
 	mutex_unlock(&sk->ss_ep.teardown_mutex);
+	smbd_ep_wait_removal(sk);
 	/* Waits for a running event handler; none comes after. */
 	if (id)
 		smbd_ep_destroy_id(sk, id);

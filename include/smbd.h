@@ -98,7 +98,8 @@ struct smbd_params {
  *	or a workqueue (module parameter cq_poll; a listener's: smbd's work
  *	queue): must not sleep, nor accept from here.
  * @write_space: a send that returned -EAGAIN (or a partial count) may go
- *	on. Any context: must not sleep.
+ *	on. Any context: must not sleep. It may come while that send is
+ *	still returning: a consumer notes that it waits before it sends.
  * @state_change: the connection was established or lost, by its peer,
  *	an error, shutdown or the removal of its device ([MS-SMBD] 3.1.7.1).
  *	Process context (smbd's work queue), with no lock of smbd's held:

@@ -427,9 +427,9 @@ struct smbd_reg {
  * @drain: as ib_drain_qp(): returns once every completion has run
  * @disconnect: as rdma_disconnect() on the socket's id
  * @destroy: frees the queue pair, CQs and PD the suite gave the socket
- * @destroy_id: as rdma_destroy_id() on the id the suite gave the socket:
- *	waits for a handler the suite is running on it, and no event comes
- *	after
+ * @destroy_id: as rdma_destroy_id() on the id the suite gave the socket
+ *	(required when it gave one): waits for a handler the suite is
+ *	running on it, and no event comes after
  *
  * Every verbs call of the data path and the teardown goes through the
  * inline helpers below (smbd_qp_post() and the rest), which call these
@@ -519,6 +519,9 @@ struct smbd_fake_ep {
  *	IRQ with it
  * @inject_done: the timer's call returned
  * @fake: a KUnit suite's stand-in for the verbs (smbd_ep_fake_start())
+ * @removed: a device removal took the id (set under @teardown_mutex)
+ * @removal_done: completes when that removal's handler no longer touches
+ *	the socket (smbd_ep_wait_removal())
  *
  * Immutable once negotiating, but for the gate and fence fields, whose
  * lock is given above. Today one per socket and torn down with it
@@ -561,6 +564,8 @@ struct smbd_ep {
 #if IS_ENABLED(CONFIG_KUNIT)
 	const struct smbd_fake_qp *fake;
 #endif
+	bool removed;
+	struct completion removal_done;
 };
 
 /**
@@ -600,7 +605,8 @@ struct smbd_listen_q {
  * Protected by @ss_lock (always taken with _bh: the completion handlers
  * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
  * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
- * until connected), the lists, @ss_tx_free_count, @ss_lq->
+ * until connected), the lists, @ss_tx_free_count, a listener's queues
+ * (@ss_lq, itself set once by smbd_sock_bind()).
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers and protects the stream framing
@@ -844,6 +850,17 @@ static inline void smbd_qp_drain(struct smbd_sock *sk)
 		smbd_fake(sk)->drain(sk);
 	else
 		ib_drain_qp(sk->ss_ep.qp);
+}
+
+/*
+ * Before a release frees the socket: a device removal that took its id
+ * touches the socket until it has let the teardown mutex go, and
+ * mutex_unlock() may still use a mutex another task has taken since.
+ */
+static inline void smbd_ep_wait_removal(struct smbd_sock *sk)
+{
+	if (READ_ONCE(sk->ss_ep.removed))
+		wait_for_completion(&sk->ss_ep.removal_done);
 }
 
 /* The socket's connection manager id, detached from it, goes. */

@@ -643,6 +643,27 @@ static struct st_server *st_server_find(const struct sockaddr_storage *a)
 	return NULL;
 }
 
+/*
+ * A listener is not a connection: connecting it, binding it again or
+ * listening twice refuse (its id and queues stay as they are), and it
+ * goes on listening.
+ */
+static void st_listener_wrong_role(struct smbd_sock *lsk,
+				   struct sockaddr_storage *bound)
+{
+	struct sockaddr_storage now;
+	int c, b, l, g;
+
+	c = smbd_sock_connect_async(lsk, (struct sockaddr *)bound, NULL);
+	b = smbd_sock_bind(lsk, (struct sockaddr *)bound);
+	l = smbd_sock_listen(lsk, 4);
+	g = smbd_sock_getname(lsk, &now, false);
+	st_check(c == -EINVAL && b == -EINVAL && l == -EINVAL && !g &&
+		 !memcmp(&now, bound, sizeof(now)), "listen/wrong-role-refused",
+		 "connect %d, bind %d, listen %d on a listener; still bound: %d",
+		 c, b, l, g);
+}
+
 static void st_server_start(const struct sockaddr_storage *addr)
 {
 	struct sockaddr_storage bound;
@@ -673,6 +694,14 @@ static void st_server_start(const struct sockaddr_storage *addr)
 	err = smbd_sock_bind(srv->lsk, (const struct sockaddr *)addr);
 	if (err)
 		goto fail;
+	/* Bound, not listening yet: still no socket to connect. */
+	step = "smbd_sock_connect_async on a bound socket";
+	err = smbd_sock_connect_async(srv->lsk, (const struct sockaddr *)addr,
+				      NULL);
+	if (err != -EINVAL) {
+		err = err ?: -EISCONN;
+		goto fail;
+	}
 	step = "smbd_sock_listen";
 	err = smbd_sock_listen(srv->lsk, 64);
 	if (err)
@@ -692,6 +721,7 @@ static void st_server_start(const struct sockaddr_storage *addr)
 	wake_up_process(srv->task);
 	list_add_tail(&srv->node, &st_servers);
 	st_check(true, "listen", "%pISpc", &bound);
+	st_listener_wrong_role(srv->lsk, &bound);
 	return;
 fail:
 	st_check(false, "listen", "%s: %d", step, err);
