@@ -1788,6 +1788,22 @@ static void lb_expect_dead(struct kunit *test, struct smbd_sock *sk,
 	KUNIT_EXPECT_NE(test, smbd_sock_query(sk, &info), 0);
 }
 
+/*
+ * The consumer of the socket that ended at @step is told (unless it was
+ * already, of an earlier error), and its blocked reader, if any, returns
+ * @want.
+ */
+static void lb_expect_told(struct kunit *test, enum lb_rm_step step,
+			   atomic_t *changes, struct lb_thread *t, int want)
+{
+	if (step != LB_RM_AFTER_ERROR)
+		KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
+	if (step == LB_RM_READER) {
+		KUNIT_EXPECT_TRUE(test, lb_reader_finish(t));
+		KUNIT_EXPECT_EQ(test, t->ret, (ssize_t)want);
+	}
+}
+
 static void conn_device_removal(struct kunit *test)
 {
 	const struct lb_rm_case *rc = test->param_value;
@@ -1829,16 +1845,8 @@ static void conn_device_removal(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, sk->ss_ep.qp);
 	KUNIT_EXPECT_NULL(test, sk->ss_ep.ibdev);
 	KUNIT_EXPECT_NULL(test, READ_ONCE(sk->ss_ep.cm_id));
-	/*
-	 * The consumer hears of it (after an error it had heard already),
-	 * and every call fails from now on.
-	 */
-	if (rc->step != LB_RM_AFTER_ERROR)
-		KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
-	if (rc->step == LB_RM_READER) {
-		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
-		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
-	}
+	/* The consumer hears of it, and every call fails from now on. */
+	lb_expect_told(test, rc->step, changes, &t, want);
 	lb_expect_dead(test, sk, want);
 	smbd_sock_shutdown(sk);
 	/* The release frees the socket and does not destroy the id again. */
@@ -1858,17 +1866,13 @@ static void conn_device_removal(struct kunit *test)
  * connection's error, the peer of a connection hears of it; the verbs
  * objects stay for smbd_sock_release(), which frees them and the id.
  */
-static const struct lb_rm_case lb_sd_cases[] = {
-	{ "connecting", LB_RM_CONNECTING },
-	{ "responder", LB_RM_RESPONDER },
-	{ "negotiating", LB_RM_NEGOTIATING },
-	{ "connected", LB_RM_CONNECTED },
-	{ "reader", LB_RM_READER },
-	{ "in-flight", LB_RM_IN_FLIGHT },
-	{ "after-error", LB_RM_AFTER_ERROR },
-};
+/* The removal's steps but those of a release at the same time. */
+static const void *lb_sd_gen_params(const void *prev, char *desc)
+{
+	const struct lb_rm_case *c = lb_rm_gen_params(prev, desc);
 
-KUNIT_ARRAY_PARAM(lb_sd, lb_sd_cases, lb_rm_desc);
+	return c && c->step < LB_RM_RELEASE_RACE ? c : NULL;
+}
 
 static void conn_shutdown_steps(struct kunit *test)
 {
@@ -1887,12 +1891,7 @@ static void conn_shutdown_steps(struct kunit *test)
 	/* Completions the step held come now, the fence's among them. */
 	lb_hold(lp, false);
 	KUNIT_EXPECT_TRUE(test, lb_done(&sk->ss_ep.fence_done));
-	if (rc->step != LB_RM_AFTER_ERROR)
-		KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(changes) > 0));
-	if (rc->step == LB_RM_READER) {
-		KUNIT_EXPECT_TRUE(test, lb_reader_finish(&t));
-		KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)want);
-	}
+	lb_expect_told(test, rc->step, changes, &t, want);
 	lb_expect_dead(test, sk, want);
 	KUNIT_EXPECT_EQ(test, lb_rx_free(sk), sk->ss_nr_rx);
 	if (rc->step >= LB_RM_CONNECTED && rc->step != LB_RM_AFTER_ERROR)
