@@ -7,7 +7,7 @@
 #   make KDIR=/usr/src/linux-headers-6.12.<n>+deb12-amd64 (or 6.1.0-<n>-amd64)
 #                             build against another kernel's headers
 #   make testkernel           build against the project's test kernel
-#                             (built or reused by scripts/build-kernel.sh,
+#                             (built or reused by tests/vm/build-kernel.sh,
 #                             6 to 13 minutes the first time)
 #   make check                sparse (C=2) and checkpatch --strict
 #   make install              install smbd.ko into KDIR's kernel's updates/
@@ -32,7 +32,7 @@ modules: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=$(W) modules
 
 testkernel:
-	$(MAKE) KDIR="$$($(CURDIR)/scripts/build-kernel.sh)/build" modules
+	$(MAKE) KDIR="$$($(CURDIR)/tests/vm/build-kernel.sh)/build" modules
 
 check: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=$(W) C=2 CF=-D__CHECK_ENDIAN__ modules

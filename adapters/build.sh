@@ -10,19 +10,19 @@
 # Direct object is replaced in its object list by our adapter
 # (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o and
 # smbd_ksmbd_ports.o (adapters/ksmbd-common/, every series') for ksmbd;
-# and cifs gets kernel/cifs-multichannel-mount.patch (a kernel built
+# and cifs gets adapters/patches/cifs-multichannel-mount.patch (a kernel built
 # without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
 # open no extra channel at mount; with it, as Debian's are, the patched
-# code is not built) and, in both series, kernel/cifs-demux-sigkill.patch
-# (a mount failing at once could leave cifsd stuck, holding cifs), ksmbd kernel/ksmbd-rdma-read-signature.patch (a
+# code is not built) and, in both series, adapters/patches/cifs-demux-sigkill.patch
+# (a mount failing at once could leave cifsd stuck, holding cifs), ksmbd adapters/patches/ksmbd-rdma-read-signature.patch (a
 # client that requires signing could not read over RDMA) and
-# kernel/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
-# For 6.12, cifs also gets kernel/6.12/cifs-write-mr-unsent.patch (a
+# adapters/patches/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
+# For 6.12, cifs also gets adapters/patches/6.12/cifs-write-mr-unsent.patch (a
 # write whose request was not sent kept its RDMA registration, and with
-# it the connection). For 6.1: ksmbd gets kernel/ksmbd-iface-speed.patch and
-# kernel/6.1/ksmbd-share-config-old-tools.patch (with Debian 12's
+# it the connection). For 6.1: ksmbd gets adapters/patches/ksmbd-iface-speed.patch and
+# adapters/patches/6.1/ksmbd-share-config-old-tools.patch (with Debian 12's
 # ksmbd-tools, 6.1's ksmbd refused every share) and
-# kernel/6.1/ksmbd-opinfo-put-null.patch (an open without an oplock
+# adapters/patches/6.1/ksmbd-opinfo-put-null.patch (an open without an oplock
 # oopsed it); the others do not apply.
 # The kernel source is extracted at build time into a cache outside the
 # tree ($SMBD_CACHE, default ~/.cache/smbd), keyed by the package version;
@@ -95,7 +95,7 @@ if [ ! -x "$asn1c" ]; then
 	[ -x "$asn1c" ] || gcc -O2 -I"$src/include" -o "$asn1c" "$src/scripts/asn1_compiler.c"
 fi
 
-# build NAME DIR MODULE ADAPTER [PATCH...]: PATCH, from kernel/, is a fix
+# build NAME DIR MODULE ADAPTER [PATCH...]: PATCH, from adapters/patches/, is a fix
 # to the stock code of NAME outside its SMB Direct object (each explained
 # in its file)
 build() {
@@ -108,8 +108,8 @@ build() {
 	cp -a "$src/fs/nls" "$b/fs/"	# nls_ucs2_utils.h
 	[ ! -f "$src/fs/internal.h" ] || cp "$src/fs/internal.h" "$b/fs/"
 	for p in "$@"; do
-		patch -d "$b" -p1 --forward --no-backup-if-mismatch -s < "$top/kernel/$p" ||
-			{ echo "adapters: kernel/$p did not apply" >&2; return 1; }
+		patch -d "$b" -p1 --forward --no-backup-if-mismatch -s < "$top/adapters/patches/$p" ||
+			{ echo "adapters: $p did not apply" >&2; return 1; }
 	done
 	# the series' adapter, and what every series shares (adapters/<name>-common/)
 	ours=$adapter

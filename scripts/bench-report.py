@@ -589,10 +589,10 @@ Where and how
 =============
 
 - A QEMU guest under TCG (no KVM) with 2 vCPUs and 3 GiB, on the bench
-  kernel: Debian's linux-source-6.12 with ``kernel/smbd-test.config`` less its
-  bug finders, plus ``kernel/smbd-bench.config`` (SYSV IPC and AIO for fio,
+  kernel: Debian's linux-source-6.12 with ``tests/kernel/smbd-test.config`` less its
+  bug finders, plus ``tests/kernel/smbd-bench.config`` (SYSV IPC and AIO for fio,
   perf events). The same fixes to the stock code as the test kernel
-  (``kernel/*.patch``) are applied, so "stock" below includes them.
+  (``tests/kernel/*.patch`` and ``adapters/patches/*.patch``) are applied, so "stock" below includes them.
 - Both ends in the same guest: soft-iWARP (siw) on one dummy netdev, soft-RoCE
   (rxe) on another with MTU 9000. Client and server share the 2 vCPUs, so
   every figure is CPU-bound: the soft providers do in software what an RDMA

@@ -5,7 +5,7 @@
 # stock SMB Direct code, raw verbs and SMB over TCP:
 #   scripts/bench.sh [OUTDIR]        (default out/bench)
 # Installs what it needs, builds (once, cached like the test kernel) a bench
-# kernel without the bug finders (scripts/build-kernel.sh bench), builds
+# kernel without the bug finders (tests/vm/build-kernel.sh bench), builds
 # smbd.ko, smbd_test.ko and cifs.ko and ksmbd.ko on smbd against it in a
 # copy of the tree, and boots one VM that runs
 # tests/guest/bench/plan-90-bench.sh. Then scripts/bench-report.py writes
@@ -45,7 +45,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-kc=$(bash "$top/scripts/build-kernel.sh" bench)
+kc=$(bash "$top/tests/vm/build-kernel.sh" bench)
 echo "bench: kernel $kc"
 
 # Build in a copy: the tree's own modules are for the test kernel.
@@ -63,7 +63,7 @@ bash "$src/adapters/build.sh" "$kc/build" "$out/mods" cifs ksmbd >>"$out/build.l
 cp "$src/smbd.ko" "$src/tests/kmod/smbd_test.ko" "$out/mods/"
 
 initrd=$out/initrd.cpio.gz
-SMBD_INITRAMFS_TOOLS="fio perf" bash "$top/scripts/mkinitramfs.sh" "$kc" "$initrd" \
+SMBD_INITRAMFS_TOOLS="fio perf" bash "$top/tests/vm/mkinitramfs.sh" "$kc" "$initrd" \
 	"$out/mods/smbd.ko" "$out/mods/smbd_test.ko" "$out/mods/cifs.ko" \
 	"$out/mods/ksmbd.ko" "$top/tests/guest/bench/plan-90-bench.sh" \
 	"$top/tests/guest/bench/trace-qd1.awk"
@@ -87,7 +87,7 @@ append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
 [ -n "${SMBD_BENCH_JOBS:-}" ] && append+=" smbdbench.jobs=$(arg "$SMBD_BENCH_JOBS")"
 echo "bench: booting the VM (log: $out/bench.log)"
 SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \
-	bash "$top/scripts/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 3>&1 ||
+	bash "$top/tests/vm/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 3>&1 ||
 	echo "bench: the VM did not finish cleanly; reporting what it printed" >&2
 rm -f "$initrd"
 

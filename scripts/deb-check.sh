@@ -5,7 +5,7 @@
 # as an admin would, in a scratch root: an overlay over / in a private
 # mount namespace, thrown away at the end, so the host is left as it was.
 #   scripts/deb-check.sh DEB OUTDIR STOCK_KERNEL_DIR...
-# STOCK_KERNEL_DIR: Debian kernels as scripts/stock-kernel.sh lays them
+# STOCK_KERNEL_DIR: Debian kernels as tests/vm/stock-kernel.sh lays them
 # out; each one's modules are put under the scratch root's
 # /lib/modules/<release> (over the host's, which hold the headers' build
 # link). Checks, one "ok - " or "not ok - " line each, then

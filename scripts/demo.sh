@@ -24,17 +24,17 @@ cd "$top"
 echo "== setup (Debian packages)"
 bash scripts/setup.sh
 echo "== test kernel"
-kcache=$(bash scripts/build-kernel.sh)
+kcache=$(bash tests/vm/build-kernel.sh)
 echo "== building smbd.ko, and cifs.ko and ksmbd.ko on smbd from Debian's linux-source-6.12"
 { make -s KDIR="$kcache/build" &&
 	bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd; } \
 	>"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 echo "== booting the VM (QEMU, TCG, -nic none)"
 # shellcheck disable=SC2046 # a list of paths
-bash scripts/mkinitramfs.sh "$kcache" "$out/initrd.cpio.gz" smbd.ko \
+bash tests/vm/mkinitramfs.sh "$kcache" "$out/initrd.cpio.gz" smbd.ko \
 	$(ls out/adapters/*.ko) tests/guest/demo/plan-demo.sh >"$out/initrd.log" 2>&1
 [ "${SMBD_DEMO_BREAK:-0}" = 1 ] && export SMBD_VM_APPEND="${SMBD_VM_APPEND:-} smbddemo.break=1"
-SMBD_VM_LABEL=demo-vm bash scripts/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600 3>&1
+SMBD_VM_LABEL=demo-vm bash tests/vm/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600 3>&1
 awk '/SMBD-DEMO-BEGIN/ { on = 1; next } /SMBD-DEMO-END/ { on = 0 } on' \
 	"$out/console.log" | tr -d '\r' | grep -v '^SMBD-DEMO-RESULT'
 echo "(full console log: $out/console.log)"

@@ -28,7 +28,7 @@ doc=$r/usr/share/doc/smbd-dkms
 mkdir -p "$src" "$doc" "$r/DEBIAN"
 # The module's source only: not the tests, scripts or documents.
 (cd "$top" && git ls-files -z -- Kbuild Makefile dkms.conf README '*.c' '*.h' \
-	adapters kernel/'*.patch' ':!tests' ':!scripts' |
+	adapters ':!tests' ':!scripts' |
 	xargs -0 cp --parents -t "$src")
 cp "$top/README" "$top/Documentation/admin-guide.rst" "$doc/"
 # cifs.ko and ksmbd.ko keep the kernel's own MODULE_VERSION, which DKMS's

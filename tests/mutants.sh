@@ -81,9 +81,9 @@ rm -rf "$src"
 if [ ${#want_case[@]} -gt 0 ]; then
 	initrd=$outdir/initrd.cpio.gz
 	log=$outdir/vm.log
-	bash "$top/scripts/mkinitramfs.sh" "$kcache" "$initrd" "$outdir"/mods/*.ko "$plan" \
+	bash "$top/tests/vm/mkinitramfs.sh" "$kcache" "$initrd" "$outdir"/mods/*.ko "$plan" \
 		>"$outdir/initrd.log" 2>&1
-	bash "$top/scripts/vm-run.sh" "$kcache" "$initrd" "$log" 900 >"$outdir/vm-run.log" 2>&1
+	bash "$top/tests/vm/vm-run.sh" "$kcache" "$initrd" "$log" 900 >"$outdir/vm-run.log" 2>&1
 	i=0
 	for m in "${mutants[@]}"; do
 		name=$(basename "$m" .patch)

@@ -7,7 +7,7 @@
 #   tests/run.sh
 #
 # 1. installs what it needs (scripts/setup.sh) and builds or reuses the
-#    test kernel (scripts/build-kernel.sh);
+#    test kernel (tests/vm/build-kernel.sh);
 # 2. host checks: smbd builds W=1-clean against Debian's newest 6.12
 #    headers and against the test kernel, sparse (C=2) is clean, smbd's
 #    files call each other one way only (scripts/check-layers.py),
@@ -150,7 +150,7 @@ if ! bash scripts/setup.sh >"$out/setup.log" 2>&1; then
 	finish
 fi
 # Its progress (a line every 30 s while it builds) shows, and is logged.
-if ! kcache=$(bash scripts/build-kernel.sh 2> >(tee "$out/kernel.log" >&2)); then
+if ! kcache=$(bash tests/vm/build-kernel.sh 2> >(tee "$out/kernel.log" >&2)); then
 	tail -n 40 "$out/kernel.log"
 	failed "test kernel build"
 	finish
@@ -167,7 +167,7 @@ check "build against Debian headers ${debian61##*/} (W=1, no warnings)" \
 # The SMB consumers on smbd.
 adapter_parts="cifs ksmbd"
 # The Debian package, installed and removed in a scratch root with
-# Debian's two kernels' modules (scripts/stock-kernel.sh): DKMS builds
+# Debian's two kernels' modules (tests/vm/stock-kernel.sh): DKMS builds
 # smbd, cifs and ksmbd for both (adapters/build.sh, which fails on an
 # adapter's W=1 or sparse warning), and its modules go to the stock-kernel
 # VMs below.
@@ -177,7 +177,7 @@ deb_mods=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb-mods.XXXXXX")
 trap 'rm -rf "$deb_mods"' EXIT
 stock_dirs=()
 for series in 6.12 6.1; do
-	if d=$(bash scripts/stock-kernel.sh $series 2>>"$out/stock-kernel.log"); then
+	if d=$(bash tests/vm/stock-kernel.sh $series 2>>"$out/stock-kernel.log"); then
 		stock_dirs+=("$d")
 	else
 		tail -n 20 "$out/stock-kernel.log"
@@ -244,7 +244,7 @@ vm_run() {
 	shift 6
 	SMBD_VM_TIMEOUT=$tmo SMBD_VM_APPEND="smbdtest.strict=1 $append" \
 	SMBD_VM_PLANS=$plans SMBD_VM_LABEL=$name \
-		bash tests/vm-test.sh "$out/$name.log" "$@" \
+		bash tests/vm/vm-test.sh "$out/$name.log" "$@" \
 		3>&1 >"$out/$name-summary.log" 2>&1
 	[ -z "$info" ] || grep -aE "SMBD-INFO: ($info)" "$out/$name.log" | tr -d '\r' || true
 	cat "$out/$name-summary.log"
@@ -295,7 +295,7 @@ else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
 fi
 
-# Debian's own kernels (linux-image packages, scripts/stock-kernel.sh),
+# Debian's own kernels (linux-image packages, tests/vm/stock-kernel.sh),
 # 6.12 and 6.1, with their rdma_rxe: smbd.ko, cifs.ko and ksmbd.ko as the
 # Debian package's DKMS installed them (above) go to updates/dkms,
 # modprobe loads them, and cifs on smbd mounts ksmbd on smbd over rxe.

@@ -32,7 +32,7 @@ first) tdir=tests/interop ;;
 esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
-kcache=$(bash scripts/build-kernel.sh 2>"$out/kernel.log") || { tail -n 40 "$out/kernel.log"; echo "0 passed, 1 failed"; exit 1; }
+kcache=$(bash tests/vm/build-kernel.sh 2>"$out/kernel.log") || { tail -n 40 "$out/kernel.log"; echo "0 passed, 1 failed"; exit 1; }
 if ! { make -s -j"$(nproc)" KDIR="$kcache/build" && make -s -C $tdir KDIR="$kcache/build"; } >"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log"
 	echo "0 passed, 1 failed"
@@ -42,7 +42,7 @@ fi
 # closing line; the exit status is the run's
 soak_vm() {
 	SMBD_VM_TIMEOUT=$2 SMBD_VM_APPEND=$3 SMBD_VM_PLANS=$4 \
-		bash tests/vm-test.sh "$out/vm-$1.log" smbd.ko "$5" \
+		bash tests/vm/vm-test.sh "$out/vm-$1.log" smbd.ko "$5" \
 		>"$out/vm-$1-summary.log" 2>&1
 	rc=$?
 	grep -a "SMBD-INFO: $1" "$out/vm-$1.log" | tr -d '\r' || true

@@ -8,7 +8,7 @@
 # would only halt).
 #
 # busybox sh runs its own applets before $PATH: call iproute2 and kmod by
-# full path. Output protocol, one per line (see scripts/check-log.sh):
+# full path. Output protocol, one per line (see tests/vm/check-log.sh):
 #   SMBD-SETUP: ok|FAILED <step>   setup progress
 #   SMBD-TEST: ok|not ok|skip <name> [- reason]
 #   SMBD-GUEST-DONE                 all plans finished
@@ -67,7 +67,7 @@ echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at /init"
 
 # A kernel report before /init comes from booting the kernel itself, with
 # no smbd or test code loaded yet (seen once: KASAN on an interrupt taken
-# inside start_kernel under TCG). End this boot at once; scripts/vm-run.sh
+# inside start_kernel under TCG). End this boot at once; tests/vm/vm-run.sh
 # keeps its log and boots once more.
 r=$(dmesg | grep -m1 -E '\] (BUG: |WARNING: |Oops|UBSAN: |general protection fault)')
 if [ -n "$r" ]; then
@@ -101,7 +101,7 @@ step "smbds1 addr" $IP addr add 192.0.2.18/28 dev smbds1
 step "smbds1 addr6" $IP -6 addr add 2001:db8:0:1::2/64 dev smbds1 nodad
 step "smbds1 up" $IP link set smbds1 up
 step "accept_local" sysctl -w net.ipv4.conf.all.accept_local=1
-# smbdtest.stock=1: Debian's stock kernel (scripts/stock-kernel.sh), which
+# smbdtest.stock=1: Debian's stock kernel (tests/vm/stock-kernel.sh), which
 # has rxe but no siw and no kmemleak; only then may those be missing.
 STOCK=0
 grep -q 'smbdtest.stock=1' /proc/cmdline && STOCK=1
@@ -129,7 +129,7 @@ step "net addrs" $IP -br addr show
 # leak is reported at the end.
 # smbdtest.kmemleak=off turns kmemleak off for a run that cannot afford it
 # (the bulk run: kmemleak's global lock and backtrace on every allocation
-# halve rxe's packet rate); scripts/check-log.sh knows the "disabled" line
+# halve rxe's packet rate); tests/vm/check-log.sh knows the "disabled" line
 # that follows this message.
 KML=/sys/kernel/debug/kmemleak
 KML_OFF=0

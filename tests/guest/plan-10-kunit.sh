@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest plan: load smbd.ko, then smbd_kunit.ko, whose suites run on load
-# and report in KTAP on the console (counted by scripts/check-log.sh).
+# and report in KTAP on the console (counted by tests/vm/check-log.sh).
 
 # shellcheck source=tests/guest/lib-report.sh
 . /smbd/lib-report.sh

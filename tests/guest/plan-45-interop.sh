@@ -71,7 +71,7 @@ kmsg() {
 # the TCP handshake, as the stock cifs does when a signal interrupts its
 # connect). Until siw accepts such a connection it carries the
 # listener's endpoint, and its close used to release the listener
-# (kernel/siw-listener-close.patch): later connects were refused, and
+# (tests/kernel/siw-listener-close.patch): later connects were refused, and
 # the listener's release read freed memory. Each must connect; the cifs
 # connection that follows and the listener's release show the rest.
 tcp_closers() {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Self-test of scripts/check-log.sh on hand-made console logs: a clean one
+# Self-test of tests/vm/check-log.sh on hand-made console logs: a clean one
 # must pass with every case counted; one with each kind of kernel report
 # (WARNING, Oops/panic, KASAN, hung task, RCU stall, soft lockup, lockdep,
 # sleeping in atomic, kmemleak, missing SMBD-GUEST-DONE) must fail once per
@@ -17,7 +17,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-check=$here/../../scripts/check-log.sh
+check=$here/../../tests/vm/check-log.sh
 rc=0
 
 expect() {	# expect <log> <want last line> <want exit 0|1>

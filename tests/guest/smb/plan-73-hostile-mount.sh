@@ -112,7 +112,7 @@ loop() {
 # smbd's listener does to a connection still negotiating when ksmbd
 # stops). Debian's 6.12 cifs then waited forever in its negotiation
 # failure path when the mount was killed or its 120 s ran out, and freed
-# the receive pool with the receive still posted; kernel/cifs-negotiate-
+# the receive pool with the receive still posted; tests/kernel/cifs-negotiate-
 # disconnect.patch fixes both. The killed mount must end, and cifs unload.
 stock_close() {
 	p=hostile-mount/stock-cifs

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest plan of the stock-kernel VMs (tests/run.sh): Debian's own 6.12
-# and 6.1 kernels (scripts/stock-kernel.sh), built without SMB Direct in
+# and 6.1 kernels (tests/vm/stock-kernel.sh), built without SMB Direct in
 # cifs and ksmbd and without siw; checks are named stock-<series>/. smbd.ko, cifs.ko and ksmbd.ko built against
 # Debian's linux-headers load, and cifs on smbd mounts a share of ksmbd on
 # smbd over the kernel's own rdma_rxe, with the checks of

@@ -9,7 +9,7 @@
 # SMBD-GUEST-DONE. Extra kernel arguments may be given in $SMBD_VM_APPEND.
 # When the caller opened fd 3, each plan's start and end, with the checks
 # passed and failed so far, and a line a minute inside a long plan, go
-# there as they happen (scripts/vm-progress.py; $SMBD_VM_LABEL names the
+# there as they happen (tests/vm/vm-progress.py; $SMBD_VM_LABEL names the
 # VM).
 set -euo pipefail
 

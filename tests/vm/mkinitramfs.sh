@@ -3,7 +3,7 @@
 #
 # Build the smbd test initramfs.
 #   mkinitramfs.sh KERNEL_CACHE_DIR OUT.cpio.gz [EXTRA_FILE...]
-# KERNEL_CACHE_DIR is what scripts/build-kernel.sh printed. The image holds
+# KERNEL_CACHE_DIR is what tests/vm/build-kernel.sh printed. The image holds
 # busybox-static (applets as symlinks), iproute2's ip and rdma, kmod, the
 # rdma-core tools (rping, ibv_devinfo, perftest's ib_*_bw when installed)
 # with libibverbs/librdmacm and the verbs provider plugins, the tools
@@ -17,7 +17,7 @@ set -euo pipefail
 kdir=$(cd "$1" && pwd)
 out=$2
 shift 2
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 
 kver=$(cat "$kdir/build/include/config/kernel.release")
 modsrc=$kdir/modroot/lib/modules/$kver

@@ -5,9 +5,9 @@
 # each plan's start and end, with the checks passed and failed so far,
 # and a line every minute inside a long plan (with the benchmark's latest
 # result); the demo's section headers as they come.
-#   scripts/vm-progress.py LOGFILE PID [LABEL]
+#   tests/vm/vm-progress.py LOGFILE PID [LABEL]
 # Stops when process PID (the VM) is gone and the log is read to its end.
-# Writes to standard output; scripts/vm-run.sh points it at fd 3.
+# Writes to standard output; tests/vm/vm-run.sh points it at fd 3.
 
 import os
 import re
@@ -87,7 +87,7 @@ def main(path, pid, label):
                     continue
                 m = KTAP.match(line)
                 if m:
-                    # KUnit: only leaves count, as scripts/check-log.py
+                    # KUnit: only leaves count, as tests/vm/check-log.py
                     # counts them (a result with no deeper one before it).
                     ind = len(m.group(1))
                     leaf = not deeper.get(ind, False)

@@ -3,10 +3,10 @@
 #
 # Debian's stock kernel for the VM: the linux-image package matching the
 # newest installed linux-headers of the series (6.12 by default, or 6.1:
-#   scripts/stock-kernel.sh [6.12|6.1]
+#   tests/vm/stock-kernel.sh [6.12|6.1]
 # linux-headers-6.12.*-amd64 or linux-headers-6.1.0-*-amd64), downloaded from Debian's
 # archive (apt-get download) and unpacked into a cache outside the tree,
-# laid out the way scripts/mkinitramfs.sh and scripts/vm-run.sh expect a
+# laid out the way tests/vm/mkinitramfs.sh and tests/vm/vm-run.sh expect a
 # kernel cache directory:
 #   $SMBD_CACHE/stock-<release>/build/arch/x86/boot/bzImage
 #   $SMBD_CACHE/stock-<release>/build/include/config/kernel.release

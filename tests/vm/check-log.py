@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# Judge a smbd test VM console log: scripts/check-log.sh runs this (see there
+# Judge a smbd test VM console log: tests/vm/check-log.sh runs this (see there
 # for what is counted and what is printed).
 
 import re
@@ -271,7 +271,7 @@ for n, ts, text in lines:
         cur.append(text)
 # Every leak fails, the providers' too: the two siw/iw_cm leaks the
 # tests used to count as skips are mended in the test kernel
-# (kernel/siw-preaccept-cep-leak.patch, kernel/iwcm-dropped-conn-req.patch).
+# (tests/kernel/siw-preaccept-cep-leak.patch, tests/kernel/iwcm-dropped-conn-req.patch).
 for rec in leaks:
     m = re.search(r"comm \"([^\"]*)\"", "\n".join(rec))
     fail("kmemleak", "leak" + (" (comm %s)" % m.group(1) if m else ""), "\n".join(rec))

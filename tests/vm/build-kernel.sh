@@ -4,19 +4,19 @@
 # Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
 #   build-kernel.sh [bench]
 # With "bench", the bench kernel (scripts/bench.sh) instead: the same
-# kernel without the bug finders (kernel/smbd-bench.config).
+# kernel without the bug finders (tests/kernel/smbd-bench.config).
 #
 # The result is cached outside the tree, keyed by the source package version
-# and the hash of kernel/smbd-test.config, of the fixes in kernel/*.patch
-# and of this script's build steps (KEY-BEGIN to KEY-END, the siw fix
-# below included), and reused by later runs:
+# and the hash of tests/kernel/smbd-test.config, of the fixes in
+# tests/kernel/*.patch and adapters/patches/*.patch and of this script's
+# build steps (KEY-BEGIN to KEY-END, the siw fix below included), and reused by later runs:
 #   $SMBD_CACHE/kernel-<version>-<hash>/build    the kernel build tree (KDIR)
 #   $SMBD_CACHE/kernel-<version>-<hash>/modroot  modules_install output
 # Prints the cache directory on stdout; progress goes to stderr.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-frag=$top/kernel/smbd-test.config
+top=$(cd "$(dirname "$0")/../.." && pwd)
+frag=$top/tests/kernel/smbd-test.config
 flavour=${1:-test}
 cache=${SMBD_CACHE:-$HOME/.cache/smbd}
 case $flavour in
@@ -25,7 +25,7 @@ bench)
 	name=bench-kernel
 	# The test fragment above its bug finders, less the keys the bench
 	# fragment sets, then the bench fragment.
-	bfrag=$top/kernel/smbd-bench.config
+	bfrag=$top/tests/kernel/smbd-bench.config
 	keys=$(grep -oE '^CONFIG_[A-Z0-9_]+' "$bfrag" | sed 's/$/=/')
 	merged=$(mktemp "${TMPDIR:-/tmp}/smbd-bench-config.XXXXXX")
 	trap 'rm -f "$merged"; kill ${watcher:-} 2>/dev/null || true' EXIT
@@ -38,8 +38,11 @@ tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
 
 ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-shopt -s nullglob	# kernel/*.patch may be none
-hash=$( { cat "$frag" "$top"/kernel/*.patch; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
+shopt -s nullglob	# either folder may hold none
+# The fixes: the test kernel's own, and those the adapters carry too
+# (adapters/build.sh applies them to the cifs and ksmbd it builds).
+patches=("$top"/tests/kernel/*.patch "$top"/adapters/patches/*.patch)
+hash=$( { cat "$frag" "${patches[@]}"; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
 out=$cache/$name-$ver-$hash
 mkdir -p "$cache"
 
@@ -99,31 +102,31 @@ if grep -q 'read_\(un\)\?lock(&sk->sk_callback_lock)' "$out"/src/drivers/infinib
 	exit 1
 fi
 # Fixes to the stock code the tests talk to, each explained in its file:
-# kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
+# tests/kernel/ksmbd-negotiate-race.patch (the stock ksmbd dropped about one
 # connection in 200 before reading its Negotiate Request),
-# kernel/siw-listener-close.patch (a connection closed before siw
+# tests/kernel/siw-listener-close.patch (a connection closed before siw
 # accepted it freed the listener: use-after-free at its destroy),
-# kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
+# tests/kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
 # when a server closed a connection still negotiating, and freed its
 # receive pool under a posted receive),
-# kernel/cifs-multichannel-mount.patch (without CONFIG_CIFS_DFS_UPCALL,
+# adapters/patches/cifs-multichannel-mount.patch (without CONFIG_CIFS_DFS_UPCALL,
 # as here, cifs opened no extra channel at mount),
-# kernel/cifs-smbd-destroy-work.patch (at umount, the stock cifs could
+# tests/kernel/cifs-smbd-destroy-work.patch (at umount, the stock cifs could
 # run its disconnect work on the cm_id it had just destroyed),
-# kernel/cifs-demux-sigkill.patch (a mount failing at once could leave
+# adapters/patches/cifs-demux-sigkill.patch (a mount failing at once could leave
 # cifsd waiting for good for a SIGKILL it had dropped),
-# kernel/ib-cq-free-softirq.patch (ib_free_cq() could free a softirq CQ
+# tests/kernel/ib-cq-free-softirq.patch (ib_free_cq() could free a softirq CQ
 # while its poll handler still rearmed it: use-after-free over rxe),
-# kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
+# tests/kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
 # for a busy connection endpoint, cifsd's SIGKILL among them),
-# kernel/siw-preaccept-cep-leak.patch (siw leaked the endpoint of a
+# tests/kernel/siw-preaccept-cep-leak.patch (siw leaked the endpoint of a
 # connection its peer closed before the MPA request),
-# kernel/iwcm-dropped-conn-req.patch (iw_cm never answered a connect
+# tests/kernel/iwcm-dropped-conn-req.patch (iw_cm never answered a connect
 # request queued for a listener being destroyed: the provider's endpoint
 # and the private data leaked) and
-# kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
+# tests/kernel/smbdirect-drain-room.patch (the stock cifs and ksmbd left no
 # room in their queues for ib_drain_qp(): a warning and no drain on rxe).
-for p in "$top"/kernel/*.patch; do
+for p in "${patches[@]}"; do
 	patch -d "$out/src" -p1 --forward --no-backup-if-mismatch -s < "$p" ||
 		{ echo "test kernel: $(basename "$p") did not apply" >&2; exit 1; }
 done
