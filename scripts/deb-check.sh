@@ -27,7 +27,8 @@ shift 2
 pkgver=$(dpkg-deb -f "$deb" Version)
 pass=0
 fail=0
-result() {
+# tally STATUS NAME: "ok - NAME" or "not ok - NAME" by STATUS, counted
+tally() {
 	if [ "$1" = 0 ]; then
 		pass=$((pass + 1))
 		echo "ok - $2"
@@ -112,18 +113,18 @@ wait $upid
 grep -E ': (modprobe|no |left)|Error|error:' "$out/deb-check.log" | head -n 40
 
 verdict() { awk -v k="$1" '$1 == k { print $2 }' "$t/u/deb-out/verdicts" 2>/dev/null; }
-result "$(verdict install)" "smbd-dkms: dpkg -i installs it, DKMS builds for ${rels[*]}"
+tally "$(verdict install)" "smbd-dkms: dpkg -i installs it, DKMS builds for ${rels[*]}"
 for rel in "${rels[@]}"; do
-	result "$(verdict "built-$rel")" "smbd-dkms: smbd, cifs and ksmbd in $rel's updates/dkms, preferred by modprobe"
+	tally "$(verdict "built-$rel")" "smbd-dkms: smbd, cifs and ksmbd in $rel's updates/dkms, preferred by modprobe"
 	[ -d "$t/u/deb-out/$rel" ] && rm -rf "${out:?}/$rel" && cp -a "$t/u/deb-out/$rel" "$out/"
 done
-result "$(verdict purge)" "smbd-dkms: dpkg --purge removes the modules, DKMS's and the package's files"
+tally "$(verdict purge)" "smbd-dkms: dpkg --purge removes the modules, DKMS's and the package's files"
 r=0
 if dpkg-query -W smbd-dkms >/dev/null 2>&1 || ls -d /usr/src/smbd-* /var/lib/dkms/smbd 2>/dev/null ||
    ls /lib/modules/*/updates/dkms/smbd.ko* 2>/dev/null; then
 	r=1
 fi
-result $r "smbd-dkms: the host has no trace of it"
+tally $r "smbd-dkms: the host has no trace of it"
 [ $fail = 0 ] || tail -n 40 "$out/deb-check.log"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

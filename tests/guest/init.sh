@@ -29,6 +29,9 @@ mkdir -p /dev/pts /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# the providers' addresses (lib-ifaces.sh), karg, the clock
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 # end this boot: with QEMU's -no-reboot, QEMU exits
 reboot_now() {
@@ -36,11 +39,6 @@ reboot_now() {
 	reboot -f
 	echo b > /proc/sysrq-trigger 2>/dev/null
 	sleep 1000
-}
-
-finish() {
-	echo SMBD-GUEST-DONE
-	reboot_now
 }
 
 # step NAME CMD...: run CMD, print its output and result; a failed step is
@@ -63,7 +61,7 @@ step() {
 
 echo "SMBD-GUEST: kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
 echo "SMBD-GUEST: cmdline $(cat /proc/cmdline)"
-echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at /init"
+echo "SMBD-GUEST: uptime $(uptime_s) s at /init"
 
 # A kernel report before /init comes from booting the kernel itself, with
 # no smbd or test code loaded yet (seen once: KASAN on an interrupt taken
@@ -79,7 +77,7 @@ fi
 # addresses; the VM has no NIC.
 step "lo up" $IP link set lo up
 step "smbdr0 dummy" $IP link add smbdr0 type dummy
-step "smbdr0 addr" $IP addr add 192.0.2.1/28 dev smbdr0
+step "smbdr0 addr" $IP addr add $RXE_ADDR/28 dev smbdr0
 step "smbdr0 addr6" $IP -6 addr add 2001:db8::1/64 dev smbdr0 nodad
 # Jumbo frames, as RoCE fabrics run: rxe's path MTU becomes 4096, so a
 # 1364-byte SMB Direct message is one packet instead of two.
@@ -88,28 +86,28 @@ step "smbdr0 up" $IP link set smbdr0 up
 # A second link per provider, on the same subnet, for SMB multichannel
 # (tests/guest/smb/plan-75-multichannel.sh): rxe1 and siw1 below.
 step "smbdr1 dummy" $IP link add smbdr1 type dummy
-step "smbdr1 addr" $IP addr add 192.0.2.2/28 dev smbdr1
+step "smbdr1 addr" $IP addr add $RXE1_ADDR/28 dev smbdr1
 step "smbdr1 addr6" $IP -6 addr add 2001:db8::2/64 dev smbdr1 nodad
 step "smbdr1 mtu" $IP link set smbdr1 mtu 9000
 step "smbdr1 up" $IP link set smbdr1 up
 step "smbds0 dummy" $IP link add smbds0 type dummy
-step "smbds0 addr" $IP addr add 192.0.2.17/28 dev smbds0
+step "smbds0 addr" $IP addr add $SIW_ADDR/28 dev smbds0
 step "smbds0 addr6" $IP -6 addr add 2001:db8:0:1::1/64 dev smbds0 nodad
 step "smbds0 up" $IP link set smbds0 up
 step "smbds1 dummy" $IP link add smbds1 type dummy
-step "smbds1 addr" $IP addr add 192.0.2.18/28 dev smbds1
+step "smbds1 addr" $IP addr add $SIW1_ADDR/28 dev smbds1
 step "smbds1 addr6" $IP -6 addr add 2001:db8:0:1::2/64 dev smbds1 nodad
 step "smbds1 up" $IP link set smbds1 up
 step "accept_local" sysctl -w net.ipv4.conf.all.accept_local=1
 # smbdtest.stock=1: Debian's stock kernel (tests/vm/stock-kernel.sh), which
 # has rxe but no siw and no kmemleak; only then may those be missing.
 STOCK=0
-grep -q 'smbdtest.stock=1' /proc/cmdline && STOCK=1
+[ "$(karg smbdtest.stock)" = 1 ] && STOCK=1
 echo "SMBD-GUEST: stock kernel mode $STOCK"
 # smbdtest.strict=1 (tests/run.sh): a test module missing from the image
 # is a failure; a developer's run with only some of them skips the rest.
 SMBD_MISSING=skip
-grep -q 'smbdtest.strict=1' /proc/cmdline && SMBD_MISSING=nok
+[ "$(karg smbdtest.strict)" = 1 ] && SMBD_MISSING=nok
 export SMBD_MISSING
 step "modprobe rdma_rxe" $MODPROBE rdma_rxe
 step "rxe0 on smbdr0" $RDMA link add rxe0 type rxe netdev smbdr0
@@ -133,7 +131,7 @@ step "net addrs" $IP -br addr show
 # that follows this message.
 KML=/sys/kernel/debug/kmemleak
 KML_OFF=0
-grep -q 'smbdtest.kmemleak=off' /proc/cmdline && KML_OFF=1
+[ "$(karg smbdtest.kmemleak)" = off ] && KML_OFF=1
 if [ $KML_OFF = 1 ] && [ -w $KML ]; then
 	echo "SMBD-SETUP: ok kmemleak off by request (smbdtest.kmemleak=off)"
 	echo off > $KML
@@ -159,16 +157,12 @@ if dmesg | grep -q 'KernelAddressSanitizer initialized'; then
 	kq=$!
 	echo "SMBD-SETUP: ok kasan quarantine keeper (pid $kq)"
 fi
-echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s before plans"
+echo "SMBD-GUEST: uptime $(uptime_s) s before plans"
 
 # Each plan runs under a timeout (smbdtest.plan_timeout=SECONDS on the
 # kernel command line, default 600) so one hung plan does not cost the
 # others and the kmemleak check.
-ptmo=600
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.plan_timeout=*) ptmo=${a#*=} ;; esac
-done
+ptmo=$(karg smbdtest.plan_timeout 600)
 for plan in /smbd/plan*.sh; do
 	[ -f "$plan" ] || continue
 	echo "SMBD-PLAN: begin $plan"
@@ -181,7 +175,7 @@ for plan in /smbd/plan*.sh; do
 done
 
 [ -n "$kq" ] && kill "$kq"
-echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s after plans"
+echo "SMBD-GUEST: uptime $(uptime_s) s after plans"
 if [ $KML_OFF = 1 ]; then
 	echo "SMBD-SETUP: skip kmemleak check (off by request)"
 elif [ -w $KML ]; then
@@ -197,5 +191,6 @@ else
 	echo "SMBD-SETUP: FAILED kmemleak (no $KML)"
 	echo "SMBD-TEST: not ok guest-setup/kmemleak - $KML missing"
 fi
-echo "SMBD-GUEST: uptime $(cut -d' ' -f1 /proc/uptime) s at end"
-finish
+echo "SMBD-GUEST: uptime $(uptime_s) s at end"
+echo SMBD-GUEST-DONE
+reboot_now

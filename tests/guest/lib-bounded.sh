@@ -6,12 +6,14 @@
 # under a bound, and when it outlives it, print its and its children's
 # kernel stacks and leave it; and what those plans share around it
 # (smbd's debugfs snapshots, the device coming back, ksmbd's stop). The
-# plan sets T (its work directory), LIMIT (seconds after which an rmmod
-# has hung), MNT (its cifs mount point), RDMA (the rdma tool), DBG
-# (smbd's debugfs directory) and CONNS ($DBG/connections), and defines
-# blog, its log line ("    NAME: ..."). Needs lib-smb.sh.
+# plan sets T (its work directory), PLAN_NAME (its name in log lines),
+# LIMIT (seconds after which an rmmod has hung), MNT (its cifs mount
+# point), RDMA (the rdma tool), DBG (smbd's debugfs directory) and CONNS
+# ($DBG/connections). Needs lib-smb.sh.
 
 indent() { sed "s/^/    $1/"; }
+# blog MSG...: a log line of the plan ("    PLAN_NAME: MSG...")
+blog() { echo "    $PLAN_NAME: $*"; }
 
 # descendants PID: every process below PID
 descendants() {

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# Guest library: the interfaces whose RDMA capability the plans check
-# (plan-20-devices through smbd's debugfs, smb/plan-76-windows through
-# ksmbd's FSCTL_QUERY_NETWORK_INTERFACE_INFO), above the ports /init made
-# (rxe0 on smbdr0, siw0 on smbds0). Needs IP and RDMA (the commands).
+# Guest library: the addresses of the ports /init makes, and the
+# interfaces whose RDMA capability the plans check (plan-20-devices
+# through smbd's debugfs, smb/plan-76-windows through ksmbd's
+# FSCTL_QUERY_NETWORK_INTERFACE_INFO) above them (rxe0 on smbdr0, siw0 on
+# smbds0). lib-report.sh sources it. Needs IP and RDMA (the commands).
 #
 # ifaces_up adds them; IFACES_ADDRS=1 also gives each its own IPv4
 # address (from IFACES_LIST) and sets it up, as a server lists only
@@ -15,9 +16,14 @@
 # it, and SPEED its link speed in bit/s as a server reports it (dummy
 # devices have none: ksmbd's 1 Gb/s default; veth 10 Gb/s).
 
+# The providers' addresses (IPv4, a /28 each): rxe0 on smbdr0 and rxe1 on
+# smbdr1, siw0 on smbds0 and siw1 on smbds1.
+# shellcheck disable=SC2034 # /init and the plans use them
+RXE_ADDR=192.0.2.1 RXE1_ADDR=192.0.2.2 SIW_ADDR=192.0.2.17 SIW1_ADDR=192.0.2.18
+
 IFACES_LIST="\
-smbdr0 192.0.2.1 yes 1000000000
-smbds0 192.0.2.17 yes 1000000000
+smbdr0 $RXE_ADDR yes 1000000000
+smbds0 $SIW_ADDR yes 1000000000
 smbdn0 192.0.2.65 no 1000000000
 smbdr0.7 192.0.2.81 yes 1000000000
 smbds0.7 192.0.2.82 yes 1000000000

@@ -30,6 +30,9 @@
 # Functions return 0 on success and print what went wrong otherwise;
 # they print no SMBD-TEST lines (the plans do).
 
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
+
 SMB_USER=${SMB_USER:-smbtest}		# in the image's /etc/passwd (uid 1000)
 SMB_PASS=${SMB_PASS:-Smbd-test.1}
 SMB_SHARE=${SMB_SHARE:-smbdtest}
@@ -444,10 +447,7 @@ smb_check_rdma_rw() {
 smb_dd_rate() {
 	_bytes=$1 _src=$2 _dst=$3
 	shift 3
-	_t0=$(cut -d' ' -f1 /proc/uptime)
+	_t0=$(uptime_s)
 	dd if="$_src" of="$_dst" bs=1M count=$((_bytes / 1048576)) "$@" 2>/dev/null || return 1
-	_t1=$(cut -d' ' -f1 /proc/uptime)
-	awk -v b="$_bytes" -v t0="$_t0" -v t1="$_t1" 'BEGIN {
-		t = t1 - t0; if (t < 0.01) t = 0.01
-		printf "%.1f\n", b / 1048576 / t }'
+	rate "$_bytes" "$_t0"
 }

@@ -20,9 +20,6 @@
 
 SMBD_CONNS=/sys/kernel/debug/smbd/connections
 
-# shellcheck source=tests/guest/lib-report.sh
-. /smbd/lib-report.sh
-
 SIZES="1 4095 4096 4097 1048576 8388608 16777216"
 # The largest goes through direct I/O only: buffered I/O of 8 MiB already
 # spans many full-size requests. 16 MiB is 16 full-size requests each way
@@ -82,12 +79,6 @@ xfer() {
 	rm -f /tmp/smbpair.back "$_mnt/$_f"
 	[ $_wrc = 0 ] && [ $_rrc = 0 ] && [ "$_srv" = "$_want" ] && [ "$_got" = "$_want" ]
 	result $? "$_t/$_m-$_s" "write rc=$_wrc read rc=$_rrc; server md5 ${_srv:-none}, read ${_got:-none}, want $_want"
-}
-
-# rate BYTES T0: MiB/s since uptime T0
-rate() {
-	awk -v b="$1" -v t0="$2" -v t1="$(uptime_s)" 'BEGIN {
-		t = t1 - t0; if (t < 0.01) t = 0.01; printf "%.1f", b / 1048576 / t }'
 }
 
 # concurrent T MNT: 4 writers and then 4 readers at once, 8 MiB each,
@@ -255,8 +246,8 @@ pairing() {
 	pair_data
 	for p in ${PAIR_PROVIDERS:-rxe siw}; do
 		case $p in
-		rxe) provider "$name" rxe 192.0.2.1 ;;
-		siw) provider "$name" siw 192.0.2.17 ;;
+		rxe) provider "$name" rxe "$RXE_ADDR" ;;
+		siw) provider "$name" siw "$SIW_ADDR" ;;
 		esac
 	done
 	smb_umount /mnt/smbpair >/dev/null 2>&1

@@ -26,7 +26,7 @@ run() {
 		nok "$prefix/$1" "\"$*\" gave no result"
 	fi
 	st_report "$prefix" "$1" /tmp/st-result
-	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
+	echo "    ($1 took $(since "$t0") s)"
 }
 
 # st_report PREFIX NAME FILE: a test module's result lines in FILE as
@@ -48,11 +48,7 @@ st_report() {
 # from the kernel command line, else from the clock; printed, so that a
 # run can be repeated
 st_seed() {
-	seed=""
-	# shellcheck disable=SC2013 # words, not lines
-	for _a in $(cat /proc/cmdline); do
-		case $_a in smbdtest.hostile_seed=*) seed=${_a#*=} ;; esac
-	done
+	seed=$(karg smbdtest.hostile_seed)
 	[ -n "$seed" ] || seed=$(($(date +%s) % 1000000 + 1))
 	echo "SMBD-INFO: $1 seed $seed (smbdtest.hostile_seed=$seed repeats this run)"
 }
@@ -61,9 +57,7 @@ st_seed() {
 # /smbd/NAME.ko; reports PREFIX/load-smbd and PREFIX/load-NAME and
 # returns non-zero when NAME did not load
 st_insmod() {
-	if ! grep -q '^smbd ' /proc/modules; then
-		if $INSMOD /smbd/smbd.ko; then ok "$1/load-smbd"; else nok "$1/load-smbd"; fi
-	fi
+	load_smbd "$1/load-smbd"
 	if [ ! -f "/smbd/$2.ko" ]; then
 		nok "$1/load-$2" "no /smbd/$2.ko in the image"
 		return 1
@@ -77,9 +71,7 @@ st_insmod() {
 
 # st_load: smbd.ko if it is not loaded yet, then smbd_test.ko
 st_load() {
-	if ! grep -q '^smbd ' /proc/modules; then
-		if $INSMOD /smbd/smbd.ko; then ok transport/load-smbd; else nok transport/load-smbd; fi
-	fi
+	load_smbd transport/load-smbd
 	if ! $INSMOD /smbd/smbd_test.ko; then
 		nok transport/load-smbd_test
 		return 1

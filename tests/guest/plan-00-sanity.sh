@@ -68,7 +68,7 @@ rping_test() {
 
 # Three verified 64-byte pings, then 100 rounds of ~64 KB RDMA READ/WRITE
 # with the data read back checked by the client (-V).
-rping_test sanity/rping-rxe0 192.0.2.1 7174 3 -v
-rping_test sanity/rping-siw0 192.0.2.17 7175 3 -v
-rping_test sanity/rping-bulk-rxe0 192.0.2.1 7176 100 -S 65000 -V
-rping_test sanity/rping-bulk-siw0 192.0.2.17 7177 100 -S 65000 -V
+rping_test sanity/rping-rxe0 "$RXE_ADDR" 7174 3 -v
+rping_test sanity/rping-siw0 "$SIW_ADDR" 7175 3 -v
+rping_test sanity/rping-bulk-rxe0 "$RXE_ADDR" 7176 100 -S 65000 -V
+rping_test sanity/rping-bulk-siw0 "$SIW_ADDR" 7177 100 -S 65000 -V

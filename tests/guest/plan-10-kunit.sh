@@ -12,7 +12,7 @@ for suite in smbd_pdu smbd_negotiate smbd_frag smbd_credits smbd_keepalive \
 	echo "SMBD-KUNIT-EXPECT: $suite"
 done
 
-insmod /smbd/smbd.ko
+load_smbd
 result $? "kunit: load smbd.ko"
 insmod /smbd/smbd_kunit.ko
 result $? "kunit: load smbd_kunit.ko"

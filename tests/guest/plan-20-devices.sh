@@ -19,7 +19,7 @@ listed() {
 	grep -q "^$1	$2	" $DEVS
 }
 
-lsmod | grep -q '^smbd ' || insmod /smbd/smbd.ko
+load_smbd
 echo "smbd devices:"
 cat $DEVS
 
@@ -40,7 +40,7 @@ result $? "devices: rxe0 return followed"
 
 rmmod smbd
 result $? "devices: unload smbd.ko"
-insmod /smbd/smbd.ko
+load_smbd
 result $? "devices: reload smbd.ko"
 listed rxe0 "ib/roce" && listed siw0 iwarp
 result $? "devices: both devices seen after reload"
@@ -61,8 +61,7 @@ capable() {
 		echo "SMBD-TEST: not ok interfaces: $1 - $2 says \"$_got\", want $3"
 	fi
 }
-# shellcheck source=tests/guest/lib-ifaces.sh
-. /smbd/lib-ifaces.sh
+# ifaces_up and ifaces_down: lib-ifaces.sh (lib-report.sh sources it)
 ifaces_up
 echo "smbd interfaces:"
 cat $IFACES

@@ -9,7 +9,7 @@
 # shellcheck source=tests/guest/lib-report.sh
 . /smbd/lib-report.sh
 
-lsmod | grep -q '^smbd ' || /usr/sbin/insmod /smbd/smbd.ko
+load_smbd
 P=/sys/module/smbd/parameters
 
 # takes NAME DEFAULT VALUE...: NAME takes each VALUE; then DEFAULT again

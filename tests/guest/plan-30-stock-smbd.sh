@@ -11,9 +11,6 @@
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
-# shellcheck source=tests/guest/lib-report.sh
-. /smbd/lib-report.sh
-
 data=/tmp/smb-data
 mkdir -p $data
 dd if=/dev/urandom of=$data/1m bs=1M count=1 2>/dev/null
@@ -22,8 +19,8 @@ want_1m=$(md5 $data/1m)
 want_8m=$(md5 $data/8m)
 share=$SMB_EXPORT/$SMB_SHARE
 
-# provider NAME ADDR: the whole cycle over one RDMA provider
-provider() {
+# cycle NAME ADDR: the whole cycle over one RDMA provider
+cycle() {
 	name=$1 addr=$2
 	t=stock-smbd/$name
 	mnt=/mnt/smb-$name
@@ -89,11 +86,11 @@ provider() {
 	result $? "$t/ksmbd-stop"
 	smb_unload_module ksmbd
 	result $? "$t/rmmod-ksmbd"
-	echo "SMBD-INFO: stock cifs->ksmbd over $name: cycle took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	echo "SMBD-INFO: stock cifs->ksmbd over $name: cycle took $(since "$t0") s"
 }
 
-provider rxe 192.0.2.1
-provider siw 192.0.2.17
+cycle rxe "$RXE_ADDR"
+cycle siw "$SIW_ADDR"
 
 # Leave the guest clean for later plans.
 SMB_KEEP_MODULE=0 smb_umount /mnt/smb-rxe >/dev/null 2>&1

@@ -28,20 +28,11 @@
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 
-RXE_RUNS=16x2M
-SIW_RUNS=16x1M
-RANDOM_SIZES=8
-STREAM_TIMEOUT=240
+RXE_RUNS=$(karg smbdtest.transport_rxe 16x2M)
+SIW_RUNS=$(karg smbdtest.transport_siw 16x1M)
+RANDOM_SIZES=$(karg smbdtest.transport_random 8)
+STREAM_TIMEOUT=$(karg smbdtest.transport_timeout 240)
 PORT=5445
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in
-	smbdtest.transport_rxe=*) RXE_RUNS=${a#*=} ;;
-	smbdtest.transport_siw=*) SIW_RUNS=${a#*=} ;;
-	smbdtest.transport_random=*) RANDOM_SIZES=${a#*=} ;;
-	smbdtest.transport_timeout=*) STREAM_TIMEOUT=${a#*=} ;;
-	esac
-done
 
 # msize BYTES: smbd's default message size both ways (module parameters,
 # read at each listen and connect)
@@ -64,8 +55,8 @@ edges() {
 	echo "0,1,$((_b - 1)),$_b,$((_b + 1)),$((2 * _b)),$((2 * _b + 1)),4096,65536,max"
 }
 
-# provider NAME ADDR IWARP RUNS: every scenario over one RDMA provider
-provider() {
+# scenarios NAME ADDR IWARP RUNS: every scenario over one RDMA provider
+scenarios() {
 	p=transport/$1
 	a=$2
 	run "$p" listen "$a" $PORT
@@ -92,8 +83,8 @@ provider() {
 	run "$p" devclass "$a" $((PORT + 4)) iwarp="$3" timeout=60
 }
 
-# provider6 NAME ADDR IWARP: the same over IPv6, echo only
-provider6() {
+# scenarios6 NAME ADDR IWARP: the same over IPv6, echo only
+scenarios6() {
 	p=transport/$1/ipv6
 	run "$p" listen "$2" $PORT
 	run "$p" echo "$2" $PORT sizes=0,1,$((MSIZE - 24)),$((MSIZE - 23)),65536 random=2 \
@@ -107,9 +98,9 @@ CQ_POLL=$(cat /sys/module/smbd/parameters/cq_poll)
 CQ_OTHER=softirq
 [ "$CQ_POLL" = softirq ] && CQ_OTHER=workqueue
 
-provider rxe 192.0.2.1 0 "$RXE_RUNS"
-provider siw 192.0.2.17 1 "$SIW_RUNS"
-provider6 rxe 2001:db8::1 0
-provider6 siw 2001:db8:0:1::1 1
+scenarios rxe "$RXE_ADDR" 0 "$RXE_RUNS"
+scenarios siw "$SIW_ADDR" 1 "$SIW_RUNS"
+scenarios6 rxe 2001:db8::1 0
+scenarios6 siw 2001:db8:0:1::1 1
 
 if $RMMOD smbd_test; then ok transport/unload-smbd_test; else nok transport/unload-smbd_test; fi

@@ -20,38 +20,12 @@
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
+# shellcheck source=tests/guest/lib-st.sh
+. /smbd/lib-st.sh
 
-D=/sys/kernel/debug/smbd_interop
-INSMOD=/usr/sbin/insmod
-RMMOD=/usr/sbin/rmmod
+D=/sys/kernel/debug/smbd_interop	# lib-st.sh's run drives smbd_interop
 PORT=5445		# stock cifs tries 5445 first
 MOUNT_TIMEOUT=60	# mount.cifs is killed past it (it should fail in seconds)
-
-# shellcheck source=tests/guest/lib-report.sh
-. /smbd/lib-report.sh
-
-# run PREFIX COMMAND...: one smbd_interop command; its result lines become
-# SMBD-TEST and SMBD-INFO lines named PREFIX/...
-run() {
-	prefix=$1
-	shift
-	t0=$(uptime_s)
-	if ! echo "$*" > $D/ctl 2>/tmp/si-ctl.err; then
-		nok "$prefix/$1" "writing \"$*\" failed: $(cat /tmp/si-ctl.err)"
-	fi
-	cat $D/result > /tmp/si-result
-	[ -s /tmp/si-result ] || nok "$prefix/$1" "\"$*\" gave no result"
-	while IFS= read -r l; do
-		case $l in
-		"ok "*) echo "SMBD-TEST: ok $prefix/${l#ok }" ;;
-		"not ok "*) echo "SMBD-TEST: not ok $prefix/${l#not ok }" ;;
-		"info "*) echo "SMBD-INFO: $prefix: ${l#info }" ;;
-		"") ;;
-		*) nok "$prefix/$1" "$l" ;;
-		esac
-	done < /tmp/si-result
-	echo "    ($1 took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
-}
 
 # mark NAME: a unique marker in the kernel log, printed (lib-smb.sh's
 # smb_kmsg_mark counts in a subshell when its output is captured)
@@ -113,7 +87,7 @@ cifs_against_smbd() {
 	result $? "$p/cifs/mount-ends" "mount.cifs still running"
 	wait $mpid 2>/dev/null
 	rc=$(cat /tmp/si-mount.rc 2>/dev/null)
-	echo "    mount.cifs rc=${rc:-?} after $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s: $(tr '\n' ' ' < /tmp/si-mount.log)"
+	echo "    mount.cifs rc=${rc:-?} after $(since "$t0") s: $(tr '\n' ' ' < /tmp/si-mount.log)"
 	run "$p" wait "$addr" $PORT conns=1 timeout=10
 	! grep -q " $mnt cifs " /proc/mounts && [ -n "$rc" ] && [ "$rc" != 0 ] &&
 		[ "$rc" != 137 ]
@@ -128,9 +102,7 @@ cifs_against_smbd() {
 }
 
 t_start=$(uptime_s)
-if ! grep -q '^smbd ' /proc/modules; then
-	if $INSMOD /smbd/smbd.ko; then ok interop/load-smbd; else nok interop/load-smbd; fi
-fi
+load_smbd interop/load-smbd
 if [ ! -f /smbd/smbd_interop.ko ]; then
 	[ "$SMBD_MISSING" = nok ] && w="not ok" || w=skip
 	echo "SMBD-TEST: $w interop/load-smbd_interop - no /smbd/smbd_interop.ko in the image (build tests/interop and pass it)"
@@ -155,8 +127,8 @@ if smb_server_start; then
 	# log ("smbd: initiator negotiation timed out (state, last CM event;
 	# our Negotiate Request sent or not, anything from the peer)").
 	smb_rdma_debug_on	# ksmbd's side of a connect that fails
-	run interop/rxe client 192.0.2.1 "$port" timeout=120
-	run interop/siw client 192.0.2.17 "$port" timeout=120
+	run interop/rxe client "$RXE_ADDR" "$port" timeout=120
+	run interop/siw client "$SIW_ADDR" "$port" timeout=120
 	kmsg "$m"
 else
 	nok interop/ksmbd-start
@@ -166,11 +138,11 @@ result $? interop/ksmbd-stop
 
 # Part 2: the stock cifs initiates, smbd answers (ksmbd is gone: the port
 # is free).
-cifs_against_smbd rxe 192.0.2.1
-cifs_against_smbd siw 192.0.2.17
+cifs_against_smbd rxe "$RXE_ADDR"
+cifs_against_smbd siw "$SIW_ADDR"
 
 if $RMMOD smbd_interop; then ok interop/unload-smbd_interop; else nok interop/unload-smbd_interop; fi
 left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd|smbd_interop) ' /proc/modules; pidof ksmbd.mountd)
 [ -z "$left" ]
 result $? interop/clean "left: $left"
-echo "SMBD-INFO: interop: plan took $(awk -v a="$t_start" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+echo "SMBD-INFO: interop: plan took $(since "$t_start") s"

@@ -22,14 +22,8 @@
 . /smbd/lib-st.sh
 
 D=/sys/kernel/debug/smbd_interop
-N=15
+N=$(karg smbdtest.first 15)
 TIMEOUT=10
-
-
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.first=*) N=${a#*=} ;; esac
-done
 
 # dump WHAT: the provider counters that moved and the recent kernel log
 dump() {
@@ -111,10 +105,10 @@ self_first() {
 }
 
 t_all=$(uptime_s)
-self_first rxe 192.0.2.1 7501
-self_first siw 192.0.2.17 7502
-ksmbd_first rxe 192.0.2.1
-ksmbd_first siw 192.0.2.17
+self_first rxe "$RXE_ADDR" 7501
+self_first siw "$SIW_ADDR" 7502
+ksmbd_first rxe "$RXE_ADDR"
+ksmbd_first siw "$SIW_ADDR"
 echo "SMBD-INFO: first: $N per provider and listener, $(since "$t_all") s"
 
 if $RMMOD smbd_interop; then ok first/unload-smbd_interop; else nok first/unload-smbd_interop; fi

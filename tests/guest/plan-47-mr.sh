@@ -16,16 +16,14 @@
 D=/sys/kernel/debug/smbd_mr_test
 PORT=6445
 
-if ! grep -q '^smbd ' /proc/modules; then
-	if /usr/sbin/insmod /smbd/smbd.ko; then ok mr/load-smbd; else nok mr/load-smbd; fi
-fi
+load_smbd mr/load-smbd
 if ! /usr/sbin/insmod /smbd/smbd_mr_test.ko; then
 	nok mr/load-smbd_mr_test
 	exit 0
 fi
 ok mr/load-smbd_mr_test
 
-for p in rxe:192.0.2.1 siw:192.0.2.17; do
+for p in "rxe:$RXE_ADDR" "siw:$SIW_ADDR"; do
 	name=${p%%:*}
 	addr=${p#*:}
 	run "mr/$name" listen "$addr" $PORT

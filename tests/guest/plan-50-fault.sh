@@ -4,19 +4,22 @@
 # Guest plan: fault and bad-input tests of smbd against a raw-verbs peer
 # (tests/fault/fault.c), over rxe and over siw. Leaves smbd loaded.
 
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
+
 CTL=/sys/kernel/debug/smbd_fault/ctl
 RES=/sys/kernel/debug/smbd_fault/result
 
-lsmod | grep -q '^smbd ' || insmod /smbd/smbd.ko
+load_smbd
 if ! insmod /smbd/smbd_fault.ko; then
 	echo "SMBD-TEST: not ok fault: load smbd_fault.ko"
 	exit 0
 fi
 
-# run <provider> <test> <ip> <port>: every test but "release" must print
+# fault_run <provider> <test> <ip> <port>: every test but "release" must print
 # at least one result; one that printed none (or a command the module
 # refused) is a failure, not a silent pass.
-run() {
+fault_run() {
 	if ! echo "$2 $3 $4" > $CTL; then
 		echo "SMBD-TEST: not ok fault[$1] $2 - smbd_fault refused the command"
 		return
@@ -26,33 +29,33 @@ run() {
 		echo "SMBD-TEST: not ok fault[$1] $2 - printed no result"
 }
 
-for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	set -- $p
-	run $1 send-more $2 7100
-	run $1 ka-idle $2 7101
-	run $1 ka-dead $2 7102
-	run $1 neg-silent $2 7103
-	run $1 neg-version $2 7104
-	run $1 neg-short $2 7105
-	run $1 neg-silent-null $2 7106
+	fault_run "$1" send-more "$2" 7100
+	fault_run "$1" ka-idle "$2" 7101
+	fault_run "$1" ka-dead "$2" 7102
+	fault_run "$1" neg-silent "$2" 7103
+	fault_run "$1" neg-version "$2" 7104
+	fault_run "$1" neg-short "$2" 7105
+	fault_run "$1" neg-silent-null "$2" 7106
 	echo 8 > /sys/module/smbd/parameters/max_negotiating
-	run $1 neg-flood $2 7107
+	fault_run "$1" neg-flood "$2" 7107
 	echo 32 > /sys/module/smbd/parameters/max_negotiating
 	port=7110
 	for c in align overlap bounds credits0 toolarge short oversize; do
 		port=$((port + 1))
-		run $1 bad-$c $2 $port
+		fault_run "$1" bad-$c "$2" "$port"
 	done
-	run $1 big-nb $2 7120
+	fault_run "$1" big-nb "$2" 7120
 done
 
 # A blocking send whose send fails must say so. Over rxe only: a send
 # into a queue pair with no receive posted completes with an RNR error
 # there; siw completes a send once it has gone out, before the peer's
 # termination comes back, so the provider reports success.
-run rxe send-fail 192.0.2.1 7121
-run rxe send-fail-copied 192.0.2.1 7122
-run rxe send-fail-credits 192.0.2.1 7123
+fault_run rxe send-fail "$RXE_ADDR" 7121
+fault_run rxe send-fail-copied "$RXE_ADDR" 7122
+fault_run rxe send-fail-credits "$RXE_ADDR" 7123
 
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
@@ -67,10 +70,10 @@ conn_ids() {
 # handler may take no lock of smbd's and must not sleep; the connection
 # ends, and lockdep, watching, says nothing. Needs the test kernel's
 # fault injection (conn/<id>/qp_event).
-for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	set -- $p
-	run $1 hold $2 7203
-	run $1 held $2 0
+	fault_run "$1" hold "$2" 7203
+	fault_run "$1" held "$2" 0
 	id=$(conn_ids initiator | head -n 1)
 	f=/sys/kernel/debug/smbd/conn/$id/qp_event
 	if [ -n "$id" ] && [ -e "$f" ] && echo 1 > "$f"; then
@@ -78,8 +81,8 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 	else
 		echo "SMBD-TEST: not ok fault[$1] QP event from hard IRQ delivered - conn '$id', $f"
 	fi
-	run $1 dead $2 0
-	run $1 release $2 0
+	fault_run "$1" dead "$2" 0
+	fault_run "$1" release "$2" 0
 done
 
 # Teardown: the device goes away under a streaming pair (rdma link
@@ -88,17 +91,17 @@ done
 # not the freed device), and both consumers must be told. Then the
 # same with asynchronous connects at every step when the device goes:
 # each must hear done() ([MS-SMBD] 3.1.7.1).
-for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
+for p in "rxe $RXE_ADDR rxe0 rxe smbdr0" "siw $SIW_ADDR siw0 siw smbds0"; do
 	set -- $p
-	run $1 hold $2 7201
-	run $1 held $2 0
+	fault_run "$1" hold "$2" 7201
+	fault_run "$1" held "$2" 0
 	ids="$(conn_ids initiator) $(conn_ids responder)"
 	if timeout 60 $RDMA link delete $3; then
 		echo "SMBD-TEST: ok fault[$1] link delete during transfer returned"
 	else
 		echo "SMBD-TEST: not ok fault[$1] link delete during transfer returned"
 	fi
-	run $1 dead $2 0
+	fault_run "$1" dead "$2" 0
 	bad=0
 	for id in $ids; do
 		grep -qx "device $3" /sys/kernel/debug/smbd/conn/$id/state || bad=1
@@ -113,16 +116,16 @@ for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 		echo "SMBD-TEST: not ok fault[$1] debugfs after the device went names it - ids '$ids'"
 		cat /tmp/fault-conns
 	fi
-	run $1 release $2 0
+	fault_run "$1" release "$2" 0
 	$RDMA link add $3 type $4 netdev $5
-	run $1 async-start $2 7204
+	fault_run "$1" async-start "$2" 7204
 	sleep 2
 	if timeout 60 $RDMA link delete $3; then
 		echo "SMBD-TEST: ok fault[$1] link delete during async connects returned"
 	else
 		echo "SMBD-TEST: not ok fault[$1] link delete during async connects returned"
 	fi
-	run $1 async-check $2 0
+	fault_run "$1" async-check "$2" 0
 	$RDMA link add $3 type $4 netdev $5
 	$RDMA link show | grep -q "^link $3/" &&
 		echo "SMBD-TEST: ok fault[$1] device back after the test" ||
@@ -130,12 +133,12 @@ for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
 done
 
 # Unload the consumer with a connection streaming: it must end cleanly.
-run rxe hold 192.0.2.1 7202
-run rxe held 192.0.2.1 0
+fault_run rxe hold "$RXE_ADDR" 7202
+fault_run rxe held "$RXE_ADDR" 0
 rmmod smbd_fault
 [ $? = 0 ] && echo "SMBD-TEST: ok fault: unload smbd_fault.ko with a live connection" ||
 	echo "SMBD-TEST: not ok fault: unload smbd_fault.ko with a live connection"
 rmmod smbd
 [ $? = 0 ] && echo "SMBD-TEST: ok fault: unload smbd.ko after its consumer" ||
 	echo "SMBD-TEST: not ok fault: unload smbd.ko after its consumer"
-insmod /smbd/smbd.ko
+load_smbd

@@ -14,23 +14,16 @@
 D=/sys/kernel/debug/smbd_churn
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
-ITERS=600
-ROUNDS=45
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in
-	smbdtest.churn_iters=*) ITERS=${a#*=} ;;
-	smbdtest.churn_rounds=*) ROUNDS=${a#*=} ;;
-	esac
-done
+ITERS=$(karg smbdtest.churn_iters 600)
+ROUNDS=$(karg smbdtest.churn_rounds 45)
 
-lsmod | grep -q '^smbd ' || $INSMOD /smbd/smbd.ko
+load_smbd
 if ! $INSMOD /smbd/smbd_churn.ko; then
 	nok churn/load
 	exit 0
 fi
 
-for p in "rxe 192.0.2.1 rxe0 rxe smbdr0" "siw 192.0.2.17 siw0 siw smbds0"; do
+for p in "rxe $RXE_ADDR rxe0 rxe smbdr0" "siw $SIW_ADDR siw0 siw smbds0"; do
 	set -- $p
 	run churn/$1 initiator $2 7300 iters=$ITERS threads=4
 	run churn/$1 responder $2 7301 iters=$ROUNDS conns=4 max_ms=400

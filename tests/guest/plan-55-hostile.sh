@@ -30,7 +30,7 @@ lane() {
 		else
 			echo "not ok $role/command - writing it failed" > "/tmp/hostile-$2-$role"
 		fi
-		echo "info $role took $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s" >> "/tmp/hostile-$2-$role"
+		echo "info $role took $(since "$t") s" >> "/tmp/hostile-$2-$role"
 		port=$(($4 + 1))
 		set -- "$1" "$2" "$3" $port
 	done
@@ -39,12 +39,12 @@ lane() {
 mark="hostile-mark-$(uptime_s)"
 echo "$mark" > /dev/kmsg
 t0=$(uptime_s)
-lane 0 rxe 192.0.2.1 7401 &
+lane 0 rxe "$RXE_ADDR" 7401 &
 p0=$!
-lane 1 siw 192.0.2.17 7411 &
+lane 1 siw "$SIW_ADDR" 7411 &
 p1=$!
 wait $p0 $p1
-echo "SMBD-INFO: hostile plan took $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s for both providers"
+echo "SMBD-INFO: hostile plan took $(since "$t0") s for both providers"
 
 for f in rxe-server rxe-client siw-server siw-client; do
 	prefix=hostile/${f%%-*}

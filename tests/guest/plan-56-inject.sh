@@ -301,7 +301,7 @@ clean_after() {
 	else
 		nok "$1/clean-after" "$_bad of $((_ok + _bad)) checks of the mr command failed"
 	fi
-	echo "    (mr took $(awk -v a="$_t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s)"
+	echo "    (mr took $(since "$_t0") s)"
 	run "$1/clean-after" stop "$2" "$3"
 }
 
@@ -317,7 +317,7 @@ smbd_text
 # Faults per point: smbd's points are called thousands of times in 10 s
 # (fail_mr once per I/O, hence more); failslab once in 8 of smbd's
 # allocations at 1 %, so that most connects still succeed.
-for p in rxe:192.0.2.1:6545 siw:192.0.2.17:6555; do
+for p in "rxe:$RXE_ADDR:6545" "siw:$SIW_ADDR:6555"; do
 	name=${p%%:*}
 	addr=${p#*:}
 	port=${addr#*:}

@@ -17,11 +17,11 @@
 . /smbd/lib-st.sh
 
 T=/sys/kernel/tracing
-A=192.0.2.1
+A=$RXE_ADDR
 OUT=/tmp/smbd-trace
 
 [ -d $T/events ] || mount -t tracefs nodev $T
-lsmod | grep -q '^smbd ' || $INSMOD /smbd/smbd.ko
+load_smbd
 if [ ! -d $T/events/smbd ]; then
 	nok trace/events "no $T/events/smbd"
 	exit 0

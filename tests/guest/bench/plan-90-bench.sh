@@ -47,30 +47,17 @@
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 
-REPEAT=3
-RUNTIME=5
-PROVIDERS="siw rxe"
-PARTS="verbs api smb trace scale mc tcp"
-PAIRS="stock.stock smbd.stock stock.smbd smbd.smbd"
-PROFILE=1
-SMBD_ARGS=
-ONLY_JOBS=
-SCALE_MAX=256
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	v=$(echo "${a#*=}" | tr '+' ' ')
-	case $a in
-	smbdbench.repeat=*) REPEAT=$v ;;
-	smbdbench.runtime=*) RUNTIME=$v ;;
-	smbdbench.providers=*) PROVIDERS=$v ;;
-	smbdbench.parts=*) PARTS=$v ;;
-	smbdbench.pairs=*) PAIRS=$v ;;
-	smbdbench.profile=*) PROFILE=$v ;;
-	smbdbench.smbd=*) SMBD_ARGS=$(echo "$v" | tr ',' ' ') ;;
-	smbdbench.jobs=*) ONLY_JOBS=$v ;;
-	smbdbench.scale_max=*) SCALE_MAX=$v ;;
-	esac
-done
+# barg NAME [DEFAULT]: karg smbdbench.NAME, each "+" a space
+barg() { karg "smbdbench.$1" "${2:-}" | tr '+' ' '; }
+REPEAT=$(barg repeat 3)
+RUNTIME=$(barg runtime 5)
+PROVIDERS=$(barg providers "siw rxe")
+PARTS=$(barg parts "verbs api smb trace scale mc tcp")
+PAIRS=$(barg pairs "stock.stock smbd.stock stock.smbd smbd.smbd")
+PROFILE=$(barg profile 1)
+SMBD_ARGS=$(barg smbd | tr ',' ' ')
+ONLY_JOBS=$(barg jobs)
+SCALE_MAX=$(barg scale_max 256)
 
 RDMA=/usr/bin/rdma
 MNT=/mnt/bench
@@ -83,13 +70,13 @@ dmesg -n 1
 # Busy CPU time of all CPUs in USER_HZ ticks: user nice system irq softirq
 # steal.
 ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+in_list() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 cpus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 100 }'; }
 bench() { echo "SMBD-BENCH: $*"; }
 problem() { echo "SMBD-BENCH-ERROR: $*"; }
 
-addr_of() { case $1 in rxe) echo 192.0.2.1 ;; siw) echo 192.0.2.17 ;; esac; }
+addr_of() { case $1 in rxe) echo "$RXE_ADDR" ;; siw) echo "$SIW_ADDR" ;; esac; }
 dev_of() { echo "${1}0"; }
 
 # ------------------------------------------------------------ raw verbs
@@ -274,7 +261,7 @@ randwrite_4k_qd16:randwrite:4k:16 randread_4k_qd1:randread:4k:1"
 if [ -n "$ONLY_JOBS" ]; then
 	_all=$JOBS JOBS=
 	for _j in $_all; do
-		has "$ONLY_JOBS" "${_j%%:*}" && JOBS="$JOBS $_j"
+		in_list "$ONLY_JOBS" "${_j%%:*}" && JOBS="$JOBS $_j"
 	done
 fi
 
@@ -287,7 +274,7 @@ smb_pair() {
 	smbd_params_set "$2"
 	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1
 	case $_pair in
-	tcp) _addr=192.0.2.1 SMB_MOUNT_OPTS=vers=3.1.1 ;;
+	tcp) _addr=$RXE_ADDR SMB_MOUNT_OPTS=vers=3.1.1 ;;
 	*)
 		[ "${_pair%.*}" = smbd ] && SMB_CIFS_KO=/smbd/cifs.ko
 		[ "${_pair#*.}" = smbd ] && SMB_KSMBD_KO=/smbd/ksmbd.ko
@@ -319,9 +306,9 @@ smb_pair() {
 		{ [ "$2" = stock.stock ] || [ "$2" = smbd.smbd ]; }; then
 		_prof=1
 	fi
-	[ "$_pair" != tcp ] && [ "$_rep" = 1 ] && has "$PARTS" trace &&
+	[ "$_pair" != tcp ] && [ "$_rep" = 1 ] && in_list "$PARTS" trace &&
 		trace_qd1 "$_p" "$2"
-	has "$PARTS" smb || _jobs=
+	in_list "$PARTS" smb || _jobs=
 	for _j in $_jobs; do
 		IFS=: read -r jn jrw jbs jqd <<-EOF
 		$_j
@@ -663,25 +650,25 @@ _cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/de
 [ "$_cs" = tsc ] || problem "clocksource is ${_cs:-unknown}, not tsc: latencies are in jiffies"
 # shellcheck disable=SC2086 # one word per parameter
 $INSMOD /smbd/smbd.ko $SMBD_ARGS || problem "insmod smbd.ko failed"
-if has "$PARTS" api; then
+if in_list "$PARTS" api; then
 	$INSMOD /smbd/smbd_test.ko || problem "insmod smbd_test.ko failed"
 fi
 for p in $PROVIDERS; do
 	t0=$(uptime_s)
-	has "$PARTS" verbs && verbs "$p"
-	has "$PARTS" api && api "$p"
+	in_list "$PARTS" verbs && verbs "$p"
+	in_list "$PARTS" api && api "$p"
 	# Round after round of every pairing, not one pairing's runs back
 	# to back: a slow phase of the guest then spreads over all of them.
-	if has "$PARTS" smb || has "$PARTS" trace; then
+	if in_list "$PARTS" smb || in_list "$PARTS" trace; then
 		_reps=$REPEAT
-		has "$PARTS" smb || _reps=1
+		in_list "$PARTS" smb || _reps=1
 		for r in $(seq "$_reps"); do
 			for pair in $PAIRS; do
 				smb_pair "$p" "$pair" "$r"
 			done
 		done
 	fi
-	if has "$PARTS" scale; then
+	if in_list "$PARTS" scale; then
 		for r in $(seq "$REPEAT"); do
 			for pair in $PAIRS; do
 				case $pair in
@@ -690,7 +677,7 @@ for p in $PROVIDERS; do
 			done
 		done
 	fi
-	if has "$PARTS" mc; then
+	if in_list "$PARTS" mc; then
 		for r in $(seq "$REPEAT"); do
 			mc_round "$p" 1 "$r"
 			mc_round "$p" 2 "$r"
@@ -698,10 +685,10 @@ for p in $PROVIDERS; do
 	fi
 	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(uptime_s)") s"
 done
-if has "$PARTS" tcp; then
+if in_list "$PARTS" tcp; then
 	for r in $(seq "$REPEAT"); do
 		smb_pair tcp tcp "$r"
 	done
 fi
-has "$PARTS" api && $RMMOD smbd_test
+in_list "$PARTS" api && $RMMOD smbd_test
 echo "SMBD-BENCH-END took $(secs "$t_start" "$(uptime_s)") s"

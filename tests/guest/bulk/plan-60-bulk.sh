@@ -25,16 +25,9 @@
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 
-BULK=16x64M
-BULK_TIMEOUT=2400
+BULK=$(karg smbdtest.bulk 16x64M)
+BULK_TIMEOUT=$(karg smbdtest.bulk_timeout 2400)
 PORT=5445
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in
-	smbdtest.bulk=*) BULK=${a#*=} ;;
-	smbdtest.bulk_timeout=*) BULK_TIMEOUT=${a#*=} ;;
-	esac
-done
 
 # counters NAME DEVICE: what the run cost the guest, and the provider's
 # own counters (rxe: retransmissions, duplicates, errors; all nonzero ones)
@@ -72,6 +65,6 @@ if [ -w $DDC ] && echo 'module rdma_rxe file rxe_req.c +p' > $DDC &&
 fi
 
 st_load || exit 0
-bulk rxe 192.0.2.1 rxe0
-bulk siw 192.0.2.17 siw0
+bulk rxe "$RXE_ADDR" rxe0
+bulk siw "$SIW_ADDR" siw0
 if $RMMOD smbd_test; then ok bulk/unload-smbd_test; else nok bulk/unload-smbd_test; fi

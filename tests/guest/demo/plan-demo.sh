@@ -13,6 +13,8 @@
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
+# shellcheck source=tests/guest/lib-report.sh
+. /smbd/lib-report.sh
 
 RDMA=/usr/bin/rdma
 # SMB_CIFS_KO and SMB_KSMBD_KO stay empty: lib-smb.sh loads cifs and
@@ -25,29 +27,22 @@ FAILED=0
 # scripts/demo.sh): the siw mount asks for a share that does not exist,
 # to show the demo failing
 BREAK=0
-grep -q 'smbddemo.break=1' /proc/cmdline && BREAK=1
+[ "$(karg smbddemo.break)" = 1 ] && BREAK=1
 
-ok() { echo "SMBD-TEST: ok demo/$1${2:+ - $2}"; }
-nok() { echo "SMBD-TEST: not ok demo/$1${2:+ - $2}"; FAILED=$((FAILED + 1)); }
-# check NAME DETAIL: ok or not by the last command's status
-check() {
-	if [ "$_rc" = 0 ]; then ok "$1" "$2"; else nok "$1" "$2"; fi
+# demo_check NAME DETAIL: demo/NAME ok or not by _rc; FAILED counts the nots
+demo_check() {
+	result "$_rc" "demo/$1" "${2:-}" || FAILED=$((FAILED + 1))
 	return "$_rc"
 }
-# the end: the demo's verdict
-finish() {
+# demo_end: the demo's verdict, and the end
+demo_end() {
 	echo "SMBD-DEMO-RESULT: $FAILED failed"
 	echo "SMBD-DEMO-END"
 	exit 0
 }
 
 # copy BYTES SRC DST FLAG: dd with 1 MiB blocks, prints MiB/s
-copy() {
-	_t0=$(cut -d' ' -f1 /proc/uptime)
-	dd if="$2" of="$3" bs=1M count=$(($1 / 1048576)) "$4" 2>/dev/null || return 1
-	awk -v b="$1" -v t0="$_t0" -v t1="$(cut -d' ' -f1 /proc/uptime)" \
-		'BEGIN { t = t1 - t0; if (t < 0.01) t = 0.01; printf "%.1f MiB/s\n", b / 1048576 / t }'
-}
+copy() { _c=$(smb_dd_rate "$@") && echo "$_c MiB/s"; }
 
 echo "SMBD-DEMO-BEGIN"
 echo "== RDMA links in the VM (soft-RoCE and soft-iWARP on dummy netdevs)"
@@ -59,7 +54,7 @@ echo "== install smbd.ko, cifs.ko and ksmbd.ko in $upd; depmod -a"
 mkdir -p "$upd"
 cp /smbd/smbd.ko /smbd/cifs.ko /smbd/ksmbd.ko "$upd"/ && /usr/sbin/depmod -a
 _rc=$?
-check install "in $upd, depmod -a" || finish
+demo_check install "in $upd, depmod -a" || demo_end
 # Otherwise modprobe would quietly load the kernel's own cifs and ksmbd.
 for m in smbd cifs ksmbd; do
 	path=$(/usr/sbin/modinfo -n $m)
@@ -68,13 +63,13 @@ for m in smbd cifs ksmbd; do
 	"$upd"/*) _rc=0 ;;
 	*) _rc=1 ;;
 	esac
-	check "modinfo-$m" "$path" || finish
+	demo_check "modinfo-$m" "$path" || demo_end
 done
 echo
 echo "== modprobe smbd"
 /usr/sbin/modprobe smbd
 _rc=$?
-check modprobe-smbd || finish
+demo_check modprobe-smbd || demo_end
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
 echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
@@ -83,9 +78,9 @@ echo
 echo "== the SMB server: modprobe ksmbd (on smbd), ksmbd.mountd"
 smb_server_start
 _rc=$?
-check ksmbd-start "ksmbd on smbd, from updates/" || finish
+demo_check ksmbd-start "ksmbd on smbd, from updates/" || demo_end
 head -c 67108864 /dev/urandom > /tmp/demo-64m
-for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
+for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	# shellcheck disable=SC2086 # two words
 	set -- $p
 	echo
@@ -96,40 +91,39 @@ for p in "rxe 192.0.2.1" "siw 192.0.2.17"; do
 		smb_mount "$2" "$MNT"
 	fi
 	_rc=$?
-	check "$1/mount" "cifs on smbd, from updates/" || continue
+	demo_check "$1/mount" "cifs on smbd, from updates/" || continue
 	echo "  lsmod: $(grep -E '^(smbd|cifs|ksmbd) ' /proc/modules | cut -d' ' -f1,4 | tr '\n' ' ')"
 	grep " $MNT " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
 	w=$(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)
 	_rc=$?
-	check "$1/write" "64 MiB, O_DIRECT: $w"
+	demo_check "$1/write" "64 MiB, O_DIRECT: $w"
 	echo "-- copy 64 MiB to the share (O_DIRECT): $w"
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
+	drop_caches
 	r=$(copy 67108864 $MNT/data /tmp/demo-back iflag=direct)
 	echo "-- copy it back (O_DIRECT): $r"
 	cmp -s /tmp/demo-64m /tmp/demo-back
 	_rc=$?
-	check "$1/read-intact" "64 MiB back, O_DIRECT: $r"
+	demo_check "$1/read-intact" "64 MiB back, O_DIRECT: $r"
 	echo "-- cifs: /proc/fs/cifs/DebugData (SMB Direct part)"
 	grep -E 'SMBDirect|Conn |MR ' /proc/fs/cifs/DebugData | sed 's/^/  /'
 	echo "-- smbd: /sys/kernel/debug/smbd/connections"
 	sed 's/^/  /' /sys/kernel/debug/smbd/connections
 	grep -q "^initiator connected conn=[0-9]* $1" /sys/kernel/debug/smbd/connections
 	_rc=$?
-	check "$1/over-smbd" "an smbd connection of cifs on a $1 device"
+	demo_check "$1/over-smbd" "an smbd connection of cifs on a $1 device"
 	rm -f $MNT/data /tmp/demo-back
 	SMB_KEEP_MODULE=1 smb_umount "$MNT"
 	_rc=$?
-	check "$1/umount"
+	demo_check "$1/umount"
 done
 echo
 smb_unload_module cifs
 _rc=$?
-check unload-cifs
+demo_check unload-cifs
 smb_server_stop
 _rc=$?
-check ksmbd-stop "ksmbd stopped and unloaded"
+demo_check ksmbd-stop "ksmbd stopped and unloaded"
 rmmod smbd
 _rc=$?
-check unload-smbd
-finish
+demo_check unload-smbd
+demo_end

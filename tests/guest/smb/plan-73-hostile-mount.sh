@@ -34,7 +34,7 @@ st_insmod hostile-mount smbd_hostile || exit 0
 connections() {
 	grep -cE '^(initiator|responder) ' /sys/kernel/debug/smbd/connections
 }
-no_connections() { [ "$(connections)" = 0 ]; }
+no_connection_left() { [ "$(connections)" = 0 ]; }
 # no_cifsd: no cifs server thread left (each holds the cifs module)
 no_cifsd() { ! grep -qx cifsd /proc/[0-9]*/comm 2>/dev/null; }
 
@@ -88,7 +88,7 @@ loop() {
 		fi
 	done
 	wait $hpid
-	t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+	t=$(since "$t0")
 	echo "SMBD-INFO: $p: $mounts mounts in $t s, exit codes:$rcs"
 	served "$p"
 	[ $mounts -gt 0 ] && [ $mounted = 0 ] && [ $hung = 0 ]
@@ -99,11 +99,11 @@ loop() {
 	# before the thread exits and lets go of the module.
 	t=$(uptime_s)
 	smb_wait 60 no_cifsd || smb_task_stacks
-	echo "SMBD-INFO: $p: cifs threads gone after $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	echo "SMBD-INFO: $p: cifs threads gone after $(since "$t") s"
 	smb_unload_module cifs
 	result $? "$p/rmmod-cifs"
 	# A failed connect is released at once; give teardown work a moment.
-	smb_wait 10 no_connections
+	smb_wait 10 no_connection_left
 	result $? "$p/no-connection-left" "$(connections) left$(grep -E '^(initiator|responder) ' /sys/kernel/debug/smbd/connections | head -n 3 | tr '\n' ';')"
 }
 
@@ -130,7 +130,7 @@ stock_close() {
 	smb_wait 20 smb_gone $mpid
 	rc=$?
 	[ $rc = 0 ] || smb_task_stacks
-	result $rc "$p/killed-mount-ends" "after $(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	result $rc "$p/killed-mount-ends" "after $(since "$t") s"
 	grep -q " $MNT cifs " /proc/mounts && umount -f $MNT
 	wait $hpid
 	served "$p"
@@ -140,9 +140,9 @@ stock_close() {
 }
 
 t_all=$(uptime_s)
-loop rxe 192.0.2.1
-loop siw 192.0.2.17
-stock_close 192.0.2.1
-echo "SMBD-INFO: hostile-mount plan took $(awk -v a="$t_all" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s"
+loop rxe "$RXE_ADDR"
+loop siw "$SIW_ADDR"
+stock_close "$RXE_ADDR"
+echo "SMBD-INFO: hostile-mount plan took $(since "$t_all") s"
 
 if $RMMOD smbd_hostile; then ok hostile-mount/unload-smbd_hostile; else nok hostile-mount/unload-smbd_hostile; fi

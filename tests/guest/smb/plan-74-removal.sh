@@ -35,12 +35,14 @@ DBG=/sys/kernel/debug/smbd
 CONNS=$DBG/connections
 MNT=/mnt/removal
 T=/tmp/removal		# the plan's work files
+PLAN_NAME=removal	# its log lines: "    removal: ..." (blog)
 # the RDMA devices at the start: ksmbd's 445 listeners name theirs
 DEVS=
 for _d in /sys/class/infiniband/*; do
 	[ -e "$_d" ] && DEVS="$DEVS ${_d##*/}"
 done
-ROUNDS=2		# rounds per provider
+ROUNDS=$(karg smbdtest.removal_rounds 2)	# rounds per provider
+case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
 DD_MB=${DD_MB:-48}	# MiB each writer and each reader moves (1 MiB requests)
 IO_WAIT=2		# seconds of I/O before the delete
 IO_FLOW=12		# then at most this long for the writers' first MiB
@@ -48,14 +50,6 @@ LIMIT=60		# a command (or a dd after the delete) running longer has hung
 TOLD=10			# seconds after the delete for no connection on the device
 CHECK_MB=4		# the fresh mount's file, each way
 
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.removal_rounds=*) ROUNDS=${a#*=} ;; esac
-done
-case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
-
-blog() { rlog "$@"; }
-rlog() { echo "    removal: $*"; }
 # range "V...": "min..max" of the values, "-" when none
 range() {
 	echo "$1" | awk '{ for (i = 1; i <= NF; i++) { v = $i + 0
@@ -270,7 +264,7 @@ round() {
 		sleep 5
 		io_poll "$t_del"
 		if [ -n "$(io_running)" ]; then
-			rlog "after SIGKILL, still there:$(io_running)"
+			blog "after SIGKILL, still there:$(io_running)"
 			HUNG=1
 		fi
 	fi
@@ -344,7 +338,7 @@ round() {
 		got=$(md5 $T/check.back)
 		[ "$got" = "$CHECK_MD5" ] || _rc=6
 	fi
-	case $_rc in 1 | 3 | 5) rlog "$(why $LIMIT):"; show_out ;; esac
+	case $_rc in 1 | 3 | 5) blog "$(why $LIMIT):"; show_out ;; esac
 	rm -f $T/check.back
 	if mounted; then
 		bounded $LIMIT umount $MNT || { [ $_rc = 0 ] && _rc=7; show_out; }
@@ -371,7 +365,7 @@ removal_provider() {
 		dd if=/dev/zero of="$share/$n" bs=1M count="$DD_MB" 2>/dev/null
 	done
 	chmod 0666 "$share"/r?
-	rlog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
+	blog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
 
 	i=1
 	while [ $i -le "$ROUNDS" ]; do
@@ -380,7 +374,7 @@ removal_provider() {
 	done
 	done_rounds=$((i - 1))
 	[ $i -le "$ROUNDS" ] && done_rounds=$i
-	[ $i -le "$ROUNDS" ] && rlog "rounds stopped after round $i (a step hung or the device did not come back)"
+	[ $i -le "$ROUNDS" ] && blog "rounds stopped after round $i (a step hung or the device did not come back)"
 	echo "SMBD-INFO: removal $p: $done_rounds of $ROUNDS rounds ($FRESH fresh mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete, no connection on $2 $(range "$TOLD_TS") s after it returned, umount -f took $(range "$UMOUNT_TS") s"
 
 	# Everything down: each must return within LIMIT.
@@ -434,7 +428,7 @@ t_all=$(uptime_s)
 TEARDOWN_HUNG=0 HUNG=0
 echo "SMBD-INFO: removal: $ROUNDS rounds per provider (smbdtest.removal_rounds=N), $DD_MB MiB per dd"
 
-for pv in "rxe rxe0 rxe smbdr0 192.0.2.1" "siw siw0 siw smbds0 192.0.2.17"; do
+for pv in "rxe rxe0 rxe smbdr0 $RXE_ADDR" "siw siw0 siw smbds0 $SIW_ADDR"; do
 	# shellcheck disable=SC2086 # the provider's words
 	set -- $pv
 	if [ $TEARDOWN_HUNG = 1 ]; then

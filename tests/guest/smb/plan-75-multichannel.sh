@@ -51,24 +51,18 @@ DBG=/sys/kernel/debug/smbd
 CONNS=$DBG/connections
 MNT=/mnt/multichannel
 T=/tmp/multichannel	# the plan's work files
+PLAN_NAME=multichannel	# its log lines: "    multichannel: ..." (blog)
 MOUNT_EXTRA=multichannel,max_channels=4
 LIMIT=60	# a command (or the write after the delete) running longer has hung
 TOLD=10		# seconds after the delete for no connection on the device
 BACK=60		# seconds after the add for cifs's channel on the device again
 CHANNELS=10	# seconds after the mount for the channels in DebugData
 DATA_MB=32	# the transfer over both channels
-DEL_MB=32	# the write the removal interrupts
+DEL_MB=$(karg smbdtest.multichannel_mb 32)	# the write under the removal
+case $DEL_MB in '' | *[!0-9]* | 0) DEL_MB=32 ;; esac
 CHECK_MB=16	# the transfer after the device is back
 XFER=180	# limit of one O_DIRECT copy of DATA_MB (siw: 1-3 MiB/s)
 
-# shellcheck disable=SC2013 # words, not lines
-for a in $(cat /proc/cmdline); do
-	case $a in smbdtest.multichannel_mb=*) DEL_MB=${a#*=} ;; esac
-done
-case $DEL_MB in '' | *[!0-9]* | 0) DEL_MB=32 ;; esac
-
-blog() { mlog "$@"; }
-mlog() { echo "    multichannel: $*"; }
 info() { echo "SMBD-INFO: multichannel: $*"; }
 # fsize FILE: its size, 0 when there is none
 fsize() { stat -c %s "$1" 2>/dev/null || echo 0; }
@@ -207,11 +201,11 @@ chan_dump() {
 
 # ---------------------------------------------------------------- steps
 
-# xfer NAME SRC: SRC (whole MiB) written over the mount with O_DIRECT
+# mc_xfer NAME SRC: SRC (whole MiB) written over the mount with O_DIRECT
 # and read back the same way, 1 MiB requests, each bounded; intact on the
 # server's disk and as read. Sets XW and XR: the write's and the read's
 # MiB/s ("-" when not done).
-xfer() {
+mc_xfer() {
 	_n=$1 _src=$2 _f=${2##*/}
 	_want=$(md5 "$_src") _mb=$(($(fsize "$_src") >> 20))
 	_rc=0 XW=- XR=- _srv=- _got=- _wr="" _rd=""
@@ -335,7 +329,7 @@ removal() {
 		for _q in $_pids; do
 			alive "$_q" && HUNG=1
 		done
-		[ "$HUNG" = 1 ] && mlog "after SIGKILL, still there: the write (a task stuck in the kernel)"
+		[ "$HUNG" = 1 ] && blog "after SIGKILL, still there: the write (a task stuck in the kernel)"
 	fi
 	if [ -n "$dd_end" ]; then
 		_e="ended $dd_end s after it (rc $dd_rc${dd_msg:+: $dd_msg})"
@@ -444,7 +438,7 @@ multichannel() {
 		teardown
 		return
 	fi
-	mlog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
+	blog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
 
 	# The mount adds its channels before it returns (cifs_mount() calls
 	# cifs_try_adding_channels()).
@@ -512,7 +506,7 @@ multichannel() {
 	# (c) data over both channels, and how it was spread.
 	rm -f $T/bytes0 $T/bytes1
 	snapshot && dev_bytes > $T/bytes0
-	xfer "$t/direct-${DATA_MB}m" $T/data
+	mc_xfer "$t/direct-${DATA_MB}m" $T/data
 	snapshot && dev_bytes > $T/bytes1
 	info "$p: write $XW MiB/s, read $XR MiB/s ($DATA_MB MiB, O_DIRECT, 1 MiB requests, $(($(chan_val extra) + 1)) channels)"
 	info "$p: per device: $(per_device $T/bytes0 $T/bytes1 "$dev1" "$dev2")"
@@ -526,7 +520,7 @@ multichannel() {
 	if removal; then
 		rm -f $T/bytes0 $T/bytes1
 		snapshot && dev_bytes > $T/bytes0
-		xfer "$t/direct-${CHECK_MB}m-after-return" $T/check
+		mc_xfer "$t/direct-${CHECK_MB}m-after-return" $T/check
 		snapshot && dev_bytes > $T/bytes1
 		info "$p: after the return: write $XW MiB/s, read $XR MiB/s ($CHECK_MB MiB); per device: $(per_device $T/bytes0 $T/bytes1 "$dev1" "$dev2")"
 	fi
@@ -559,8 +553,8 @@ t_all=$(uptime_s)
 TEARDOWN_HUNG=0 HUNG=0 SNAP_HUNG=0
 info "$DATA_MB MiB over both channels, $DEL_MB MiB write under the removal (smbdtest.multichannel_mb=N), $CHECK_MB MiB after the return"
 
-for pv in "rxe rxe smbdr0 rxe0 192.0.2.1 smbdr1 rxe1 192.0.2.2" \
-	"siw siw smbds0 siw0 192.0.2.17 smbds1 siw1 192.0.2.18"; do
+for pv in "rxe rxe smbdr0 rxe0 $RXE_ADDR smbdr1 rxe1 $RXE1_ADDR" \
+	"siw siw smbds0 siw0 $SIW_ADDR smbds1 siw1 $SIW1_ADDR"; do
 	# shellcheck disable=SC2086 # the provider's words
 	set -- $pv
 	if [ $TEARDOWN_HUNG = 1 ]; then

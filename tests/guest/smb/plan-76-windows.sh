@@ -41,17 +41,15 @@ IP=/sbin/ip
 [ -x $IP ] || IP=/usr/sbin/ip
 C=/sys/kernel/debug/smbd_smb2c
 T=/tmp/windows
+PLAN_NAME=windows	# its log lines: "    windows: ..." (blog)
 LIMIT=60
 RUN_LIMIT=300	# the client's own watchdog ends a command at 240 s
-TCP_ADDR=192.0.2.65	# on smbdn0, a plain interface (lib-ifaces.sh)
+# smbdn0's address (lib-ifaces.sh), a plain interface
+TCP_ADDR=$(echo "$IFACES_LIST" | awk '$1 == "smbdn0" { print $2 }')
 BIG=4197375	# the largest write: 4,095 descriptors of 1,025 bytes
 
-blog() { echo "    windows: $*"; }
-
 mkdir -p $T
-if ! grep -q '^smbd ' /proc/modules; then
-	if $SMB_INSMOD /smbd/smbd.ko; then ok windows/load-smbd; else nok windows/load-smbd; fi
-fi
+load_smbd windows/load-smbd
 if ! $SMB_INSMOD /smbd/smbd_smb2c.ko; then
 	nok windows/load-smbd_smb2c
 	exit 0
@@ -62,9 +60,7 @@ result $? windows/load-smbd_interop
 
 # ---------------------------------------------------------------- interfaces
 
-# shellcheck source=tests/guest/lib-ifaces.sh
-. /smbd/lib-ifaces.sh
-echo "$IFACES_LIST" > $T/want
+echo "$IFACES_LIST" > $T/want	# lib-ifaces.sh's
 topology_up() { IFACES_ADDRS=1 ifaces_up; }
 topology_down() { ifaces_down; }
 
@@ -148,16 +144,9 @@ client() {
 	result $? "windows/$p/file-on-server" "size $_sz, want $_want (about $BIG)"
 }
 
-why() {
-	case $B_RC in
-	hung) echo "hung (still running after its limit)" ;;
-	*) echo "rc=$B_RC" ;;
-	esac
-}
-
 HUNG=0
-client rxe 192.0.2.1 445
-[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw 192.0.2.17 5445
+client rxe "$RXE_ADDR" 445
+[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw "$SIW_ADDR" 5445
 
 # ---------------------------------------------------------------- ports
 
@@ -166,9 +155,9 @@ DBG=/sys/kernel/debug/smbd/connections
 EXTRA=192.0.2.9		# added to rxe0's netdev for a while
 EXTRA6=2001:db8:9::9
 
-# listening ADDR:PORT: an smbd listener there (IPv6: [ADDR]:PORT)
-listening() { grep "^listener listening " $DBG | grep -qF " $1 "; }
-not_listening() { ! listening "$1"; }
+# smbd_listening ADDR:PORT: an smbd listener there (IPv6: [ADDR]:PORT)
+smbd_listening() { grep "^listener listening " $DBG | grep -qF " $1 "; }
+not_listening() { ! smbd_listening "$1"; }
 # released DEV: no listener of ksmbd's (in any state) on DEV any more
 released() { ! grep -q "^listener [a-z]* conn=[0-9]* $1 " $DBG; }
 
@@ -193,25 +182,25 @@ wrong_class() {
 }
 
 if [ "$HUNG" = 0 ]; then
-	listening 192.0.2.1:445 && listening 0.0.0.0:5445 &&
-		not_listening 192.0.2.17:445 && not_listening 192.0.2.1:5445
+	smbd_listening "$RXE_ADDR:445" && smbd_listening 0.0.0.0:5445 &&
+		not_listening "$SIW_ADDR:445" && not_listening "$RXE_ADDR:5445"
 	result $? windows/ports/listeners "445 on rxe0's address only, 5445 on the wildcard" ||
 		grep '^listener' $DBG | indent "smbd: "
-	connect rxe-445 192.0.2.1 445 ok
+	connect rxe-445 "$RXE_ADDR" 445 ok
 	w0=$(wrong_class)
-	connect rxe-5445-refused 192.0.2.1 5445 refused
+	connect rxe-5445-refused "$RXE_ADDR" 5445 refused
 	echo "SMBD-INFO: windows: ports: rxe to 5445 refused in $B_T s: $_r"
 	w1=$(wrong_class)
 	[ "${w1:-0}" -eq $((${w0:-0} + 1)) ]
 	result $? windows/ports/wrong-class-counted "the 5445 listener counted $w0, then $w1"
-	[ -d /sys/class/infiniband/siw0 ] && connect siw-5445 192.0.2.17 5445 ok
+	[ -d /sys/class/infiniband/siw0 ] && connect siw-5445 "$SIW_ADDR" 5445 ok
 
 	# an address comes and goes
 	nd=$($RDMA link show rxe0/1 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
 	$IP addr add $EXTRA/32 dev "$nd"
 	$IP -6 addr add $EXTRA6/128 dev "$nd" nodad
 	t0=$(uptime_s)
-	smb_wait 10 listening $EXTRA:445 && smb_wait 10 listening "[$EXTRA6]:445"
+	smb_wait 10 smbd_listening $EXTRA:445 && smb_wait 10 smbd_listening "[$EXTRA6]:445"
 	_rc=$?
 	echo "SMBD-INFO: windows: ports: listeners on the new addresses within $(since "$t0") s"
 	result $_rc windows/ports/address-added "$EXTRA and $EXTRA6 on $nd: a 445 listener each" &&
@@ -228,11 +217,11 @@ if [ "$HUNG" = 0 ]; then
 		grep '^listener' $DBG | indent "smbd: "
 	bounded $LIMIT $RDMA link add rxe0 type rxe netdev "$nd"
 	t0=$(uptime_s)
-	smb_wait 10 listening 192.0.2.1:445
+	smb_wait 10 smbd_listening "$RXE_ADDR:445"
 	_rc=$?
 	echo "SMBD-INFO: windows: ports: rxe0 back, its 445 listener $(since "$t0") s after rdma link add returned"
 	result $_rc windows/ports/device-added "rxe0 added on $nd ($(why), $B_T s): its listener back" &&
-		connect device-added-445 192.0.2.1 445 ok
+		connect device-added-445 "$RXE_ADDR" 445 ok
 fi
 
 # ---------------------------------------------------------------- teardown
