@@ -62,6 +62,7 @@
 
 #include "smbd.h"
 #include "../include/smbd_testctl.h"
+#include "../include/smbd_testsrv.h"
 
 #define SI_OUT_MAX	(16 << 10)
 #define SI_LINE_MAX	256
@@ -489,7 +490,7 @@ static void si_check_neg_req(struct testctl_out *o, const char *p,
 #define SI_REQ_MAX	256
 
 struct si_cmd {
-	struct sockaddr_in addr;
+	struct sockaddr_storage addr;
 	u32 timeout_s;
 	u32 conns;
 	struct si_guard guard;
@@ -639,11 +640,9 @@ static void si_cmd_client(struct si_cmd *c)
 /* ------------------------------------------------------------ responder */
 
 struct si_server {
-	struct list_head node;
-	struct sockaddr_in addr;
+	struct testsrv ts;	/* first: on si_servers */
 	u32 timeout_s;
-	struct smbd_sock *lsk;
-	struct task_struct *task;
+	struct mutex serve_lock;	/* one connection checked at a time */
 	struct testctl_out out;	/* the first connection's checks */
 	struct si_guard guard;
 	u8 *msg;
@@ -658,24 +657,29 @@ static LIST_HEAD(si_servers);	/* under si_tc.lock */
  * si_serve: check one accepted connection of a stock cifs: the negotiated
  * values, and its first message, an SMB2 NEGOTIATE request. Only the
  * first connection's checks are printed; later ones (cifs reconnects and
- * retries its NEGOTIATE once) are only counted.
+ * retries its NEGOTIATE once) are only counted. No answer: cifs sees the
+ * connection end (released when this returns), and fails.
  */
-static void si_serve(struct si_server *srv, struct smbd_sock *sk)
+static int si_serve(struct testsrv_conn *tc)
 {
+	struct si_server *srv = container_of(tc->srv, struct si_server, ts);
 	struct smbd_recv_info info = { };
 	struct testctl_out *o = &srv->out;
-	bool first = !srv->conns, expired;
+	struct smbd_sock *sk = tc->sk;
 	const char *p = "cifs";
 	unsigned int before;
+	bool first, expired;
 	ssize_t n;
 
+	mutex_lock(&srv->serve_lock);
+	first = !srv->conns;
 	mutex_lock(&o->lock);
 	o->quiet = !first;
 	before = o->failed;
 	mutex_unlock(&o->lock);
 
 	si_check(o, true, p, "accept", "connection %u on %pISpc",
-		 srv->conns + 1, &srv->addr);
+		 srv->conns + 1, &srv->ts.addr);
 	si_check_query(o, p, sk, true, false);
 	si_guard_arm(&srv->guard, sk, srv->timeout_s);
 	n = si_recv(sk, srv->msg, SI_MSG_MAX, &info);
@@ -697,51 +701,14 @@ static void si_serve(struct si_server *srv, struct smbd_sock *sk)
 			srv->conns + 1, n,
 			n >= 64 ? get_unaligned_le16(srv->msg + 12) : 0xffff,
 			o->failed != before ? "a check FAILED" : "checks passed");
-}
-
-static int si_listen_thread(void *arg)
-{
-	struct si_server *srv = arg;
-	struct smbd_sock *sk;
-	int err;
-
-	while (!kthread_should_stop()) {
-		err = smbd_sock_accept(srv->lsk, &sk, SMBD_RECV_NONBLOCK);
-		if (err == -EAGAIN) {
-			schedule_timeout_interruptible(msecs_to_jiffies(20));
-			continue;
-		}
-		if (err) {
-			si_check(&srv->out, false, "cifs", "accept",
-				 "smbd_sock_accept: %d", err);
-			while (!kthread_should_stop())
-				schedule_timeout_interruptible(HZ / 10);
-			break;
-		}
-		si_serve(srv, sk);
-		/* No answer: cifs sees the connection end, and fails. */
-		smbd_sock_release(sk);
-		WRITE_ONCE(srv->conns, srv->conns + 1);
-		wake_up(&srv->wq);
-	}
+	WRITE_ONCE(srv->conns, srv->conns + 1);
+	mutex_unlock(&srv->serve_lock);
+	wake_up(&srv->wq);
 	return 0;
-}
-
-static struct si_server *si_server_find(const struct sockaddr_in *a)
-{
-	struct si_server *srv;
-
-	list_for_each_entry(srv, &si_servers, node)
-		if (srv->addr.sin_addr.s_addr == a->sin_addr.s_addr &&
-		    srv->addr.sin_port == a->sin_port)
-			return srv;
-	return NULL;
 }
 
 static void si_server_free(struct si_server *srv)
 {
-	if (srv->lsk)
-		smbd_sock_release(srv->lsk);
 	kvfree(srv->msg);
 	testctl_out_free(&srv->out);
 	kfree(srv);
@@ -750,12 +717,11 @@ static void si_server_free(struct si_server *srv)
 static void si_cmd_listen(struct si_cmd *c)
 {
 	struct testctl_out *o = &si_tc.out;
-	struct smbd_params par;
 	struct si_server *srv;
-	const char *step;
-	int err;
+	const char *step = "allocation";
+	int err = -ENOMEM;
 
-	if (si_server_find(&c->addr)) {
+	if (testsrv_find(&si_servers, &c->addr)) {
 		si_check(o, false, "cifs", "listen", "already listening on %pISpc",
 			 &c->addr);
 		return;
@@ -765,46 +731,29 @@ static void si_cmd_listen(struct si_cmd *c)
 		si_check(o, false, "cifs", "listen", "no memory");
 		return;
 	}
-	srv->addr = c->addr;
 	srv->timeout_s = c->timeout_s;
+	mutex_init(&srv->serve_lock);
 	init_waitqueue_head(&srv->wq);
-	step = "allocation";
-	err = -ENOMEM;
+	srv->ts.serve = si_serve;
+	srv->ts.conn_size = sizeof(struct testsrv_conn);
+	srv->ts.name = "smbd_interop";
+	srv->ts.reap = true;
 	srv->msg = kvmalloc(SI_MSG_MAX, GFP_KERNEL);
-	if (!srv->msg || testctl_out_init(&srv->out, SI_OUT_MAX))
-		goto fail;
-	smbd_params_init(&par, true);
-	step = "smbd_sock_create";
-	err = smbd_sock_create(&init_net, &par, &srv->lsk);
-	if (err)
-		goto fail;
-	step = "smbd_sock_bind";
-	err = smbd_sock_bind(srv->lsk, (struct sockaddr *)&srv->addr);
-	if (err)
-		goto fail;
-	step = "smbd_sock_listen";
-	err = smbd_sock_listen(srv->lsk, SI_BACKLOG);
-	if (err)
-		goto fail;
-	step = "kthread_run";
-	srv->task = kthread_run(si_listen_thread, srv, "smbd_interop_l");
-	if (IS_ERR(srv->task)) {
-		err = PTR_ERR(srv->task);
-		goto fail;
+	if (srv->msg && !testctl_out_init(&srv->out, SI_OUT_MAX))
+		err = testsrv_start(&srv->ts, &c->addr, SI_BACKLOG, &step);
+	if (err) {
+		si_check(o, false, "cifs", "listen", "%s on %pISpc: %d", step,
+			 &c->addr, err);
+		si_server_free(srv);
+		return;
 	}
-	get_task_struct(srv->task);
-	list_add(&srv->node, &si_servers);
-	si_check(o, true, "cifs", "listen", "%pISpc", &srv->addr);
-	return;
-fail:
-	si_check(o, false, "cifs", "listen", "%s on %pISpc: %d", step,
-		 &srv->addr, err);
-	si_server_free(srv);
+	list_add(&srv->ts.node, &si_servers);
+	si_check(o, true, "cifs", "listen", "%pISpc", &c->addr);
 }
 
 static void si_cmd_wait(struct si_cmd *c)
 {
-	struct si_server *srv = si_server_find(&c->addr);
+	struct si_server *srv = testsrv_find(&si_servers, &c->addr);
 	unsigned int n;
 
 	if (!srv) {
@@ -823,24 +772,27 @@ static void si_cmd_wait(struct si_cmd *c)
 
 static void si_server_stop(struct si_server *srv)
 {
+	struct testctl_out *o = &si_tc.out;
 	unsigned int n;
 
-	kthread_stop(srv->task);
-	put_task_struct(srv->task);
-	list_del(&srv->node);
+	testsrv_stop(&srv->ts, o, 0, NULL, NULL);
+	list_del(&srv->ts.node);
 	n = srv->conns;
-	testctl_out_copy(&si_tc.out, &srv->out);
-	si_check(&si_tc.out, n >= 1, "cifs", "connections",
+	testctl_out_copy(o, &srv->out);
+	si_check(o, n >= 1, "cifs", "connections",
 		 "%u connection(s) from cifs", n);
-	si_check(&si_tc.out, !srv->later_bad, "cifs", "later-connections",
+	si_check(o, !srv->later_bad, "cifs", "later-connections",
 		 "%u after the first, %u with a failed check",
 		 n ? n - 1 : 0, srv->later_bad);
+	si_check(o, !srv->ts.accept_errors, "cifs", "accept-errors",
+		 "%u accept errors (last %d)", srv->ts.accept_errors,
+		 srv->ts.last_accept_err);
 	si_server_free(srv);
 }
 
 static void si_cmd_stop(struct si_cmd *c)
 {
-	struct si_server *srv = si_server_find(&c->addr);
+	struct si_server *srv = testsrv_find(&si_servers, &c->addr);
 
 	if (srv)
 		si_server_stop(srv);
@@ -941,11 +893,9 @@ static int si_parse(struct si_cmd *c, int argc, char **argv)
 
 	if (argc < 3)
 		return -EINVAL;
-	c->addr.sin_family = AF_INET;
-	if (!in4_pton(argv[1], -1, (u8 *)&c->addr.sin_addr.s_addr, -1, NULL) ||
-	    kstrtou32(argv[2], 10, &port) || !port || port > 65535)
+	if (kstrtou32(argv[2], 10, &port) || !port ||
+	    testctl_addr(argv[1], port, &c->addr))
 		return -EINVAL;
-	c->addr.sin_port = htons(port);
 	for (i = 3; i < argc; i++) {
 		v = strchr(argv[i], '=');
 		if (!v)
@@ -1019,7 +969,7 @@ static void __exit si_exit(void)
 
 	testctl_remove(&si_tc);
 	mutex_lock(&si_tc.lock);
-	list_for_each_entry_safe(srv, tmp, &si_servers, node)
+	list_for_each_entry_safe(srv, tmp, &si_servers, ts.node)
 		si_server_stop(srv);
 	mutex_unlock(&si_tc.lock);
 	testctl_out_free(&si_tc.out);

@@ -100,6 +100,7 @@
 #include "smbd.h"
 #include "../include/smbd_testbuf.h"
 #include "../include/smbd_testctl.h"
+#include "../include/smbd_testsrv.h"
 
 #define ST_CTL_MAGIC	"smbd_test ctl v1"	/* 16 bytes, no NUL on the wire */
 #define ST_CTL_LEN	64
@@ -265,30 +266,8 @@ static int st_recv_ctl(struct smbd_sock *sk, u32 op, u64 *a, char *why,
 
 /* ------------------------------------------------------------ server */
 
-struct st_server {
-	struct list_head node;
-	struct sockaddr_storage addr;	/* as asked: port 0 for the default */
-	struct smbd_sock *lsk;
-	struct task_struct *task;
-	struct completion done;
-	struct mutex lock;	/* conns, st_conn.sk */
-	struct list_head conns;
-	bool stopping;
-	u32 accepted;
-	u32 accept_errors;
-	int last_accept_err;
-};
-
 struct st_conn {
-	struct list_head node;
-	struct st_server *srv;
-	struct smbd_sock *sk;	/* NULL once released */
-	struct completion done;
-	struct task_struct *task;
-	u32 id;
-	int end_err;
-	bool ended_by_stop;
-	bool reaped;		/* its done was waited for */
+	struct testsrv_conn tc;	/* first: the server allocates it */
 	char problem[128];	/* the first one */
 };
 
@@ -307,7 +286,7 @@ struct st_session {
 	u32 seq;
 };
 
-static LIST_HEAD(st_servers);	/* under st_tc.lock */
+static LIST_HEAD(st_servers);	/* struct testsrv, under st_tc.lock */
 
 static __printf(2, 3) void st_conn_problem(struct st_conn *c,
 					   const char *fmt, ...)
@@ -319,7 +298,7 @@ static __printf(2, 3) void st_conn_problem(struct st_conn *c,
 	va_start(ap, fmt);
 	vscnprintf(c->problem, sizeof(c->problem), fmt, ap);
 	va_end(ap);
-	pr_info("server conn %u: %s\n", c->id, c->problem);
+	pr_info("server conn %u: %s\n", c->tc.id, c->problem);
 }
 
 static bool st_sink_check(struct st_session *s, const u8 *p, u32 n)
@@ -384,8 +363,8 @@ static int st_send_pattern(struct smbd_sock *sk, const u8 *pat, u32 msg,
 /* st_source: send @bytes of SOURCE messages; false on a failure */
 static bool st_source(struct st_conn *c, struct st_session *s, u64 bytes)
 {
-	int err = st_send_pattern(c->sk, s->pat, s->msg, bytes,
-				  &c->srv->stopping, &s->seq, &s->bytes);
+	int err = st_send_pattern(c->tc.sk, s->pat, s->msg, bytes,
+				  &c->tc.srv->stopping, &s->seq, &s->bytes);
 
 	s->msgs = s->seq;
 	if (err)
@@ -419,14 +398,14 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 			st_conn_problem(c, "HELLO with mode %u", s->mode);
 			return false;
 		}
-		err = st_send_ctl(c->sk, ST_OP_READY, s->mode, NULL);
+		err = st_send_ctl(c->tc.sk, ST_OP_READY, s->mode, NULL);
 		if (err) {
 			st_conn_problem(c, "send READY: %d", err);
 			return false;
 		}
 		/* Read nothing for a while: the client runs out of credits. */
 		for (i = 0; s->mode == ST_MODE_STALL && i < s->stall_ms / 20 &&
-		     !READ_ONCE(c->srv->stopping); i++)
+		     !READ_ONCE(c->tc.srv->stopping); i++)
 			msleep(20);
 		if (s->mode == ST_MODE_SOURCE)
 			return st_source(c, s, le64_to_cpu(m->a[3]));
@@ -437,7 +416,7 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 		a[2] = s->bad;
 		a[3] = s->empty;
 		a[4] = s->detail;
-		err = st_send_ctl(c->sk, ST_OP_STATS, s->mode, a);
+		err = st_send_ctl(c->tc.sk, ST_OP_STATS, s->mode, a);
 		/*
 		 * The client may leave the moment it has the STATS, before
 		 * the provider saw them acknowledged: a blocking send then
@@ -459,10 +438,11 @@ static bool st_serve_ctl(struct st_conn *c, struct st_session *s,
 	}
 }
 
-static int st_conn_thread(void *arg)
+/* A connection's thread: serve the test protocol until the client leaves. */
+static int st_serve(struct testsrv_conn *tc)
 {
-	struct st_conn *c = arg;
-	struct smbd_sock *sk = c->sk;
+	struct st_conn *c = container_of(tc, struct st_conn, tc);
+	struct smbd_sock *sk = tc->sk;
 	struct smbd_sock_info info = {};
 	struct smbd_recv_info ri;
 	struct st_session s = {};
@@ -473,23 +453,22 @@ static int st_conn_thread(void *arg)
 	u32 cap;
 	int err;
 
-	allow_signal(SIGKILL);
 	err = smbd_sock_query(sk, &info);
 	cap = info.max_fragmented_recv_size;
 	/* A client that connected only to leave (connrate) is gone already. */
 	if (err == -ECONNRESET || err == -ENOTCONN || err == -ECONNABORTED) {
-		c->end_err = err;
+		tc->end_err = err;
 		goto out;
 	}
 	if (err || !cap || cap > SZ_64M) {
 		st_conn_problem(c, "query: %d, max_fragmented_recv_size %u",
 				err, cap);
-		c->end_err = err ?: -EINVAL;
+		tc->end_err = err ?: -EINVAL;
 		goto out;
 	}
 	buf = vmalloc(cap);
 	if (!buf) {
-		c->end_err = -ENOMEM;
+		tc->end_err = -ENOMEM;
 		goto out;
 	}
 
@@ -500,7 +479,7 @@ static int st_conn_thread(void *arg)
 		memset(&ri, 0, sizeof(ri));
 		n = smbd_sock_recv(sk, &it, 0, &ri);
 		if (n < 0) {
-			c->end_err = n;
+			tc->end_err = n;
 			if (n == -EMSGSIZE)
 				st_conn_problem(c, "-EMSGSIZE: msg_len %u > %u",
 						ri.msg_len, cap);
@@ -511,7 +490,7 @@ static int st_conn_thread(void *arg)
 					n, ri.msg_len);
 		if (st_is_ctl(buf, n)) {
 			if (!st_serve_ctl(c, &s, (struct st_ctl *)buf)) {
-				c->end_err = -EPROTO;
+				tc->end_err = -EPROTO;
 				break;
 			}
 			continue;
@@ -533,7 +512,7 @@ static int st_conn_thread(void *arg)
 			if (m != n) {
 				st_conn_problem(c, "echo of %zd bytes: send %zd",
 						n, m);
-				c->end_err = m < 0 ? m : -EIO;
+				tc->end_err = m < 0 ? m : -EIO;
 				goto out;
 			}
 			break;
@@ -548,99 +527,18 @@ static int st_conn_thread(void *arg)
 			break;
 		case ST_MODE_SOURCE:
 			st_conn_problem(c, "%zd-byte message to a SOURCE", n);
-			c->end_err = -EPROTO;
+			tc->end_err = -EPROTO;
 			goto out;
 		default:
 			st_conn_problem(c, "%zd-byte message before HELLO", n);
-			c->end_err = -EPROTO;
+			tc->end_err = -EPROTO;
 			goto out;
 		}
 	}
 out:
 	vfree(s.pat);
 	vfree(buf);
-	mutex_lock(&c->srv->lock);
-	c->sk = NULL;
-	mutex_unlock(&c->srv->lock);
-	smbd_sock_release(sk);
-	kthread_complete_and_exit(&c->done, 0);
-}
-
-static int st_listen_thread(void *arg)
-{
-	struct st_server *srv = arg;
-	struct smbd_sock *nsk;
-	struct task_struct *t;
-	struct st_conn *c;
-	int err;
-
-	/* the fallback when smbd_sock_shutdown() does not end an accept */
-	allow_signal(SIGKILL);
-	for (;;) {
-		err = smbd_sock_accept(srv->lsk, &nsk, 0);
-		if (err) {
-			if (READ_ONCE(srv->stopping))
-				break;
-			srv->accept_errors++;
-			srv->last_accept_err = err;
-			pr_info("accept on %pISpc: %d\n", &srv->addr, err);
-			if (srv->accept_errors >= 100)
-				break;
-			msleep(20);
-			continue;
-		}
-		c = kzalloc(sizeof(*c), GFP_KERNEL);
-		if (!c) {
-			smbd_sock_release(nsk);
-			continue;
-		}
-		c->srv = srv;
-		c->sk = nsk;
-		c->id = ++srv->accepted;
-		init_completion(&c->done);
-		t = kthread_create(st_conn_thread, c, "smbd_test_c%u", c->id);
-		if (IS_ERR(t)) {
-			smbd_sock_release(nsk);
-			kfree(c);
-			continue;
-		}
-		c->task = get_task_struct(t);
-		mutex_lock(&srv->lock);
-		list_add_tail(&c->node, &srv->conns);
-		mutex_unlock(&srv->lock);
-		wake_up_process(t);
-	}
-	kthread_complete_and_exit(&srv->done, 0);
-}
-
-static u16 st_port(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)a)->sin_port);
-}
-
-static bool st_addr_eq(const struct sockaddr_storage *a,
-		       const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
-	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
-
-	if (a->ss_family != b->ss_family || st_port(a) != st_port(b))
-		return false;
-	if (a->ss_family == AF_INET6)
-		return ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
-	return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-}
-
-static struct st_server *st_server_find(const struct sockaddr_storage *a)
-{
-	struct st_server *srv;
-
-	list_for_each_entry(srv, &st_servers, node)
-		if (st_addr_eq(&srv->addr, a))
-			return srv;
-	return NULL;
+	return tc->end_err;
 }
 
 /*
@@ -667,12 +565,11 @@ static void st_listener_wrong_role(struct smbd_sock *lsk,
 static void st_server_start(const struct sockaddr_storage *addr)
 {
 	struct sockaddr_storage bound;
-	struct smbd_params p;
-	struct st_server *srv;
-	const char *step;
+	struct testsrv *srv;
+	const char *step = "";
 	int err;
 
-	if (st_server_find(addr)) {
+	if (testsrv_find(&st_servers, addr)) {
 		st_check(false, "listen", "already listening there");
 		return;
 	}
@@ -681,157 +578,67 @@ static void st_server_start(const struct sockaddr_storage *addr)
 		st_check(false, "listen", "out of memory");
 		return;
 	}
-	srv->addr = *addr;
-	mutex_init(&srv->lock);
-	INIT_LIST_HEAD(&srv->conns);
-	init_completion(&srv->done);
-	smbd_params_init(&p, true);
-	step = "smbd_sock_create";
-	err = smbd_sock_create(&init_net, &p, &srv->lsk);
-	if (err)
-		goto fail;
-	step = "smbd_sock_bind";
-	err = smbd_sock_bind(srv->lsk, (const struct sockaddr *)addr);
-	if (err)
-		goto fail;
-	/* Bound, not listening yet: still no socket to connect. */
-	step = "smbd_sock_connect_async on a bound socket";
-	err = smbd_sock_connect_async(srv->lsk, (const struct sockaddr *)addr,
-				      NULL);
-	if (err != -EINVAL) {
-		err = err ?: -EISCONN;
-		goto fail;
+	srv->serve = st_serve;
+	srv->conn_size = sizeof(struct st_conn);
+	srv->name = "smbd_test";
+	err = testsrv_start(srv, addr, 64, &step);
+	if (!err) {
+		step = "smbd_sock_getname";
+		err = smbd_sock_getname(srv->lsk, &bound, false);
+		if (err)
+			testsrv_stop(srv, &st_tc.out, 0, NULL, NULL);
 	}
-	step = "smbd_sock_listen";
-	err = smbd_sock_listen(srv->lsk, 64);
-	if (err)
-		goto fail;
-	step = "smbd_sock_getname";
-	err = smbd_sock_getname(srv->lsk, &bound, false);
-	if (err)
-		goto fail;
-	step = "kthread_run";
-	srv->task = kthread_create(st_listen_thread, srv, "smbd_test_l%u",
-				   st_port(&bound));
-	if (IS_ERR(srv->task)) {
-		err = PTR_ERR(srv->task);
-		goto fail;
+	if (err) {
+		st_check(false, "listen", "%s: %d", step, err);
+		kfree(srv);
+		return;
 	}
-	get_task_struct(srv->task);
-	wake_up_process(srv->task);
 	list_add_tail(&srv->node, &st_servers);
 	st_check(true, "listen", "%pISpc", &bound);
 	st_listener_wrong_role(srv->lsk, &bound);
-	return;
-fail:
-	st_check(false, "listen", "%s: %d", step, err);
-	if (srv->lsk)
-		smbd_sock_release(srv->lsk);
-	kfree(srv);
 }
 
-/*
- * st_wait: wait for @done; past @quiet_s seconds, show where @task (when
- * known) is stuck, and again every 60 s until it completes
- */
-static void st_wait(struct completion *done, const char *what,
-		    struct task_struct *task, u32 quiet_s)
-{
-	long left;
+/* What st_server_stop() counts of the connections' ends. */
+struct st_ends {
+	u32 bad_end;
+	u32 problems;
+	char first[160];
+};
 
-	/* killable: a long run is no hung task */
-	left = wait_for_completion_killable_timeout(done, quiet_s * HZ);
-	while (!left) {
-		pr_warn("still waiting for %s\n", what);
-		if (task)
-			sched_show_task(task);
-		left = wait_for_completion_killable_timeout(done, 60 * HZ);
+static void st_conn_ended(struct testsrv_conn *tc, void *arg)
+{
+	struct st_conn *c = container_of(tc, struct st_conn, tc);
+	struct st_ends *e = arg;
+
+	/*
+	 * A peer's teardown may surface first as a QP error on iWARP
+	 * (-ECONNABORTED) rather than as a disconnect.
+	 */
+	if (!tc->ended_by_stop && tc->end_err != -ENOTCONN &&
+	    tc->end_err != -ECONNRESET && tc->end_err != -ECONNABORTED) {
+		if (!e->bad_end++ && !e->first[0])
+			scnprintf(e->first, sizeof(e->first),
+				  "connection %u ended with %d", tc->id,
+				  tc->end_err);
 	}
-	if (left < 0)
-		wait_for_completion(done);
+	if (c->problem[0] && !e->problems++ && !e->first[0])
+		scnprintf(e->first, sizeof(e->first), "connection %u: %s",
+			  tc->id, c->problem);
 }
 
-static void st_server_stop(struct st_server *srv)
+/* Every client is gone: each connection must have seen it. */
+static void st_server_stop(struct testsrv *srv)
 {
-	unsigned long deadline;
-	struct st_conn *c, *tmp;
-	u32 lingering = 0, bad_end = 0, problems = 0, n = 0, linger_id = 0;
-	char first[160] = "";
-	bool listener_ok;
+	struct st_ends e = {};
 
-	WRITE_ONCE(srv->stopping, true);
-	smbd_sock_shutdown(srv->lsk);
-	listener_ok = wait_for_completion_timeout(&srv->done, 10 * HZ);
-	st_check(listener_ok, "stop/accept-returns-on-shutdown", "%s",
-		 listener_ok ? "" :
-		 "a blocked smbd_sock_accept() did not return in 10 s; SIGKILL");
-	if (!listener_ok) {
-		sched_show_task(srv->task);
-		send_sig(SIGKILL, srv->task, 1);
-		st_wait(&srv->done, "the listener thread", srv->task, 10);
-	}
-	put_task_struct(srv->task);
-
-	/* Every client is gone: each connection must have seen it. */
-	deadline = jiffies + 15 * HZ;
-	list_for_each_entry(c, &srv->conns, node) {
-		long left = max_t(long, (long)(deadline - jiffies), 1);
-
-		if (wait_for_completion_timeout(&c->done, left)) {
-			c->reaped = true;
-		} else {
-			if (!lingering++)
-				linger_id = c->id;
-			pr_info("connection %u is still up; its thread:\n", c->id);
-			sched_show_task(c->task);
-		}
-	}
-	mutex_lock(&srv->lock);
-	list_for_each_entry(c, &srv->conns, node) {
-		if (c->sk) {
-			c->ended_by_stop = true;
-			smbd_sock_shutdown(c->sk);
-		}
-	}
-	mutex_unlock(&srv->lock);
-	list_for_each_entry_safe(c, tmp, &srv->conns, node) {
-		if (!c->reaped && !wait_for_completion_timeout(&c->done, 10 * HZ)) {
-			st_check(false, "stop/recv-returns-on-shutdown",
-				 "connection %u still blocked 10 s after shutdown; sent SIGKILL",
-				 c->id);
-			sched_show_task(c->task);
-			send_sig(SIGKILL, c->task, 1);
-			st_wait(&c->done, "a connection thread", c->task, 10);
-		}
-		put_task_struct(c->task);
-		n++;
-		/*
-		 * A peer's teardown may surface first as a QP error on
-		 * iWARP (-ECONNABORTED) rather than as a disconnect.
-		 */
-		if (!c->ended_by_stop && c->end_err != -ENOTCONN &&
-		    c->end_err != -ECONNRESET && c->end_err != -ECONNABORTED) {
-			if (!bad_end++ && !first[0])
-				scnprintf(first, sizeof(first),
-					  "connection %u ended with %d", c->id,
-					  c->end_err);
-		}
-		if (c->problem[0] && !problems++ && !first[0])
-			scnprintf(first, sizeof(first), "connection %u: %s",
-				  c->id, c->problem);
-		list_del(&c->node);
-		kfree(c);
-	}
-	st_check(!lingering, "stop/peer-release-ends-connections",
-		 "%u of %u connections (first: %u) still up 15 s after their clients left",
-		 lingering, n, linger_id);
-	st_check(!bad_end && !problems, "stop/server-connections-clean",
+	testsrv_stop(srv, &st_tc.out, 15, st_conn_ended, &e);
+	st_check(!e.bad_end && !e.problems, "stop/server-connections-clean",
 		 "%u connections, %u ended with an unexpected error, %u had problems%s%s",
-		 n, bad_end, problems, first[0] ? ": " : "", first);
+		 srv->accepted, e.bad_end, e.problems, e.first[0] ? ": " : "",
+		 e.first);
 	st_check(!srv->accept_errors, "stop/no-accept-errors",
 		 "accepted %u, %u accept errors (last %d)", srv->accepted,
 		 srv->accept_errors, srv->last_accept_err);
-	smbd_sock_release(srv->lsk);
 	list_del(&srv->node);
 	kfree(srv);
 }
@@ -1828,8 +1635,8 @@ static void st_cmd_stream(struct st_cmd *c)
 		started++;
 	}
 	for (i = 0; i < started; i++) {
-		st_wait(&w[i].ready, "a stream worker's connection", w[i].task,
-			c->timeout_s + 30);
+		testsrv_wait(&w[i].ready, "a stream worker's connection",
+			     w[i].task, c->timeout_s + 30);
 		if (!w[i].err)
 			nconn++;
 		else if (!first[0])
@@ -1845,8 +1652,8 @@ static void st_cmd_stream(struct st_cmd *c)
 	complete_all(&st.go);
 	first[0] = '\0';
 	for (i = 0; i < started; i++) {
-		st_wait(&w[i].done, "a stream worker", w[i].task,
-			c->timeout_s + 30);
+		testsrv_wait(&w[i].done, "a stream worker", w[i].task,
+			     c->timeout_s + 30);
 		if (!w[i].err) {
 			nok++;
 			maxms = max(maxms, w[i].ms);
@@ -2106,7 +1913,7 @@ static void st_cmd_defport(struct st_cmd *c)
 	ssize_t n;
 	int err;
 
-	if (c->iwarp < 0 || st_port(&c->dst)) {
+	if (c->iwarp < 0 || testsrv_port(&c->dst)) {
 		st_check(false, "defport", "needs port 0 and iwarp=0|1");
 		return;
 	}
@@ -2140,7 +1947,7 @@ static void st_cmd_defport(struct st_cmd *c)
 	err = smbd_sock_bind(lsk, (struct sockaddr *)&c->dst) ?:
 	      smbd_sock_listen(lsk, 4) ?:
 	      smbd_sock_getname(lsk, &got, false);
-	if (!st_check(!err && st_port(&got) == want, "defport/listener",
+	if (!st_check(!err && testsrv_port(&got) == want, "defport/listener",
 		      "bind to %pISc port 0: %d, bound to %pISpc (want port %u)",
 		      &c->dst, err, err ? &c->dst : &got, want))
 		goto out;
@@ -2170,7 +1977,7 @@ static void st_cmd_defport(struct st_cmd *c)
 		goto out;
 	}
 	err = smbd_sock_getname(sk, &got, true);
-	st_check(!err && st_port(&got) == want, "defport/connect",
+	st_check(!err && testsrv_port(&got) == want, "defport/connect",
 		 "connected to %pISpc (want port %u): %d", &got, want, err);
 
 	/* one message across it */
@@ -2234,7 +2041,7 @@ static void st_cmd_devclass(struct st_cmd *c)
 	struct smbd_sock_stats st;
 	struct st_upcalls *u;
 	struct smbd_params p;
-	u16 port = st_port(&c->dst);
+	u16 port = testsrv_port(&c->dst);
 	int err, i;
 
 	if (c->iwarp < 0 || !port) {
@@ -2588,7 +2395,7 @@ static int st_run(char *line)
 	/* Around one segment of smbd's default 8192-byte messages */
 	static const u32 def_sizes[] = { 0, 1, 4096, 8167, 8168, 8169, 65536,
 					 ST_SIZE_MAX };
-	struct st_server *srv;
+	struct testsrv *srv;
 	struct st_cmd *c;
 	char **argv;
 	int argc, err;
@@ -2624,7 +2431,7 @@ static int st_run(char *line)
 		goto out;
 	}
 	if (!strcmp(argv[0], "stop")) {
-		srv = st_server_find(&c->dst);
+		srv = testsrv_find(&st_servers, &c->dst);
 		if (srv)
 			st_server_stop(srv);
 		else
@@ -2673,7 +2480,7 @@ static int __init st_init(void)
 
 static void __exit st_exit(void)
 {
-	struct st_server *srv, *tmp;
+	struct testsrv *srv, *tmp;
 
 	testctl_remove(&st_tc);
 	mutex_lock(&st_tc.lock);

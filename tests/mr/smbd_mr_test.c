@@ -59,6 +59,7 @@
 #include "smbd.h"
 #include "../include/smbd_testbuf.h"
 #include "../include/smbd_testctl.h"
+#include "../include/smbd_testsrv.h"
 
 #define MT_MAGIC	0x6d727431	/* "mrt1" */
 #define MT_MAX_DESC	16
@@ -186,30 +187,20 @@ static int mt_kvec_io(struct smbd_sock *sk, void *buf, size_t len,
 /* ------------------------------------------------------------ server */
 
 struct mt_server {
-	struct list_head node;
-	struct sockaddr_storage addr;
-	struct smbd_sock *lsk;
-	struct task_struct *task;
-	struct mutex lock;		/* conns */
-	struct list_head conns;
-	bool stopping;
+	struct testsrv ts;	/* first: on mt_servers */
 	atomic_t requests;
 	atomic_t rw_errors;
 };
 
 struct mt_conn {
-	struct list_head node;
-	struct mt_server *srv;
-	struct smbd_sock *sk;
-	struct task_struct *task;
+	struct testsrv_conn tc;	/* first: the server allocates it */
 	struct smbd_buf_desc *descs;	/* MT_WIRE_DESC, decoded requests */
 	u8 *data;		/* the thread's buffer, grown on demand */
 	size_t size;		/* of data */
 	size_t cap;		/* MaxReadWriteSize: the most data may grow to */
-	bool done;		/* the thread served its last request */
 };
 
-static LIST_HEAD(mt_servers);
+static LIST_HEAD(mt_servers);	/* under mt_ctl.lock */
 
 /* Room for @len bytes in @c's buffer: 0, -EMSGSIZE or -ENOMEM. */
 static int mt_conn_room(struct mt_conn *c, size_t len)
@@ -240,7 +231,7 @@ static int mt_serve_pad(struct mt_conn *c, u32 len, u64 seed)
 	if (!len)
 		return -EINVAL;
 	err = mt_conn_room(c, len) ?:
-	      mt_kvec_io(c->sk, c->data, len, false);
+	      mt_kvec_io(c->tc.sk, c->data, len, false);
 	if (err)
 		return err;
 	return mt_is_pattern(c->data, len, seed, 0, &bad) ? 0 : -EBADMSG;
@@ -253,8 +244,8 @@ static int mt_serve_one(struct mt_conn *c, struct mt_req *req)
 	u32 op = le32_to_cpu(req->op), len = le32_to_cpu(req->len);
 	u64 seed = le64_to_cpu(req->seed), off = le64_to_cpu(req->offset);
 	u32 ndesc = le32_to_cpu(req->ndesc);
-	struct mt_server *srv = c->srv;
-	struct smbd_sock *sk = c->sk;
+	struct mt_server *srv = container_of(c->tc.srv, struct mt_server, ts);
+	struct smbd_sock *sk = c->tc.sk;
 	struct iov_iter it;
 	struct kvec kv;
 	size_t bad;
@@ -315,16 +306,15 @@ answer:
 	return n < 0 ? n : 0;
 }
 
-static int mt_conn_thread(void *arg)
+static int mt_serve(struct testsrv_conn *tc)
 {
-	struct mt_conn *c = arg;
+	struct mt_conn *c = container_of(tc, struct mt_conn, tc);
 	struct smbd_sock_info info = {};
 	struct mt_req *req;
 
-	allow_signal(SIGKILL);
 	req = kmalloc(sizeof(*req), GFP_KERNEL);
 	c->descs = kvmalloc_array(MT_WIRE_DESC, sizeof(*c->descs), GFP_KERNEL);
-	if (!smbd_sock_query(c->sk, &info))
+	if (!smbd_sock_query(c->tc.sk, &info))
 		c->cap = info.max_read_write_size;
 	while (req && c->descs && c->cap) {
 		struct kvec kv = { .iov_base = req, .iov_len = sizeof(*req) };
@@ -332,7 +322,7 @@ static int mt_conn_thread(void *arg)
 		ssize_t n;
 
 		iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(*req));
-		n = smbd_sock_recv(c->sk, &it, 0, NULL);
+		n = smbd_sock_recv(c->tc.sk, &it, 0, NULL);
 		if (n < (ssize_t)offsetof(struct mt_req, desc) ||
 		    le32_to_cpu(req->magic) != MT_MAGIC ||
 		    n != mt_req_len(le32_to_cpu(req->ndesc)))
@@ -345,85 +335,14 @@ static int mt_conn_thread(void *arg)
 	kvfree(c->descs);
 	c->descs = NULL;
 	kfree(req);
-	/* Whatever ended the loop, the client hears of it. */
-	smbd_sock_shutdown(c->sk);
-	WRITE_ONCE(c->done, true);
-	mt_wait_stop();
+	/* Whatever ended the loop, the client hears of it: released. */
 	return 0;
-}
-
-/* Free the connections whose thread is done (a client that reconnects). */
-static void mt_server_reap(struct mt_server *srv)
-{
-	struct mt_conn *c, *tmp;
-	LIST_HEAD(done);
-
-	mutex_lock(&srv->lock);
-	list_for_each_entry_safe(c, tmp, &srv->conns, node)
-		if (READ_ONCE(c->done))
-			list_move_tail(&c->node, &done);
-	mutex_unlock(&srv->lock);
-	list_for_each_entry_safe(c, tmp, &done, node) {
-		kthread_stop(c->task);
-		put_task_struct(c->task);
-		smbd_sock_release(c->sk);
-		list_del(&c->node);
-		kfree(c);
-	}
-}
-
-static int mt_listen_thread(void *arg)
-{
-	struct mt_server *srv = arg;
-	struct smbd_sock *nsk;
-	struct task_struct *t;
-	struct mt_conn *c;
-
-	allow_signal(SIGKILL);
-	while (!READ_ONCE(srv->stopping)) {
-		if (smbd_sock_accept(srv->lsk, &nsk, 0)) {
-			if (READ_ONCE(srv->stopping) || signal_pending(current))
-				break;
-			msleep(20);
-			continue;
-		}
-		mt_server_reap(srv);
-		c = kzalloc(sizeof(*c), GFP_KERNEL);
-		if (!c) {
-			smbd_sock_release(nsk);
-			continue;
-		}
-		c->srv = srv;
-		c->sk = nsk;
-		t = kthread_run(mt_conn_thread, c, "smbd_mr_c");
-		if (IS_ERR(t)) {
-			smbd_sock_release(nsk);
-			kfree(c);
-			continue;
-		}
-		c->task = get_task_struct(t);
-		mutex_lock(&srv->lock);
-		list_add_tail(&c->node, &srv->conns);
-		mutex_unlock(&srv->lock);
-	}
-	mt_wait_stop();
-	return 0;
-}
-
-static struct mt_server *mt_server_find(const struct sockaddr_storage *a)
-{
-	struct mt_server *srv;
-
-	list_for_each_entry(srv, &mt_servers, node)
-		if (!memcmp(&srv->addr, a, sizeof(*a)))
-			return srv;
-	return NULL;
 }
 
 static void mt_server_start(const struct sockaddr_storage *addr)
 {
 	struct mt_server *srv;
-	struct smbd_params p;
+	const char *step = "";
 	int err;
 
 	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
@@ -431,50 +350,26 @@ static void mt_server_start(const struct sockaddr_storage *addr)
 		mt_check(false, "listen", "out of memory");
 		return;
 	}
-	srv->addr = *addr;
-	mutex_init(&srv->lock);
-	INIT_LIST_HEAD(&srv->conns);
-	smbd_params_init(&p, true);
-	err = smbd_sock_create(&init_net, &p, &srv->lsk) ?:
-	      smbd_sock_bind(srv->lsk, (const struct sockaddr *)addr) ?:
-	      smbd_sock_listen(srv->lsk, 32);
-	if (!err) {
-		srv->task = kthread_run(mt_listen_thread, srv, "smbd_mr_l");
-		if (IS_ERR(srv->task))
-			err = PTR_ERR(srv->task);
-		else
-			get_task_struct(srv->task);
-	}
-	if (!mt_check(!err, "listen", "%pISpc: %d", addr, err)) {
-		smbd_sock_release(srv->lsk);
+	srv->ts.serve = mt_serve;
+	srv->ts.conn_size = sizeof(struct mt_conn);
+	srv->ts.name = "smbd_mr";
+	srv->ts.reap = true;
+	err = testsrv_start(&srv->ts, addr, 32, &step);
+	if (err) {
+		mt_check(false, "listen", "%pISpc: %s: %d", addr, step, err);
 		kfree(srv);
 		return;
 	}
-	list_add_tail(&srv->node, &mt_servers);
+	mt_check(true, "listen", "%pISpc", addr);
+	list_add_tail(&srv->ts.node, &mt_servers);
 }
 
 static void mt_server_stop(struct mt_server *srv)
 {
-	struct mt_conn *c, *tmp;
-
-	WRITE_ONCE(srv->stopping, true);
-	smbd_sock_shutdown(srv->lsk);
-	send_sig(SIGKILL, srv->task, 1);
-	kthread_stop(srv->task);
-	put_task_struct(srv->task);
-	list_for_each_entry_safe(c, tmp, &srv->conns, node) {
-		smbd_sock_shutdown(c->sk);
-		send_sig(SIGKILL, c->task, 1);
-		kthread_stop(c->task);
-		put_task_struct(c->task);
-		smbd_sock_release(c->sk);
-		list_del(&c->node);
-		kfree(c);
-	}
-	smbd_sock_release(srv->lsk);
-	mt_info("server %pISpc: %d requests, %d RDMA errors", &srv->addr,
+	testsrv_stop(&srv->ts, &mt_ctl.out, 0, NULL, NULL);
+	mt_info("server %pISpc: %d requests, %d RDMA errors", &srv->ts.addr,
 		atomic_read(&srv->requests), atomic_read(&srv->rw_errors));
-	list_del(&srv->node);
+	list_del(&srv->ts.node);
 	kfree(srv);
 }
 
@@ -1859,7 +1754,7 @@ static int mt_run(char *line)
 		err = -EINVAL;
 		goto out;
 	}
-	srv = mt_server_find(&c.dst);
+	srv = testsrv_find(&mt_servers, &c.dst);
 	if (!strcmp(argv[0], "listen"))
 		mt_server_start(&c.dst);
 	else if (!strcmp(argv[0], "stop") && srv)
@@ -1891,7 +1786,7 @@ static void __exit smbd_mr_test_exit(void)
 	struct mt_server *srv, *tmp;
 
 	testctl_remove(&mt_ctl);
-	list_for_each_entry_safe(srv, tmp, &mt_servers, node)
+	list_for_each_entry_safe(srv, tmp, &mt_servers, ts.node)
 		mt_server_stop(srv);
 	testctl_out_free(&mt_ctl.out);
 }
