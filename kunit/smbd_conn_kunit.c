@@ -1180,10 +1180,80 @@ static void conn_sizes_send_first(struct kunit *test)
 }
 
 /*
- * Credits end to end ([MS-SMBD] 3.1.5.1, 3.1.5.9): a sender whose peer
- * reads nothing stops (-EAGAIN) before the peer runs out of receives,
- * and goes on once the peer reads.
+ * Part @i of a SMBD_SEND_MORE message: @len bytes at @buf through @kv[@i],
+ * which stays in place until the last part went, as the API asks.
  */
+static ssize_t lb_send_part(struct smbd_sock *sk, struct kvec *kv, u32 i,
+			    void *buf, size_t len, unsigned int flags)
+{
+	struct iov_iter it;
+
+	kv[i].iov_base = buf;
+	kv[i].iov_len = len;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv[i], 1, len);
+	return smbd_sock_send(sk, &it, flags);
+}
+
+/*
+ * SMBD_SEND_MORE: parts of one message, sent when the last part comes
+ * (one upper-layer message, [MS-SMBD] 3.1.4.1, segmented as one); a
+ * blocking call only, at most SMBD_MORE_MAX parts, and a refused part
+ * leaves the ones before it in place.
+ */
+static void conn_send_more(struct kunit *test)
+{
+	static const u32 lens[] = { 100, 2000, 7, 50 };
+	const u32 rest = SMBD_MORE_MAX - 1 + 50;
+	struct smbd_recv_info ri = {};
+	struct kvec kv[SMBD_MORE_MAX + 1];
+	u32 i, off = 0, total = 0;
+	struct lb_pair *lp;
+	u8 *src, *dst;
+	ssize_t n;
+
+	lb_connect(test, NULL, NULL);
+	lp = test->priv;
+	for (i = 0; i < ARRAY_SIZE(lens); i++)
+		total += lens[i];
+	src = kunit_kmalloc(test, total, GFP_KERNEL);
+	dst = kunit_kzalloc(test, total + 64, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	lb_fill(src, total, 5);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		bool more = i + 1 < ARRAY_SIZE(lens);
+
+		n = lb_send_part(lp->a.sk, kv, i, src + off, lens[i],
+				 more ? SMBD_SEND_MORE : 0);
+		/* a part's length, and the whole message's for the last */
+		KUNIT_EXPECT_EQ(test, n, (ssize_t)(more ? lens[i] : total));
+		off += lens[i];
+	}
+	n = lb_recv(lp->b.sk, dst, total + 64, 0, &ri);
+	KUNIT_EXPECT_EQ(test, n, (ssize_t)total);
+	KUNIT_EXPECT_EQ(test, ri.msg_len, total);
+	KUNIT_EXPECT_EQ(test, memcmp(src, dst, total), 0);
+
+	KUNIT_EXPECT_EQ(test, lb_send_part(lp->a.sk, kv, 0, src, 10,
+					   SMBD_SEND_MORE | SMBD_SEND_NONBLOCK),
+			-EOPNOTSUPP);
+	for (i = 0; i < SMBD_MORE_MAX - 1; i++)
+		KUNIT_EXPECT_EQ(test, lb_send_part(lp->a.sk, kv, i, src + i, 1,
+						   SMBD_SEND_MORE), 1);
+	KUNIT_EXPECT_EQ(test, lb_send_part(lp->a.sk, kv, i, src, 1,
+					   SMBD_SEND_MORE), -E2BIG);
+	/* A non-blocking last part refuses too, and keeps the parts. */
+	KUNIT_EXPECT_EQ(test, lb_send_part(lp->a.sk, kv, i, src, 1,
+					   SMBD_SEND_NONBLOCK), -EOPNOTSUPP);
+	n = lb_send_part(lp->a.sk, kv, i, src + 100, 50, 0);
+	KUNIT_EXPECT_EQ(test, n, (ssize_t)rest);
+	n = lb_recv(lp->b.sk, dst, total + 64, 0, &ri);
+	KUNIT_EXPECT_EQ(test, n, (ssize_t)rest);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, SMBD_MORE_MAX - 1), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(dst + SMBD_MORE_MAX - 1, src + 100, 50), 0);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
 /*
  * Non-blocking 64-byte messages lb_fill(i) from @sk, i = 0, 1, ..., up to
  * @max, until one gets an -EAGAIN that lasts 200 ms (out of credits).
@@ -1206,6 +1276,11 @@ static u32 lb_spend_credits(struct kunit *test, struct smbd_sock *sk,
 	return i;
 }
 
+/*
+ * Credits end to end ([MS-SMBD] 3.1.5.1, 3.1.5.9): a sender whose peer
+ * reads nothing stops (-EAGAIN) before the peer runs out of receives,
+ * and goes on once the peer reads.
+ */
 static void conn_credit_wait(struct kunit *test)
 {
 	struct lb_pair *lp;
@@ -2549,6 +2624,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_sizes_fifo),
 	KUNIT_CASE(conn_sizes_recv_first),
 	KUNIT_CASE(conn_sizes_send_first),
+	KUNIT_CASE(conn_send_more),
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_pingpong),

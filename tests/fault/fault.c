@@ -23,8 +23,6 @@
  *                 with STATUS_NOT_SUPPORTED, then disconnected
  *   neg-short     raw initiator sends a 19-byte request: disconnected,
  *                 no answer
- *   send-more     one message built from four SMBD_SEND_MORE parts
- *                 arrives whole; NONBLOCK|MORE and too many parts fail
  *   hold          an smbd pair over <ip> with a thread streaming data
  *                 each way, kept after the command returns; then
  *   held          both ends still moving data (before a disruption)
@@ -515,75 +513,6 @@ static void test_bad(struct sockaddr *addr, const char *which)
 out:
 	smbd_sock_release(sk);
 	raw_destroy(p);
-}
-
-static void test_send_more(struct sockaddr *addr)
-{
-	static const u32 lens[] = { 100, 2000, 7, 50 };
-	struct smbd_sock *lsk = NULL, *csk = NULL, *ssk = NULL;
-	struct smbd_recv_info ri = {};
-	struct kvec kv[ARRAY_SIZE(lens)], rkv;
-	u8 *src = NULL, *dst = NULL;
-	struct iov_iter it;
-	u32 i, off = 0, total = 0;
-	ssize_t n = 0;
-	int ret;
-
-	ret = smbd_sock_create(&init_net, NULL, &lsk) ?:
-	      smbd_sock_bind(lsk, addr) ?: smbd_sock_listen(lsk, 2) ?:
-	      smbd_sock_create(&init_net, NULL, &csk) ?:
-	      smbd_sock_connect(csk, addr) ?: smbd_sock_accept(lsk, &ssk, 0);
-	for (i = 0; i < ARRAY_SIZE(lens); i++)
-		total += lens[i];
-	src = kmalloc(total, GFP_KERNEL);
-	dst = kzalloc(total + 64, GFP_KERNEL);
-	if (!ret && (!src || !dst))
-		ret = -ENOMEM;
-	report(!ret, "send-more connected", "%d", ret);
-	if (ret)
-		goto out;
-	for (i = 0; i < total; i++)
-		src[i] = i * 7 + 3;
-
-	for (i = 0; i < ARRAY_SIZE(lens) && n >= 0; i++) {
-		kv[i].iov_base = src + off;
-		kv[i].iov_len = lens[i];
-		off += lens[i];
-		iov_iter_kvec(&it, ITER_SOURCE, &kv[i], 1, lens[i]);
-		n = smbd_sock_send(csk, &it, i + 1 < ARRAY_SIZE(lens) ?
-				   SMBD_SEND_MORE : 0);
-	}
-	/* The last part returns the whole message's length. */
-	report(n == total, "send-more last part sent the message", "%zd", n);
-	rkv.iov_base = dst;
-	rkv.iov_len = total + 64;
-	iov_iter_kvec(&it, ITER_DEST, &rkv, 1, total + 64);
-	n = smbd_sock_recv(ssk, &it, 0, &ri);
-	report(n == total && ri.msg_len == total && !memcmp(src, dst, total),
-	       "send-more arrives as one message", "%zd of %u bytes", n, total);
-
-	iov_iter_kvec(&it, ITER_SOURCE, &kv[0], 1, lens[0]);
-	n = smbd_sock_send(csk, &it, SMBD_SEND_MORE | SMBD_SEND_NONBLOCK);
-	report(n == -EOPNOTSUPP, "send-more refuses NONBLOCK", "%zd", n);
-	for (i = 0, n = 0; i < 20 && n >= 0; i++) {
-		iov_iter_kvec(&it, ITER_SOURCE, &kv[0], 1, 1);
-		n = smbd_sock_send(csk, &it, SMBD_SEND_MORE);
-	}
-	report(n == -E2BIG, "send-more refuses too many parts", "%zd", n);
-	iov_iter_kvec(&it, ITER_SOURCE, &kv[0], 1, lens[0]);
-	n = smbd_sock_send(csk, &it, 0);
-	rkv.iov_base = dst;
-	iov_iter_kvec(&it, ITER_DEST, &rkv, 1, total + 64);
-	if (n >= 0)
-		n = smbd_sock_recv(ssk, &it, 0, &ri);
-	report(n == 15 + lens[0], "send-more parts kept across a refusal",
-	       "%zd", n);
-out:
-	kfree(src);
-	kfree(dst);
-	smbd_sock_release(csk);
-	smbd_sock_release(ssk);
-	smbd_sock_release(lsk);
 }
 
 /* ---- messages larger than every receive buffer, read non-blocking ---- */
@@ -1290,9 +1219,7 @@ static int fault_run(char *cmd)
 	    testctl_addr(ip, port, &ss))
 		return -EINVAL;
 
-	if (!strcmp(test, "send-more"))
-		test_send_more((struct sockaddr *)&ss);
-	else if (!strcmp(test, "hold"))
+	if (!strcmp(test, "hold"))
 		test_hold((struct sockaddr *)&ss);
 	else if (!strcmp(test, "held"))
 		test_held(false);

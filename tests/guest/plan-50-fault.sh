@@ -31,7 +31,6 @@ fault_run() {
 
 for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	set -- $p
-	fault_run "$1" send-more "$2" 7100
 	fault_run "$1" ka-idle "$2" 7101
 	fault_run "$1" ka-dead "$2" 7102
 	fault_run "$1" neg-silent "$2" 7103
