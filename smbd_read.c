@@ -69,12 +69,27 @@ static void smbd_rx_repost(struct smbd_sock *sk)
 static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done,
 			   bool now)
 {
+	bool space;
+
 	lockdep_assert_held(&sk->ss_recv_mutex);
 	spin_lock_bh(&sk->ss_lock);
+	/*
+	 * A sender held back by the last-credit rule ([MS-SMBD] 3.1.5.1:
+	 * one Send Credit, nothing to grant) can send once a buffer is back
+	 * to be posted and granted. A blocking one is woken below; a
+	 * non-blocking one waits for write_space, which no completion may
+	 * bring: the grant work makes it, not this receive call.
+	 */
+	space = !smbd_space_locked(sk, true);
 	list_splice_init(done, &sk->ss_rx_free);
+	space = space && smbd_space_locked(sk, true);
+	if (space)
+		sk->ss_space_due = true;
 	now = now || sk->ss_send_waiters ||
 	      smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS);
 	spin_unlock_bh(&sk->ss_lock);
+	if (space)
+		queue_work(smbd_wq, &sk->ss_grant_work);
 	if (now)
 		smbd_rx_repost(sk);
 	else

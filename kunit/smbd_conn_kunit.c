@@ -1375,6 +1375,59 @@ static void conn_last_credit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
 }
 
+/* write_space counts its calls in the socket's priv (an atomic_t). */
+static void lb_ws_write_space(struct smbd_sock *sk)
+{
+	atomic_t *calls = smbd_sock_priv(sk);
+
+	atomic_inc(calls);
+}
+
+static const struct smbd_sock_ops lb_ws_ops = {
+	.write_space = lb_ws_write_space,
+};
+
+/*
+ * The last credit and the reader ([MS-SMBD] 3.1.5.1): with one Send
+ * Credit and every posted receive granted, a non-blocking send gets
+ * -EAGAIN. The reader giving a buffer back makes it possible (the buffer
+ * is posted and granted with the message), and the sender must hear of
+ * it: no completion is due that would bring write_space.
+ */
+static void conn_last_credit_reader(struct kunit *test)
+{
+	const struct smbd_data_hdr_pdu *h;
+	u8 buf[64], rx[64], wire[128];
+	struct lb_pair *lp;
+	atomic_t *calls;
+	int before;
+	u32 n;
+
+	lb_raw_responder(test, 1);
+	lp = test->priv;
+	calls = kunit_kzalloc(test, sizeof(*calls), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, calls);
+	smbd_sock_set_ops(lp->a.sk, &lb_ws_ops, calls);
+	/* Its only credit went to grant every receive it posted. */
+	lb_hdr(test, lb_raw_msg(test, lp, &lp->b, 1));
+	n = lb_data(wire, 255, 1, 0, 0, SMBD_DATA_OFFSET, 16);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n), IB_WC_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_send_credits(lp->a.sk) == 1));
+	lb_fill(buf, sizeof(buf), 3);
+	KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+				      SMBD_SEND_NONBLOCK | SMBD_SEND_COPY),
+			-EAGAIN);
+	before = atomic_read(calls);
+	KUNIT_EXPECT_EQ(test, lb_recv(lp->a.sk, rx, sizeof(rx), 0, NULL), 16);
+	KUNIT_EXPECT_TRUE(test, lb_until(atomic_read(calls) > before));
+	KUNIT_EXPECT_EQ(test, lb_send(lp->a.sk, buf, sizeof(buf),
+				      SMBD_SEND_NONBLOCK | SMBD_SEND_COPY),
+			(ssize_t)sizeof(buf));
+	h = lb_hdr(test, lb_raw_msg(test, lp, &lp->b, 2));
+	KUNIT_EXPECT_GT(test, le16_to_cpu(h->credits_granted), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(h->data_length), sizeof(buf));
+}
+
 /*
  * Messages a raw responder sends once it holds a credit; each must end
  * the connection ([MS-SMBD] 3.1.5.8), refused for its own reason.
@@ -2301,17 +2354,6 @@ static ssize_t lb_sender_finish(struct kunit *test, struct lb_sender *s)
 	return s->ret;
 }
 
-static void lb_ws_write_space(struct smbd_sock *sk)
-{
-	atomic_t *calls = smbd_sock_priv(sk);
-
-	atomic_inc(calls);
-}
-
-static const struct smbd_sock_ops lb_ws_ops = {
-	.write_space = lb_ws_write_space,
-};
-
 /*
  * A non-blocking send that finds the send mutex taken gets -EAGAIN and
  * waits for write_space. When the holder's own completions have all run
@@ -2627,6 +2669,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_send_more),
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
+	KUNIT_CASE(conn_last_credit_reader),
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),
