@@ -162,3 +162,35 @@ ksmbd_stop() {
 	smb_mountd_end || _rc=2
 	return $_rc
 }
+
+# stack_down T: cifs unloaded, ksmbd stopped and unloaded, the export
+# unmounted, then no smbd socket left within 10 s; each step bounded by
+# LIMIT and a check T/STEP. TEARDOWN_HUNG=1 when a step hung.
+# shellcheck disable=SC2034 # the plans read TEARDOWN_HUNG
+stack_down() {
+	bounded "$LIMIT" rmmod_wait cifs
+	_rc=$?
+	result $_rc "$1/rmmod-cifs" "$(why "$LIMIT"), $B_T s"
+	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
+	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
+
+	ksmbd_stop
+	_rc=$?
+	result $_rc "$1/ksmbd-stop" "ksmbd.control -s $(why "$LIMIT"), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
+	[ $_rc = 0 ] || show_out
+	if [ "$B_RC" = hung ]; then
+		TEARDOWN_HUNG=1
+		nok "$1/rmmod-ksmbd" "not tried: stopping ksmbd hung"
+	else
+		bounded "$LIMIT" rmmod_wait ksmbd
+		_rc=$?
+		result $_rc "$1/rmmod-ksmbd" "$(why "$LIMIT"), $B_T s"
+		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
+		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
+	fi
+	grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
+
+	SNAP_HUNG=0
+	no_connections 10
+	result $? "$1/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' "$T/conns" 2>/dev/null | head -n 4 | tr '\n' ';')"
+}

@@ -383,32 +383,7 @@ removal_provider() {
 		[ "$B_RC" != hung ] && mounted && bounded 10 umount -l $MNT
 	fi
 	rm -f "$share"/* 2>/dev/null
-	bounded $LIMIT rmmod_wait cifs
-	_rc=$?
-	result $_rc "removal/$p/rmmod-cifs" "$(why $LIMIT), $B_T s"
-	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
-	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
-
-	ksmbd_stop
-	_rc=$?
-	result $_rc "removal/$p/ksmbd-stop" "ksmbd.control -s $(why $LIMIT), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
-	[ $_rc = 0 ] || show_out
-	if [ "$B_RC" = hung ]; then
-		TEARDOWN_HUNG=1
-		nok "removal/$p/rmmod-ksmbd" "not tried: stopping ksmbd hung"
-	else
-		bounded $LIMIT rmmod_wait ksmbd
-		_rc=$?
-		result $_rc "removal/$p/rmmod-ksmbd" "$(why $LIMIT), $B_T s"
-		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
-		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
-	fi
-	grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
-
-	SNAP_HUNG=0
-	no_connections 10
-	_rc=$?
-	result $_rc "removal/$p/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/conns | head -n 4 | tr '\n' ';')"
+	stack_down "removal/$p"
 	echo "SMBD-INFO: removal $p: took $(since "$t0") s"
 }
 

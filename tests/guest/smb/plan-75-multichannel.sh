@@ -396,30 +396,7 @@ teardown() {
 		[ $_rc = 0 ] || show_out
 		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
 	fi
-	bounded $LIMIT rmmod_wait cifs
-	_rc=$?
-	result $_rc "$t/rmmod-cifs" "$(why), $B_T s"
-	[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
-	[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
-
-	ksmbd_stop
-	_rc=$?
-	result $_rc "$t/ksmbd-stop" "ksmbd.control -s $(why), $B_T s; step $_rc (1 ksmbd.control, 2 ksmbd.mountd did not exit)"
-	[ $_rc = 0 ] || show_out
-	if [ "$B_RC" = hung ]; then
-		TEARDOWN_HUNG=1
-		nok "$t/rmmod-ksmbd" "not tried: stopping ksmbd hung"
-	else
-		bounded $LIMIT rmmod_wait ksmbd
-		_rc=$?
-		result $_rc "$t/rmmod-ksmbd" "$(why), $B_T s"
-		[ $_rc = 0 ] || { show_out; [ "$B_RC" = hung ] || smb_task_stacks; }
-		[ "$B_RC" = hung ] && TEARDOWN_HUNG=1
-	fi
-	grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
-
-	no_connections 10
-	result $? "$t/no-connection-left" "$(grep -E '^(initiator|responder|listener) ' $T/conns 2>/dev/null | head -n 4 | tr '\n' ';')"
+	stack_down "$t"
 }
 
 # multichannel P TYPE ND1 DEV1 A1 ND2 DEV2 A2: the whole cycle over one
