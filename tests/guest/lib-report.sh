@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest library of what every plan repeats: the result lines the harness
-# counts (SMBD-TEST: ok, not ok, skip; tests/harness/check-log.sh), the
+# counts (SMBD-TEST: ok, not ok, skip; tests/vm/check-log.sh), the
 # clock, the kernel command line, smbd.ko's load and the providers'
 # addresses (lib-ifaces.sh). The other libraries source it; so do /init
 # and a plan that uses none of them.

@@ -672,6 +672,11 @@ static int si_serve(struct testsrv_conn *tc)
 	ssize_t n;
 
 	mutex_lock(&srv->serve_lock);
+	/* Shut down by a stop while it waited: nothing to check. */
+	if (READ_ONCE(srv->ts.stopping)) {
+		mutex_unlock(&srv->serve_lock);
+		return 0;
+	}
 	first = !srv->conns;
 	mutex_lock(&o->lock);
 	o->quiet = !first;
@@ -736,7 +741,7 @@ static void si_cmd_listen(struct si_cmd *c)
 	init_waitqueue_head(&srv->wq);
 	srv->ts.serve = si_serve;
 	srv->ts.conn_size = sizeof(struct testsrv_conn);
-	srv->ts.name = "smbd_interop";
+	srv->ts.name = "smbd_iop";
 	srv->ts.reap = true;
 	srv->msg = kvmalloc(SI_MSG_MAX, GFP_KERNEL);
 	if (srv->msg && !testctl_out_init(&srv->out, SI_OUT_MAX))

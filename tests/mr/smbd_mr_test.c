@@ -367,6 +367,9 @@ static void mt_server_start(const struct sockaddr_storage *addr)
 static void mt_server_stop(struct mt_server *srv)
 {
 	testsrv_stop(&srv->ts, &mt_ctl.out, 0, NULL, NULL);
+	mt_check(!srv->ts.accept_errors, "stop/no-accept-errors",
+		 "%u accept errors (last %d)", srv->ts.accept_errors,
+		 srv->ts.last_accept_err);
 	mt_info("server %pISpc: %d requests, %d RDMA errors", &srv->ts.addr,
 		atomic_read(&srv->requests), atomic_read(&srv->rw_errors));
 	list_del(&srv->ts.node);
