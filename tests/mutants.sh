@@ -83,17 +83,26 @@ if [ ${#want_case[@]} -gt 0 ]; then
 	log=$outdir/vm.log
 	bash "$top/tests/vm/mkinitramfs.sh" "$kcache" "$initrd" "$outdir"/mods/*.ko "$plan" \
 		>"$outdir/initrd.log" 2>&1
-	bash "$top/tests/vm/vm-run.sh" "$kcache" "$initrd" "$log" 900 >"$outdir/vm-run.log" 2>&1
+	# A load takes 8-30 s in the guest (a case that waits for what a
+	# mutant took away runs into its 5 s bound): 30 s each, and a margin.
+	ptmo=$((${#want_case[@]} * 30 + 120))
+	SMBD_VM_APPEND="smbdtest.plan_timeout=$ptmo" \
+		bash "$top/tests/vm/vm-run.sh" "$kcache" "$initrd" "$log" \
+		$((ptmo + 300)) >"$outdir/vm-run.log" 2>&1
+	tr -d '\r' <"$log" >"$log.txt"
 	i=0
 	for m in "${mutants[@]}"; do
 		name=$(basename "$m" .patch)
 		name=${name#[0-9][0-9]-}
 		i=$((i + 1))
 		[ -n "${want_case[$i]:-}" ] || continue
-		# The mutant's own section of the log must show its case failing.
-		if tr -d '\r' <"$log" |
-			awk -v b="SMBD-MUTANT-BEGIN $i" -v e="SMBD-MUTANT-END $i" \
-			'$0 ~ (b "$") { on = 1 } $0 ~ (e "$") { on = 0 } on' |
+		# The mutant's own section of the log must show its case
+		# failing; a section that never ended did not run to the end.
+		if ! grep -q "SMBD-MUTANT-END $i\$" "$log.txt"; then
+			fail=$((fail + 1))
+			echo "not ok mutant $name did not run to its end (the VM or its plan stopped first)"
+		elif awk -v b="SMBD-MUTANT-BEGIN $i" -v e="SMBD-MUTANT-END $i" \
+			'$0 ~ (b "$") { on = 1 } $0 ~ (e "$") { on = 0 } on' "$log.txt" |
 			grep -cE "not ok [0-9]+ ${want_case[$i]}\$" >/dev/null; then
 			pass=$((pass + 1))
 			echo "ok mutant $name caught by ${want_case[$i]}"
