@@ -47,12 +47,8 @@ static void smbd_rx_repost(struct smbd_sock *sk)
 	 * Not the write_space upcall from inside the consumer's own receive
 	 * call: the grant work makes it.
 	 */
-	if (grant && smbd_send_empty(sk)) {
-		spin_lock_bh(&sk->ss_lock);
-		sk->ss_space_due = true;
-		spin_unlock_bh(&sk->ss_lock);
-		queue_work(smbd_wq, &sk->ss_grant_work);
-	}
+	if (grant && smbd_send_empty(sk))
+		smbd_owe_write_space(sk);
 	/* A sender held back by the last-credit rule may go on now. */
 	if (waiters)
 		wake_up_all(&sk->ss_send_wq);
@@ -83,13 +79,11 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done,
 	space = !smbd_space_locked(sk, true);
 	list_splice_init(done, &sk->ss_rx_free);
 	space = space && smbd_space_locked(sk, true);
-	if (space)
-		sk->ss_space_due = true;
 	now = now || sk->ss_send_waiters ||
 	      smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS);
 	spin_unlock_bh(&sk->ss_lock);
 	if (space)
-		queue_work(smbd_wq, &sk->ss_grant_work);
+		smbd_owe_write_space(sk);
 	if (now)
 		smbd_rx_repost(sk);
 	else

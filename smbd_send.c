@@ -662,8 +662,22 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
 static void smbd_send_unlock(struct smbd_sock *sk)
 {
 	mutex_unlock(&sk->ss_send_mutex);
-	if (!smbd_send_owed(sk))
-		return;
+	if (smbd_send_owed(sk))
+		smbd_owe_write_space(sk);
+}
+
+/**
+ * smbd_owe_write_space() - have the grant work make the write_space upcall
+ * @sk: the socket
+ *
+ * For a caller inside the consumer's own send or receive call, which
+ * must not make the upcall itself; smbd_write_space() makes it only if a
+ * send could go by then.
+ *
+ * Context: process or softirq; takes ss_lock (_bh).
+ */
+void smbd_owe_write_space(struct smbd_sock *sk)
+{
 	spin_lock_bh(&sk->ss_lock);
 	sk->ss_space_due = true;
 	spin_unlock_bh(&sk->ss_lock);

@@ -959,6 +959,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
 bool smbd_send_empty(struct smbd_sock *sk);
 void smbd_write_space(struct smbd_sock *sk);
+void smbd_owe_write_space(struct smbd_sock *sk);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
 void smbd_neg_probe_work(struct work_struct *work);
