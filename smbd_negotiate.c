@@ -141,13 +141,76 @@ void smbd_neg_resp_decode(const struct smbd_neg_resp_pdu *pdu,
 EXPORT_SYMBOL_IF_KUNIT(smbd_neg_resp_decode);
 
 /**
+ * smbd_offer_send() - the largest message we offer to send
+ * @p: local parameters
+ *
+ * Connection.MaxSendSize as our negotiate message carries it (the
+ * request's PreferredSendSize, the response's after negotiation):
+ * @p->large_size where that is larger. A connection whose buffers cannot
+ * hold it has cleared it before it negotiates (smbd_split_count()).
+ * Windows Server 2012 R2 and later refuse a request whose
+ * PreferredSendSize is above 8136 ([MS-SMBD] 3.1.5.6, WIN<6>): an
+ * initiator that may reach one offers less, as the cifs adapter does.
+ *
+ * Context: any.
+ * Return: the size in bytes.
+ */
+u32 smbd_offer_send(const struct smbd_params *p)
+{
+	return max(p->max_send_size, p->large_size);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_offer_send);
+
+/**
+ * smbd_offer_recv() - the largest message we offer to receive
+ * @p: local parameters
+ *
+ * MaxReceiveSize as our negotiate message carries it, @p->large_size
+ * where that is larger. Negotiation takes the smaller of this and the
+ * peer's PreferredSendSize, so a peer that offers less (every stock
+ * one) leaves the receives as they were made.
+ *
+ * Context: any.
+ * Return: the size in bytes.
+ */
+u32 smbd_offer_recv(const struct smbd_params *p)
+{
+	return max(p->max_recv_size, p->large_size);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_offer_recv);
+
+/**
+ * smbd_split_count() - how many buffers of one size chunks of memory hold
+ * @chunk: bytes of every chunk but the last
+ * @total: bytes of all the chunks together
+ * @stride: bytes of one buffer, aligned as it will be laid out
+ *
+ * No buffer straddles two chunks: each chunk is one DMA mapping. This is
+ * how many receives (or copy buffers) a connection has once negotiation
+ * says how large a message is (Documentation/smbd.rst, "The receive
+ * split"); %SMBD_SPLIT_MIN_RECVS of the large size must fit for a
+ * connection to offer it at all.
+ *
+ * Context: any.
+ * Return: the count; 0 if a buffer is larger than every chunk.
+ */
+u32 smbd_split_count(u32 chunk, u32 total, u32 stride)
+{
+	if (!chunk || !stride)
+		return 0;
+	return total / chunk * (chunk / stride) + total % chunk / stride;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_split_count);
+
+/**
  * smbd_neg_req_build() - the initiator's Negotiate Request ([MS-SMBD] 3.1.5.2)
  * @p: local parameters
  * @pdu: wire buffer to fill
  *
  * MinVersion = MaxVersion = 0x0100, Reserved 0, CreditsRequested =
  * SendCreditTarget, PreferredSendSize = MaxSendSize, MaxReceiveSize and
- * MaxFragmentedSize = MaxFragmentedRecvSize.
+ * MaxFragmentedSize = MaxFragmentedRecvSize; the sizes are the ones we
+ * offer (smbd_offer_send(), smbd_offer_recv()).
  *
  * Context: any.
  */
@@ -158,8 +221,8 @@ void smbd_neg_req_build(const struct smbd_params *p,
 		.min_version = SMBD_PROTOCOL_V1,
 		.max_version = SMBD_PROTOCOL_V1,
 		.credits_requested = p->send_credit_target,
-		.preferred_send_size = p->max_send_size,
-		.max_receive_size = p->max_recv_size,
+		.preferred_send_size = smbd_offer_send(p),
+		.max_receive_size = smbd_offer_recv(p),
 		.max_fragmented_size = p->max_fragmented_recv_size,
 	};
 
@@ -182,10 +245,12 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_neg_req_build);
  * 131072 end the connection without a response. Trailing bytes after the
  * 20 are ignored.
  *
- * On success: MaxReceiveSize = max(128, min(ours, PreferredSendSize)),
- * MaxSendSize = min(ours, MaxReceiveSize), MaxFragmentedSendSize =
- * MaxFragmentedSize, ReceiveCreditTarget = CreditsRequested, and our
- * SendCredits stay zero until the initiator grants some.
+ * On success, "ours" being what we offer (smbd_offer_recv(),
+ * smbd_offer_send()): MaxReceiveSize = max(128, min(ours,
+ * PreferredSendSize)), MaxSendSize = min(ours, MaxReceiveSize),
+ * MaxFragmentedSendSize = MaxFragmentedSize, ReceiveCreditTarget =
+ * CreditsRequested, and our SendCredits stay zero until the initiator
+ * grants some.
  *
  * Context: any.
  * Return: %SMBD_NEG_OK or the first rule broken.
@@ -211,9 +276,9 @@ enum smbd_neg_err smbd_neg_req_process(const struct smbd_params *p,
 		return SMBD_NEG_ERR_FRAG_SIZE;
 
 	out->max_recv_size = max_t(u32, SMBD_MIN_RECEIVE_SIZE,
-				   min(p->max_recv_size,
+				   min(smbd_offer_recv(p),
 				       req.preferred_send_size));
-	out->max_send_size = min(p->max_send_size, req.max_receive_size);
+	out->max_send_size = min(smbd_offer_send(p), req.max_receive_size);
 	out->max_fragmented_send_size = req.max_fragmented_size;
 	out->max_fragmented_recv_size = p->max_fragmented_recv_size;
 	out->max_read_write_size = p->max_read_write_size;
@@ -311,10 +376,11 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_neg_resp_build_failure);
  * check first (its NegotiatedVersion is zero) but is reported by its
  * Status, which says more.
  *
- * On success: MaxReceiveSize = max(128, min(ours, PreferredSendSize)),
- * MaxSendSize = min(ours, MaxReceiveSize), MaxReadWriteSize = min(ours,
- * MaxReadWriteSize), SendCredits = CreditsGranted, ReceiveCreditTarget =
- * CreditsRequested, MaxFragmentedSendSize = MaxFragmentedSize.
+ * On success, "ours" being what we offer: MaxReceiveSize = max(128,
+ * min(ours, PreferredSendSize)), MaxSendSize = min(ours, MaxReceiveSize),
+ * MaxReadWriteSize = min(ours, MaxReadWriteSize), SendCredits =
+ * CreditsGranted, ReceiveCreditTarget = CreditsRequested,
+ * MaxFragmentedSendSize = MaxFragmentedSize.
  *
  * Context: any.
  * Return: %SMBD_NEG_OK or the first rule broken.
@@ -341,13 +407,13 @@ enum smbd_neg_err smbd_neg_resp_process(const struct smbd_params *p,
 		return SMBD_NEG_ERR_CREDITS_GRANTED;
 	if (!resp.credits_requested)
 		return SMBD_NEG_ERR_CREDITS_REQUESTED;
-	if (resp.preferred_send_size > p->max_recv_size)
+	if (resp.preferred_send_size > smbd_offer_recv(p))
 		return SMBD_NEG_ERR_PREF_SEND_SIZE;
 
 	out->max_recv_size = max_t(u32, SMBD_MIN_RECEIVE_SIZE,
-				   min(p->max_recv_size,
+				   min(smbd_offer_recv(p),
 				       resp.preferred_send_size));
-	out->max_send_size = min(p->max_send_size, resp.max_receive_size);
+	out->max_send_size = min(smbd_offer_send(p), resp.max_receive_size);
 	out->max_read_write_size = min(p->max_read_write_size,
 				       resp.max_read_write_size);
 	out->max_fragmented_send_size = resp.max_fragmented_size;

@@ -25,13 +25,17 @@
  * object), with a 1 MiB message cut into 129 messages instead of 783:
  * on a soft provider the cost is per message, and smbd to smbd moves
  * twice the bytes. A peer asking for 1364 (cifs, ksmbd) still gets 1364
- * both ways: negotiation takes the smaller side. The module parameters
- * below change them for every consumer that takes the defaults
- * (smbd_params_init()).
+ * both ways: negotiation takes the smaller side. Another smbd is offered
+ * up to 32 KiB, as much as a send gathers from pages (20 KiB on rxe,
+ * 12 KiB on siw): the same 512 KiB then make 16 or 32 receives, and a
+ * 1 MiB message 52 or 86 messages (smbd_xfer_split()). The module
+ * parameters below change them for every consumer that takes the
+ * defaults (smbd_params_init()).
  */
 #define SMBD_DEFAULT_CREDITS		64
 #define SMBD_DEFAULT_SEND_SIZE		8192
 #define SMBD_DEFAULT_RECV_SIZE		8192
+#define SMBD_DEFAULT_LARGE_SIZE		32768
 #define SMBD_PARAM_MAX_SIZE		65536
 #define SMBD_DEFAULT_FRAG_RECV_SIZE	(1024 * 1024)
 #define SMBD_DEFAULT_RW_SIZE		(8 * 1024 * 1024)
@@ -99,6 +103,8 @@ static struct smbd_uint_param smbd_def_neg_initiator = {
 static struct smbd_uint_param smbd_def_neg_responder = {
 	SMBD_RESPONDER_NEG_TIMEOUT_MS / 1000, 1, 600 };
 static struct smbd_uint_param smbd_def_copy_buffers = { 0, 0, U16_MAX };
+static struct smbd_uint_param smbd_def_large_size = {
+	SMBD_DEFAULT_LARGE_SIZE, 0, SMBD_PARAM_MAX_SIZE };
 
 module_param_cb(send_credit_target, &smbd_uint_param_ops,
 		&smbd_def_send_credits, 0644);
@@ -107,15 +113,19 @@ MODULE_PARM_DESC(send_credit_target,
 module_param_cb(receive_credit_max, &smbd_uint_param_ops,
 		&smbd_def_recv_credits, 0644);
 MODULE_PARM_DESC(receive_credit_max,
-		 "Most receives a connection posts, each of max_receive_size bytes; 1 to 65535, bounded by the device's queue depth (default 64)");
+		 "Most receives a connection posts, each of max_receive_size bytes (fewer and larger after a large_message_size split); 1 to 65535, bounded by the device's queue depth (default 64)");
 module_param_cb(max_send_size, &smbd_uint_param_ops,
 		&smbd_def_send_size, 0644);
 MODULE_PARM_DESC(max_send_size,
-		 "Largest SMB Direct message a connection offers to send, 128 to 65536 bytes (default 8192)");
+		 "Largest SMB Direct message a connection offers to send unless large_message_size is larger, 128 to 65536 bytes (default 8192)");
 module_param_cb(max_receive_size, &smbd_uint_param_ops,
 		&smbd_def_recv_size, 0644);
 MODULE_PARM_DESC(max_receive_size,
 		 "Size of each receive buffer, the largest message a connection accepts; 128 to 65536 bytes (default 8192)");
+module_param_cb(large_message_size, &smbd_uint_param_ops,
+		&smbd_def_large_size, 0644);
+MODULE_PARM_DESC(large_message_size,
+		 "Larger message size a connection offers both ways to a peer that offers as much (another smbd), at most what one send gathers from pages, cutting fewer receives of it from the same memory; 0 (off) to 65536 bytes (default 32768)");
 module_param_cb(keepalive_interval, &smbd_uint_param_ops,
 		&smbd_def_ka_interval, 0644);
 MODULE_PARM_DESC(keepalive_interval,
@@ -135,7 +145,7 @@ MODULE_PARM_DESC(responder_negotiate_timeout,
 module_param_cb(copy_buffers, &smbd_uint_param_ops,
 		&smbd_def_copy_buffers, 0644);
 MODULE_PARM_DESC(copy_buffers,
-		 "Send buffers of max_send_size bytes a connection keeps for payload it copies, 0 to 65535; 0 is a quarter of send_credit_target (default 0)");
+		 "Send buffers of max_send_size bytes (fewer and larger after a large_message_size split) a connection keeps for payload it copies, 0 to 65535; 0 is a quarter of send_credit_target (default 0)");
 
 /**
  * smbd_params_init() - fill the local defaults of one role
@@ -155,6 +165,7 @@ void smbd_params_init(struct smbd_params *p, bool responder)
 	p->recv_credit_max = READ_ONCE(smbd_def_recv_credits.val);
 	p->max_send_size = READ_ONCE(smbd_def_send_size.val);
 	p->max_recv_size = READ_ONCE(smbd_def_recv_size.val);
+	p->large_size = READ_ONCE(smbd_def_large_size.val);
 	p->max_fragmented_recv_size = SMBD_DEFAULT_FRAG_RECV_SIZE;
 	p->max_read_write_size = SMBD_DEFAULT_RW_SIZE;
 	p->keepalive_interval_ms = READ_ONCE(smbd_def_ka_interval.val) * 1000;

@@ -47,7 +47,10 @@ static int smbd_send_failure_locked(struct smbd_sock *sk, u32 status)
 	return 0;
 }
 
-/* Set up the connection's protocol state from the negotiated values. */
+/*
+ * Set up the connection's protocol state from the negotiated values, once
+ * smbd_xfer_split() has made the receives they call for.
+ */
 static void smbd_proto_setup(struct smbd_sock *sk)
 {
 	smbd_cred_init(&sk->ss_cred, &sk->ss_params, &sk->ss_neg);
@@ -91,6 +94,9 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		return smbd_send_failure_locked(sk, status);
 	}
 
+	ret = smbd_xfer_split(sk);
+	if (ret)
+		return ret;
 	smbd_proto_setup(sk);
 	ret = smbd_post_recvs(sk, false);
 	granted = smbd_cred_take_grant(&sk->ss_cred);
@@ -121,6 +127,9 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 			    smbd_neg_err_str(err));
 		return -EPROTO;
 	}
+	ret = smbd_xfer_split(sk);
+	if (ret)
+		return ret;
 	smbd_proto_setup(sk);
 	ret = smbd_post_recvs(sk, false);
 	if (ret <= 0)

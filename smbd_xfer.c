@@ -8,9 +8,11 @@
  *
  * Buffer ownership
  *   Every buffer is allocated and DMA-mapped once, when the queue pair is
- *   created, and unmapped when it is destroyed. A receive context is on
- *   the receive queue, on ss_rx_ready (holding data for the consumer) or
- *   on ss_rx_free. A send context is on ss_tx_free or in flight; a
+ *   created, and unmapped when it is destroyed. Negotiation may lay the
+ *   receive and copy buffers out again, larger and fewer, in the same
+ *   mapped chunks (smbd_xfer_split()), before any of them is posted. A
+ *   receive context is on the receive queue, on ss_rx_ready (holding
+ *   data for the consumer) or on ss_rx_free. A send context is on ss_tx_free or in flight; a
  *   signalled one owns the unsignalled ones posted before it (since the
  *   previous signalled one) and returns them all on its completion.
  *
@@ -41,18 +43,26 @@
 
 #include "smbd_internal.h"
 
-/* The size of each copy buffer: a whole send, the largest we may offer. */
+/* The size of each copy buffer: a whole send, the largest negotiated. */
 static u32 smbd_copy_len(const struct smbd_sock *sk)
 {
-	return sk->ss_params.max_send_size;
+	return sk->ss_copy_len;
+}
+
+/* A buffer's size laid out in a chunk: aligned for the CPU and for DMA. */
+static u32 smbd_stride(u32 size)
+{
+	return ALIGN(size, max_t(u32, L1_CACHE_BYTES,
+				 dma_get_cache_alignment()));
 }
 
 /* The largest chunk: the costliest order the page allocator still favours. */
 #define SMBD_CHUNK_MAX	(PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER)
 
+/* Chunk @c's length as allocated and mapped, whatever the buffers now. */
 static u32 smbd_bufs_chunk_len(const struct smbd_bufs *b, u32 c)
 {
-	return min(b->n - c * b->per_chunk, b->per_chunk) * b->stride;
+	return min(b->chunk_len, b->total - c * b->chunk_len);
 }
 
 /*
@@ -68,9 +78,10 @@ static int smbd_bufs_alloc(struct smbd_sock *sk, struct smbd_bufs *b, u32 n,
 
 	b->dir = dir;
 	b->n = n;
-	b->stride = ALIGN(size, max_t(u32, L1_CACHE_BYTES,
-				      dma_get_cache_alignment()));
+	b->stride = smbd_stride(size);
 	b->per_chunk = max_t(u32, 1, SMBD_CHUNK_MAX / b->stride);
+	b->chunk_len = b->per_chunk * b->stride;
+	b->total = n * b->stride;
 	nchunks = DIV_ROUND_UP(n, b->per_chunk);
 	b->chunk = kcalloc_node(nchunks, sizeof(*b->chunk), GFP_KERNEL, node);
 	b->dma = kcalloc_node(nchunks, sizeof(*b->dma), GFP_KERNEL, node);
@@ -107,6 +118,26 @@ static void smbd_bufs_free(struct smbd_sock *sk, struct smbd_bufs *b)
 	kfree(b->chunk);
 	kfree(b->dma);
 	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * How many buffers of @size bytes @b's chunks hold: the count it would
+ * have after smbd_bufs_cut().
+ */
+static u32 smbd_bufs_fit(const struct smbd_bufs *b, u32 size)
+{
+	return smbd_split_count(b->chunk_len, b->total, smbd_stride(size));
+}
+
+/*
+ * Lay @b's chunks out again as buffers of @size bytes, of which at least
+ * one fits (smbd_bufs_fit()); the chunks stay mapped as they were.
+ */
+static void smbd_bufs_cut(struct smbd_bufs *b, u32 size)
+{
+	b->stride = smbd_stride(size);
+	b->per_chunk = b->chunk_len / b->stride;
+	b->n = smbd_bufs_fit(b, size);
 }
 
 /* Buffer @i of @b, and its DMA address in *@dma. */
@@ -184,6 +215,65 @@ void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 	sk->ss_tx_free_count++;
 }
 
+/* Put the first @n receive contexts on ss_rx_free, on @sk's buffers. */
+static void smbd_rx_lay_out(struct smbd_sock *sk, u32 n, u32 len)
+{
+	u32 i;
+
+	INIT_LIST_HEAD(&sk->ss_rx_free);
+	for (i = 0; i < n; i++) {
+		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
+
+		rx->rx_len = len;
+		rx->rx_buf = smbd_buf(&sk->ss_rx_bufs, i, &rx->rx_dma);
+		rx->rx_sge.addr = rx->rx_dma;
+		rx->rx_sge.length = len;
+		list_add_tail(&rx->rx_node, &sk->ss_rx_free);
+	}
+	sk->ss_nr_rx = n;
+}
+
+/* Put the first @n copy buffers on ss_copy_free, each of @len bytes. */
+static void smbd_copy_lay_out(struct smbd_sock *sk, u32 n, u32 len)
+{
+	u32 i;
+
+	INIT_LIST_HEAD(&sk->ss_copy_free);
+	for (i = 0; i < n; i++) {
+		struct smbd_copy_buf *cb = &sk->ss_copy[i];
+
+		cb->cb_buf = smbd_buf(&sk->ss_copy_bufs, i, &cb->cb_dma);
+		list_add_tail(&cb->cb_node, &sk->ss_copy_free);
+	}
+	sk->ss_nr_copy = n;
+	sk->ss_copy_free_count = n;
+	sk->ss_copy_len = len;
+}
+
+/*
+ * The large size to offer: no more than one send can gather from pages
+ * wherever a segment starts in them (the header takes one gather entry
+ * and smbd_tx_copy() keeps one, so a payload spans at most tx_sge - 2
+ * pages), for a blocking send of page vectors stays zero-copy; and only
+ * if the buffers can be cut for it once it is negotiated:
+ * %SMBD_SPLIT_MIN_RECVS receives of it, and a copy buffer.
+ */
+static void smbd_xfer_check_offer(struct smbd_sock *sk, u32 rx_len)
+{
+	struct smbd_params *p = &sk->ss_params;
+	u32 gather = sk->ss_ep.tx_sge > 3 ?
+		     (sk->ss_ep.tx_sge - 3) * PAGE_SIZE : 0;
+
+	p->large_size = min(p->large_size, gather);
+	if (p->large_size > rx_len &&
+	    smbd_bufs_fit(&sk->ss_rx_bufs, p->large_size) <
+	    SMBD_SPLIT_MIN_RECVS)
+		p->large_size = 0;
+	if (p->large_size > sk->ss_copy_len &&
+	    !smbd_bufs_fit(&sk->ss_copy_bufs, p->large_size))
+		p->large_size = 0;
+}
+
 /**
  * smbd_xfer_alloc() - allocate and map the send and receive buffers
  * @sk: a socket whose queue pair was just created
@@ -191,7 +281,9 @@ void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
  * @send_done: the send completion handler
  *
  * Receive buffers hold MaxReceiveSize bytes and at least the 512 bytes
- * [MS-SMBD] 3.1.4.1/3.1.7.2 require for the negotiate receive.
+ * [MS-SMBD] 3.1.4.1/3.1.7.2 require for the negotiate receive. Whether
+ * the socket can offer its large size is decided here, from the memory
+ * just allocated; smbd_xfer_split() cuts it once negotiation is done.
  *
  * Context: process; may sleep.
  * Return: 0 or -ENOMEM.
@@ -207,6 +299,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 
 	sk->ss_nr_copy = sk->ss_params.copy_buffers ?: sk->ss_nr_tx / 4;
 	sk->ss_nr_copy = clamp_t(u32, sk->ss_nr_copy, 1, sk->ss_nr_tx);
+	sk->ss_copy_len = sk->ss_params.max_send_size;
 	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
 				      GFP_KERNEL, node);
 	sk->ss_tx_ctxs = kcalloc_node(sk->ss_nr_tx, sizeof(*sk->ss_tx_ctxs),
@@ -223,22 +316,19 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		smbd_xfer_free(sk);
 		return -ENOMEM;
 	}
+	smbd_xfer_check_offer(sk, rx_len);
 
 	for (i = 0; i < sk->ss_nr_rx; i++) {
 		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
 
 		rx->rx_sk = sk;
 		smbd_cqe_init(sk, &rx->rx_cqe, SMBD_WC_RECV, recv_done);
-		rx->rx_len = rx_len;
-		rx->rx_buf = smbd_buf(&sk->ss_rx_bufs, i, &rx->rx_dma);
-		rx->rx_sge.addr = rx->rx_dma;
-		rx->rx_sge.length = rx_len;
 		rx->rx_sge.lkey = sk->ss_ep.pd->local_dma_lkey;
 		rx->rx_wr.wr_cqe = &rx->rx_cqe.cqe;
 		rx->rx_wr.sg_list = &rx->rx_sge;
 		rx->rx_wr.num_sge = 1;
-		list_add_tail(&rx->rx_node, &sk->ss_rx_free);
 	}
+	smbd_rx_lay_out(sk, sk->ss_nr_rx, rx_len);
 	for (i = 0; i < sk->ss_nr_tx; i++) {
 		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
 
@@ -255,12 +345,50 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		list_add_tail(&tx->tx_node, &sk->ss_tx_free);
 		sk->ss_tx_free_count++;
 	}
-	for (i = 0; i < sk->ss_nr_copy; i++) {
-		struct smbd_copy_buf *cb = &sk->ss_copy[i];
+	smbd_copy_lay_out(sk, sk->ss_nr_copy, smbd_copy_len(sk));
+	return 0;
+}
 
-		cb->cb_buf = smbd_buf(&sk->ss_copy_bufs, i, &cb->cb_dma);
-		list_add_tail(&cb->cb_node, &sk->ss_copy_free);
-		sk->ss_copy_free_count++;
+/**
+ * smbd_xfer_split() - cut the buffers for the sizes just negotiated
+ * @sk: a socket whose negotiation succeeded a moment ago: no receive is
+ *	posted and no copy buffer lent
+ *
+ * Where the peer took the large size we offered (another smbd), the same
+ * receive memory is laid out again as fewer receives of the negotiated
+ * MaxReceiveSize, and ReceiveCreditMax becomes their count ([MS-SMBD]
+ * 3.1.5.9 counts only receives really posted, so the credits we grant
+ * follow); likewise the copy buffers for MaxSendSize. A peer that offered
+ * no more than we made (every stock one) leaves both as they are. The
+ * chunks stay mapped as allocated: smbd_xfer_free() unmaps them by their
+ * own lengths.
+ *
+ * Context: any; caller holds @sk->ss_lock.
+ * Return: 0, or -EPROTO if the buffers cannot hold the sizes (a bug:
+ * smbd_xfer_alloc() offered only what they can).
+ */
+int smbd_xfer_split(struct smbd_sock *sk)
+{
+	u32 recv = sk->ss_neg.max_recv_size, send = sk->ss_neg.max_send_size;
+	u32 n;
+
+	lockdep_assert_held(&sk->ss_lock);
+	if (recv > sk->ss_rx_ctxs[0].rx_len) {
+		n = smbd_bufs_fit(&sk->ss_rx_bufs, recv);
+		if (WARN_ON_ONCE(!n || n > sk->ss_nr_rx))
+			return -EPROTO;
+		smbd_bufs_cut(&sk->ss_rx_bufs, recv);
+		smbd_rx_lay_out(sk, n, recv);
+		sk->ss_params.recv_credit_max = n;
+	}
+	if (send > smbd_copy_len(sk)) {
+		if (WARN_ON_ONCE(sk->ss_copy_free_count != sk->ss_nr_copy))
+			return -EPROTO;
+		n = smbd_bufs_fit(&sk->ss_copy_bufs, send);
+		if (WARN_ON_ONCE(!n || n > sk->ss_nr_copy))
+			return -EPROTO;
+		smbd_bufs_cut(&sk->ss_copy_bufs, send);
+		smbd_copy_lay_out(sk, n, send);
 	}
 	return 0;
 }
@@ -682,13 +810,17 @@ u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
  * @len: the payload bytes left, at most smbd_tx_room()
  *
  * Context: any.
- * Return: the bytes copied (fewer only on a fault).
+ * Return: the bytes copied (fewer only on a fault, and none if @len is
+ * more than the buffer holds, a bug in the caller).
  */
 u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len)
 {
 	u32 nsge = tx->tx_wr.num_sge, n = 0;
 
+	/* Never past the buffer: a segment the plan made too large fails. */
+	if (WARN_ON_ONCE(len > smbd_tx_room(sk, tx)))
+		return 0;
 	if (len) {
 		/* The copy goes right after the header's padding. */
 		n = smbd_copy_parts(parts, nparts, cur,

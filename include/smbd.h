@@ -37,9 +37,21 @@ struct smbd_sock;
  * struct smbd_params - local choices made before negotiation
  * @recv_credit_max: Connection.ReceiveCreditMax, most receives we post
  * @send_credit_target: Connection.SendCreditTarget, credits we ask for
- * @max_send_size: Connection.MaxSendSize before negotiation
- * @max_recv_size: Connection.MaxReceiveSize before negotiation; the size
- *	of each receive buffer
+ * @max_send_size: Connection.MaxSendSize before negotiation, unless
+ *	@large_size is larger
+ * @max_recv_size: Connection.MaxReceiveSize before negotiation, unless
+ *	@large_size is larger; the size of each receive buffer as made
+ * @large_size: a larger message size offered both ways, for a peer that
+ *	offers as much (another smbd); 0 for none. No more is offered than
+ *	one send gathers from pages (20 KiB on rxe, 12 KiB on siw). Its
+ *	receives are cut from the same memory as @recv_credit_max buffers
+ *	of @max_recv_size, so there are fewer of them, and a connection
+ *	offers it only if that memory holds at least 16, and its copy
+ *	buffers' at least one (Documentation/smbd.rst, "The receive
+ *	split"). Windows Server
+ *	refuses an initiator that offers to send more than 8136 bytes
+ *	([MS-SMBD] WIN<6>): a consumer that may connect to one sets 0 here
+ *	and keeps @max_send_size within that, as the cifs adapter does.
  * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize
  * @max_read_write_size: Connection.MaxReadWriteSize limit of this side
  * @keepalive_interval_ms: Connection.KeepaliveInterval; 0 disables it
@@ -49,7 +61,8 @@ struct smbd_sock;
  * @mr_count: registrations smbd_register() can hold at once; 0 sizes an
  *	initiator's pool from the device (twice the RDMA reads the peer may
  *	issue, 8 to 64) and gives a responder none
- * @copy_buffers: send buffers of @max_send_size bytes for payload that is
+ * @copy_buffers: send buffers of @max_send_size bytes (fewer of the
+ *	negotiated size if the split made it larger) for payload that is
  *	copied: a message sent with %SMBD_SEND_COPY or %SMBD_SEND_NONBLOCK,
  *	or the part of one the device cannot gather from where it lies. A
  *	send copies up to 488 bytes into a small buffer of its own; more
@@ -75,6 +88,7 @@ struct smbd_params {
 	u16 send_credit_target;
 	u32 max_send_size;
 	u32 max_recv_size;
+	u32 large_size;
 	u32 max_fragmented_recv_size;
 	u32 max_read_write_size;
 	u32 keepalive_interval_ms;

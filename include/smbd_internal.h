@@ -181,10 +181,16 @@ struct smbd_cqe {
  * @chunk: the chunks' memory, @nchunks of them
  * @dma: each chunk's DMA address
  * @nchunks: chunks allocated (a failed allocation leaves fewer)
+ * @chunk_len: bytes of each chunk but the last, as allocated and mapped
+ * @total: bytes of all chunks, as allocated and mapped
  * @per_chunk: buffers in each chunk (the last may hold fewer)
  * @stride: bytes from one buffer to the next: the size, aligned for DMA
  * @n: buffers in all
  * @dir: the direction they are mapped for
+ *
+ * @per_chunk, @stride and @n change when negotiation cuts the same
+ * chunks into larger buffers (smbd_xfer_split()); @chunk_len and @total
+ * do not.
  *
  * A kmalloc() per buffer rounds each up to a power of two: a 1364-byte
  * buffer (cifs's and ksmbd's size) took a 2 KiB object. Chunks of up to
@@ -194,6 +200,8 @@ struct smbd_bufs {
 	void **chunk;
 	u64 *dma;
 	u32 nchunks;
+	u32 chunk_len;
+	u32 total;
 	u32 per_chunk;
 	u32 stride;
 	u32 n;
@@ -287,7 +295,7 @@ static_assert(SMBD_TX_SLOT_DATA >= SMBD_COPYBREAK);
 /**
  * struct smbd_copy_buf - a buffer for a send's copied payload
  * @cb_node: on ss_copy_free while no send holds it
- * @cb_buf: max_send_size bytes, DMA-mapped once
+ * @cb_buf: ss_copy_len bytes (MaxSendSize), in a chunk DMA-mapped once
  * @cb_dma: its DMA address
  */
 struct smbd_copy_buf {
@@ -601,7 +609,9 @@ struct smbd_listen_q {
  * listener has them) in their own structures.
  *
  * Immutable after creation: @ss_net, @ss_responder; @ss_params once
- * connecting or listening.
+ * connecting or listening, but for what the buffers allow: @large_size
+ * cleared by smbd_xfer_alloc() and @recv_credit_max set by it and by
+ * smbd_xfer_split() (under @ss_lock, before any receive is posted).
  * Protected by @ss_lock (always taken with _bh: the completion handlers
  * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
  * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
@@ -667,7 +677,7 @@ struct smbd_sock {
 
 	/* Receive buffers and the readers' side. */
 	struct smbd_recv_ctx *ss_rx_ctxs;
-	struct smbd_bufs ss_rx_bufs;	/* ss_nr_rx of max_recv_size */
+	struct smbd_bufs ss_rx_bufs;	/* ss_nr_rx of their rx_len */
 	u32 ss_nr_rx;
 	struct list_head ss_rx_free;
 	struct list_head ss_rx_ready;
@@ -692,9 +702,10 @@ struct smbd_sock {
 	struct list_head ss_tx_free;
 	u32 ss_tx_free_count;
 	struct smbd_bufs ss_tx_slots;	/* ss_nr_tx of SMBD_TX_SLOT bytes */
-	struct smbd_bufs ss_copy_bufs;	/* ss_nr_copy of max_send_size */
+	struct smbd_bufs ss_copy_bufs;	/* ss_nr_copy of ss_copy_len */
 	struct smbd_copy_buf *ss_copy;	/* ss_nr_copy copy buffers */
 	u32 ss_nr_copy;
+	u32 ss_copy_len;	/* max_send_size, or the negotiated size */
 	struct list_head ss_copy_free;	/* under ss_lock, as ss_tx_free */
 	u32 ss_copy_free_count;
 	u32 ss_send_waiters;
@@ -926,6 +937,7 @@ void smbd_mr_release(struct smbd_sock *sk);
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 
 /* smbd_xfer.c: buffers, receive posts, negotiate sends, gather lists */
+int smbd_xfer_split(struct smbd_sock *sk);
 int smbd_xfer_alloc(struct smbd_sock *sk,
 		    void (*recv_done)(struct ib_cq *cq, struct ib_wc *wc),
 		    void (*send_done)(struct ib_cq *cq, struct ib_wc *wc));

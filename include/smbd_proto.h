@@ -128,6 +128,16 @@ struct smbd_neg_resp {
 };
 
 int smbd_params_check(const struct smbd_params *p);
+u32 smbd_offer_send(const struct smbd_params *p);
+u32 smbd_offer_recv(const struct smbd_params *p);
+
+/*
+ * A connection offers its large size only if its receive memory holds
+ * this many receives of it: fewer credits would stall a peer that sends
+ * many small messages.
+ */
+#define SMBD_SPLIT_MIN_RECVS	16
+u32 smbd_split_count(u32 chunk, u32 total, u32 stride);
 
 void smbd_neg_req_encode(const struct smbd_neg_req *req,
 			 struct smbd_neg_req_pdu *pdu);

@@ -23,10 +23,12 @@
  * (the wire, timing, rdma_cm) is left to the VM tests.
  */
 #include <kunit/test.h>
+#include <linux/bvec.h>
 #include <linux/cache.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
@@ -810,13 +812,17 @@ static u32 lb_send_credits(struct smbd_sock *sk)
 }
 
 /* Both ends sockets, negotiated with these parameters. */
-static void lb_connect(struct kunit *test, const struct smbd_params *pa,
-		       const struct smbd_params *pb)
+static void lb_connect_sd(struct kunit *test, const struct smbd_params *pa,
+			  const struct smbd_params *pb,
+			  const struct smbd_device *sd)
 {
 	struct lb_pair *lp = lb_pair(test);
+	int err;
 
-	lb_sock(test, &lp->a, pa);
-	lb_sock(test, &lp->b, pb);
+	lb_sock_sd(test, &lp->a, pa, sd, &err);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	lb_sock_sd(test, &lp->b, pb, sd, &err);
+	KUNIT_ASSERT_EQ(test, err, 0);
 	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
 	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->a.sk, SMBD_CONNECTED),
 			SMBD_CONNECTED);
@@ -829,6 +835,12 @@ static void lb_connect(struct kunit *test, const struct smbd_params *pa,
 	KUNIT_ASSERT_TRUE(test, lb_until(lb_send_credits(lp->b.sk) > 0));
 	flush_work(&lp->a.sk->ss_grant_work);
 	flush_work(&lp->work);
+}
+
+static void lb_connect(struct kunit *test, const struct smbd_params *pa,
+		       const struct smbd_params *pb)
+{
+	lb_connect_sd(test, pa, pb, &lb_sd);
 }
 
 static void lb_fill(u8 *buf, u32 len, u32 seed)
@@ -937,8 +949,9 @@ static ssize_t lb_send_soon(struct smbd_sock *sk, void *buf, size_t len)
  * Send @len bytes from @from while a reader on @to takes them (a message
  * larger than the receive buffers flows only as it is read), compare.
  */
-static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
-			 struct smbd_sock *to, u32 len, u32 seed)
+static void lb_roundtrip_flags(struct kunit *test, struct smbd_sock *from,
+			       struct smbd_sock *to, u32 len, u32 seed,
+			       unsigned int flags)
 {
 	u8 *tx = kunit_kmalloc(test, len ?: 1, GFP_KERNEL);
 	u8 *rx = kunit_kzalloc(test, len + 1, GFP_KERNEL);
@@ -948,7 +961,7 @@ static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
 	KUNIT_ASSERT_NOT_NULL(test, rx);
 	lb_fill(tx, len, seed);
 	lb_run_reader(test, &t, to, rx, len + 1);
-	KUNIT_EXPECT_EQ_MSG(test, lb_send(from, tx, len, 0), (ssize_t)len,
+	KUNIT_EXPECT_EQ_MSG(test, lb_send(from, tx, len, flags), (ssize_t)len,
 			    "send of %u bytes", len);
 	if (!lb_reader_finish(&t))
 		KUNIT_FAIL(test, "receive of %u bytes never returned", len);
@@ -959,6 +972,12 @@ static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
 			    "%u bytes changed on the way", len);
 	kunit_kfree(test, tx);
 	kunit_kfree(test, rx);
+}
+
+static void lb_roundtrip(struct kunit *test, struct smbd_sock *from,
+			 struct smbd_sock *to, u32 len, u32 seed)
+{
+	lb_roundtrip_flags(test, from, to, len, seed, 0);
 }
 
 static u32 lb_payload(struct smbd_sock *sk)
@@ -1102,6 +1121,9 @@ static void conn_negotiate(struct kunit *test)
 	pb.max_recv_size = 1536;
 	pb.max_send_size = 4096;
 	pa.max_recv_size = 3072;
+	/* The sizes as given, not the split's (conn_receive_split). */
+	pa.large_size = 0;
+	pb.large_size = 0;
 	lb_connect(test, &pa, &pb);
 	lp = test->priv;
 	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->a.sk, &ia), 0);
@@ -1120,14 +1142,25 @@ static void conn_negotiate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.sk->ss_err), 0);
 }
 
-/* Every size across the segment boundaries, both ways, in every order. */
-static void lb_sizes(struct kunit *test, enum lb_order order)
+/*
+ * Every size across the segment boundaries, both ways, in every order;
+ * with the defaults (32 KiB messages, the receive split) or, @classic,
+ * without the large size (8 KiB messages in 64 receives each way).
+ */
+static void lb_sizes(struct kunit *test, enum lb_order order, bool classic)
 {
+	struct smbd_params pa, pb;
 	struct lb_pair *lp;
 	u32 p, i, sizes[8];
 	struct smbd_sock_stats st;
 
-	lb_connect(test, NULL, NULL);
+	smbd_params_init(&pa, false);
+	smbd_params_init(&pb, true);
+	if (classic) {
+		pa.large_size = 0;
+		pb.large_size = 0;
+	}
+	lb_connect(test, &pa, &pb);
 	lp = test->priv;
 	spin_lock_bh(&lp->lock);
 	lp->order = order;
@@ -1166,17 +1199,22 @@ static void lb_sizes(struct kunit *test, enum lb_order order)
 
 static void conn_sizes_fifo(struct kunit *test)
 {
-	lb_sizes(test, LB_FIFO);
+	lb_sizes(test, LB_FIFO, false);
 }
 
 static void conn_sizes_recv_first(struct kunit *test)
 {
-	lb_sizes(test, LB_RECV_FIRST);
+	lb_sizes(test, LB_RECV_FIRST, false);
 }
 
 static void conn_sizes_send_first(struct kunit *test)
 {
-	lb_sizes(test, LB_SEND_FIRST);
+	lb_sizes(test, LB_SEND_FIRST, false);
+}
+
+static void conn_sizes_classic(struct kunit *test)
+{
+	lb_sizes(test, LB_FIFO, true);
 }
 
 /*
@@ -2217,13 +2255,18 @@ static void conn_batching(struct kunit *test)
 	struct smbd_params pa, pb;
 	struct lb_pair *lp;
 
-	/* Credits and buffers for the whole message, whatever the defaults. */
+	/*
+	 * Credits and buffers for the whole message, whatever the defaults:
+	 * 128 receives, not cut into fewer for larger messages.
+	 */
 	smbd_params_init(&pa, false);
 	smbd_params_init(&pb, true);
 	pa.send_credit_target = 128;
 	pa.recv_credit_max = 128;
+	pa.large_size = 0;
 	pb.send_credit_target = 128;
 	pb.recv_credit_max = 128;
+	pb.large_size = 0;
 	lb_connect(test, &pa, &pb);
 	lp = test->priv;
 	spin_lock_bh(&lp->lock);
@@ -2613,6 +2656,7 @@ static void conn_small_buffers(struct kunit *test)
 	pa.send_credit_target = 255;
 	pa.max_send_size = 1364;
 	pa.max_recv_size = 1364;
+	pa.large_size = 0;
 	pb = pa;
 	lb_connect(test, &pa, &pb);
 	lp = test->priv;
@@ -2660,12 +2704,172 @@ static void conn_small_buffers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
 }
 
+/*
+ * The receive split: two smbd ends that both offer their large size move
+ * it both ways, with the same receive memory cut into fewer receives
+ * (and the copy buffers into fewer, larger ones); if either end does not
+ * offer it, or cannot hold 16 receives of it, both stay at MaxReceiveSize
+ * as allocated. The size offered is at most what one send gathers from
+ * pages: (gather entries - 3) pages, 20 KiB with 8 entries, 12 KiB with
+ * siw's 6. Messages then go in the negotiated segments, zero-copy (page
+ * vectors included) and copied, with no receive too small for what
+ * arrives.
+ */
+struct split_case {
+	const char *name;
+	u32 a_large, b_large;	/* initiator, responder */
+	u16 a_credits;		/* the initiator's receive_credit_max */
+	u8 sge;			/* the device's send gather entries */
+	u32 size;		/* negotiated both ways */
+	u32 a_rx, b_rx;		/* receives each end has then */
+	u32 copies;		/* copy buffers each end has then */
+};
+
+static const struct split_case split_cases[] = {
+	{ "both offer 32 KiB", 32768, 32768, 64, 8, 20480, 16, 16, 4 },
+	{ "six gather entries", 32768, 32768, 64, 6, 12288, 32, 32, 8 },
+	{ "initiator offers none", 0, 32768, 64, 8, 8192, 64, 64, 16 },
+	{ "responder offers none", 32768, 0, 64, 8, 8192, 64, 64, 16 },
+	{ "initiator offers 16 KiB", 16384, 32768, 64, 8, 16384, 32, 32, 8 },
+	/* 20032-byte strides: one in each 32 KiB chunk. */
+	{ "initiator offers 20000", 20000, 32768, 64, 8, 20000, 16, 16, 4 },
+	{ "initiator's memory holds 8", 32768, 32768, 32, 8, 8192, 32, 64, 16 },
+};
+
+/*
+ * A blocking send of @len bytes from a page vector (whole pages): every
+ * byte must be mapped, none copied, at the negotiated size.
+ */
+static void lb_bvec_roundtrip(struct kunit *test, struct smbd_sock *from,
+			      struct smbd_sock *to, u32 len)
+{
+	u32 i, npages = DIV_ROUND_UP(len, PAGE_SIZE);
+	struct page **pages;
+	u64 zcopy;
+	struct bio_vec *bv;
+	struct iov_iter it;
+	struct lb_thread t;
+	u8 *rx;
+
+	pages = kunit_kcalloc(test, npages, sizeof(*pages), GFP_KERNEL);
+	bv = kunit_kcalloc(test, npages, sizeof(*bv), GFP_KERNEL);
+	rx = kunit_kzalloc(test, len + 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_NOT_NULL(test, bv);
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	for (i = 0; i < npages; i++) {
+		u32 n = min_t(u32, PAGE_SIZE, len - i * PAGE_SIZE);
+
+		pages[i] = alloc_page(GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+		lb_fill(page_address(pages[i]), n, 40 + i);
+		bvec_set_page(&bv[i], pages[i], n, 0);
+	}
+	zcopy = READ_ONCE(from->ss_stats.bytes_zcopy);
+	lb_run_reader(test, &t, to, rx, len + 1);
+	iov_iter_bvec(&it, ITER_SOURCE, bv, npages, len);
+	KUNIT_EXPECT_EQ(test, smbd_sock_send(from, &it, 0), (ssize_t)len);
+	if (!lb_reader_finish(&t))
+		KUNIT_FAIL(test, "receive of %u bytes never returned", len);
+	KUNIT_EXPECT_EQ(test, t.ret, (ssize_t)len);
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(from->ss_stats.bytes_zcopy) - zcopy,
+			    len, "bytes of %u mapped from the pages", len);
+	for (i = 0; i < npages; i++) {
+		u32 n = min_t(u32, PAGE_SIZE, len - i * PAGE_SIZE);
+		u8 want[64];
+
+		lb_fill(want, min_t(u32, n, sizeof(want)), 40 + i);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(rx + i * PAGE_SIZE, want,
+						 min_t(u32, n, sizeof(want))),
+				    0, "page %u changed on the way", i);
+		__free_page(pages[i]);
+	}
+}
+
+static void split_case_desc(const struct split_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(split, split_cases, split_case_desc);
+
+static void conn_receive_split(struct kunit *test)
+{
+	const struct split_case *c = test->param_value;
+	static const u32 lens[] = { 1048576, 100000 };
+	struct smbd_sock_info ia, ib;
+	struct smbd_params pa, pb;
+	struct smbd_device sd;
+	struct lb_pair *lp;
+	u32 i, side, p;
+
+	smbd_params_init(&pa, false);
+	smbd_params_init(&pb, true);
+	/* The defaults this table was written for. */
+	KUNIT_ASSERT_EQ(test, pa.max_recv_size, 8192);
+	KUNIT_ASSERT_EQ(test, pa.max_send_size, 8192);
+	KUNIT_ASSERT_EQ(test, pb.recv_credit_max, 64);
+	pa.large_size = c->a_large;
+	pb.large_size = c->b_large;
+	pa.recv_credit_max = c->a_credits;
+	sd = lb_sd;
+	sd.sd_max_send_sge = c->sge;
+	lb_connect_sd(test, &pa, &pb, &sd);
+	lp = test->priv;
+	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->a.sk, &ia), 0);
+	KUNIT_ASSERT_EQ(test, smbd_sock_query(lp->b.sk, &ib), 0);
+	KUNIT_EXPECT_EQ(test, ia.max_send_size, c->size);
+	KUNIT_EXPECT_EQ(test, ia.max_recv_size, c->size);
+	KUNIT_EXPECT_EQ(test, ib.max_send_size, c->size);
+	KUNIT_EXPECT_EQ(test, ib.max_recv_size, c->size);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_rx, c->a_rx);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_nr_rx, c->b_rx);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_cred.recv_credit_max, c->a_rx);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_cred.recv_credit_max, c->b_rx);
+	KUNIT_EXPECT_GE(test, lp->b.sk->ss_rx_ctxs[0].rx_len, c->size);
+	/* A quarter of 64 send contexts' copy buffers of 8 KiB, cut. */
+	KUNIT_ASSERT_EQ(test, lp->a.sk->ss_nr_tx, 64);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_copy, c->copies);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_copy_free_count, c->copies);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_copy_len, c->size);
+
+	p = lb_payload(lp->a.sk);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		for (side = 0; side < 2; side++) {
+			struct smbd_sock *from = side ? lp->b.sk : lp->a.sk;
+			struct smbd_sock *to = side ? lp->a.sk : lp->b.sk;
+			u64 segs = READ_ONCE(from->ss_stats.segs_sent);
+			u64 empty = READ_ONCE(from->ss_cnt.empty_sent);
+
+			/* Zero-copy, then copied into the copy buffers. */
+			lb_roundtrip_flags(test, from, to, lens[i], i + side, 0);
+			lb_roundtrip_flags(test, from, to, lens[i], i + side,
+					   SMBD_SEND_COPY);
+			segs = READ_ONCE(from->ss_stats.segs_sent) - segs;
+			empty = READ_ONCE(from->ss_cnt.empty_sent) - empty;
+			KUNIT_EXPECT_EQ_MSG(test, segs - empty,
+					    2 * DIV_ROUND_UP(lens[i], p),
+					    "%u bytes from %s", lens[i],
+					    side ? "the responder" : "the initiator");
+		}
+	}
+	/* Three whole segments of page vectors, each way. */
+	lb_bvec_roundtrip(test, lp->a.sk, lp->b.sk, 3 * p);
+	lb_bvec_roundtrip(test, lp->b.sk, lp->a.sk, 3 * p);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.sk->ss_err), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->b.sk->ss_err), 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
+	KUNIT_EXPECT_EQ(test, lb_state(lp->b.sk), SMBD_CONNECTED);
+}
+
 static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_state_transitions),
 	KUNIT_CASE(conn_negotiate),
 	KUNIT_CASE(conn_sizes_fifo),
 	KUNIT_CASE(conn_sizes_recv_first),
 	KUNIT_CASE(conn_sizes_send_first),
+	KUNIT_CASE(conn_sizes_classic),
 	KUNIT_CASE(conn_send_more),
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
@@ -2677,6 +2881,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_write_space_after_unlock),
 	KUNIT_CASE(conn_zcopy_no_copy_wait),
 	KUNIT_CASE(conn_small_buffers),
+	KUNIT_CASE_PARAM(conn_receive_split, split_gen_params),
 	KUNIT_CASE(conn_peer_violations),
 	KUNIT_CASE(conn_neg_refused),
 	KUNIT_CASE(conn_neg_no_credits),

@@ -12,10 +12,15 @@
 
 #include "smbd_proto.h"
 
-/* Local parameters used by the tables: the defaults of each role. */
+/*
+ * Local parameters used by the tables: the defaults of each role, less
+ * the large size, which the round trip's later cases, smbd_neg_split()
+ * and smbd_neg_large_pref_send() test.
+ */
 static void params(struct smbd_params *p, bool responder)
 {
 	smbd_params_init(p, responder);
+	p->large_size = 0;
 }
 
 static void smbd_neg_defaults(struct kunit *test)
@@ -28,6 +33,9 @@ static void smbd_neg_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p.send_credit_target, 64);
 	KUNIT_EXPECT_EQ(test, p.max_send_size, 8192);
 	KUNIT_EXPECT_EQ(test, p.max_recv_size, 8192);
+	smbd_params_init(&p, false);
+	/* 32 KiB to another smbd: 16 receives in the same memory. */
+	KUNIT_EXPECT_EQ(test, p.large_size, 32768);
 	KUNIT_EXPECT_EQ(test, p.max_fragmented_recv_size, 1048576);
 	KUNIT_EXPECT_EQ(test, p.keepalive_interval_ms, 120000);
 	KUNIT_EXPECT_EQ(test, p.keepalive_timeout_ms, 5000);
@@ -358,21 +366,33 @@ static void smbd_neg_initiator(struct kunit *test)
 /*
  * Both sides end with limits the other can honour: what one side sends
  * fits what the other receives, and what one reassembles bounds what
- * the other sends as one message.
+ * the other sends as one message. The large size (smbd_params.large_size)
+ * is offered both ways in the negotiate messages and taken only where the
+ * peer offers as much; where a case names the sizes negotiated each way
+ * (i_to_r, r_to_i), they are checked too.
  */
 struct pair_case {
 	const char *name;
-	u32 i_send, i_recv, r_send, r_recv;
+	u32 i_send, i_recv, i_large, r_send, r_recv, r_large;
+	u32 i_to_r, r_to_i;
 };
 
 static const struct pair_case pair_cases[] = {
-	{ "stock sizes", 1364, 1364, 1364, 1364 },
-	{ "smbd defaults", 8192, 8192, 8192, 8192 },
-	{ "windows responder", 1364, 1364, 1364, 8192 },
-	{ "big initiator", 8192, 8192, 1364, 1364 },
-	{ "asymmetric", 8192, 1364, 1364, 8192 },
-	{ "minimum", 128, 128, 128, 128 },
-	{ "minimum initiator", 128, 128, 8192, 8192 },
+	{ "stock sizes", 1364, 1364, 0, 1364, 1364, 0 },
+	{ "smbd defaults", 8192, 8192, 0, 8192, 8192, 0, 8192, 8192 },
+	{ "windows responder", 1364, 1364, 0, 1364, 8192, 0 },
+	{ "big initiator", 8192, 8192, 0, 1364, 1364, 0 },
+	{ "asymmetric", 8192, 1364, 0, 1364, 8192, 0 },
+	{ "minimum", 128, 128, 0, 128, 128, 0 },
+	{ "minimum initiator", 128, 128, 0, 8192, 8192, 0 },
+	{ "two smbd", 8192, 8192, 32768, 8192, 8192, 32768, 32768, 32768 },
+	{ "initiator offers none", 8192, 8192, 0, 8192, 8192, 32768, 8192, 8192 },
+	{ "responder offers none", 8192, 8192, 32768, 8192, 8192, 0, 8192, 8192 },
+	{ "stock initiator", 1364, 1364, 0, 8192, 8192, 32768, 1364, 1364 },
+	{ "stock responder", 8192, 8192, 32768, 1364, 1364, 0, 1364, 1364 },
+	{ "large to windows", 8192, 8192, 32768, 1364, 8192, 0, 8192, 1364 },
+	{ "unequal", 8192, 8192, 16384, 8192, 8192, 32768, 16384, 16384 },
+	{ "below max sizes", 65536, 65536, 32768, 8192, 8192, 32768, 32768, 32768 },
 };
 
 static void pair_case_desc(const struct pair_case *c, char *desc)
@@ -389,18 +409,24 @@ static void smbd_neg_round_trip(struct kunit *test)
 	struct smbd_neg_resp_pdu resp;
 	struct smbd_neg_req_pdu req;
 	struct smbd_params pi, pr;
+	struct smbd_neg_req q;
 
 	params(&pi, false);
 	params(&pr, true);
 	pi.max_send_size = c->i_send;
 	pi.max_recv_size = c->i_recv;
+	pi.large_size = c->i_large;
 	pr.max_send_size = c->r_send;
 	pr.max_recv_size = c->r_recv;
+	pr.large_size = c->r_large;
 	pi.max_fragmented_recv_size = 131072;
 	pi.send_credit_target = 10;
 	pr.send_credit_target = 20;
 
 	smbd_neg_req_build(&pi, &req);
+	smbd_neg_req_decode(&req, &q);
+	KUNIT_EXPECT_EQ(test, q.preferred_send_size, max(c->i_send, c->i_large));
+	KUNIT_EXPECT_EQ(test, q.max_receive_size, max(c->i_recv, c->i_large));
 	KUNIT_ASSERT_EQ(test, smbd_neg_req_process(&pr, &req, sizeof(req), &nr),
 			SMBD_NEG_OK);
 	smbd_neg_resp_build(&pr, &nr, 5, &resp);
@@ -409,8 +435,17 @@ static void smbd_neg_round_trip(struct kunit *test)
 
 	KUNIT_EXPECT_LE(test, ni.max_send_size, nr.max_recv_size);
 	KUNIT_EXPECT_LE(test, nr.max_send_size, ni.max_recv_size);
-	KUNIT_EXPECT_LE(test, nr.max_recv_size, pr.max_recv_size);
-	KUNIT_EXPECT_LE(test, ni.max_recv_size, pi.max_recv_size);
+	/* Never more than either side offered. */
+	KUNIT_EXPECT_LE(test, nr.max_recv_size, smbd_offer_recv(&pr));
+	KUNIT_EXPECT_LE(test, ni.max_recv_size, smbd_offer_recv(&pi));
+	KUNIT_EXPECT_LE(test, ni.max_send_size, smbd_offer_send(&pi));
+	KUNIT_EXPECT_LE(test, nr.max_send_size, smbd_offer_send(&pr));
+	if (c->i_to_r) {
+		KUNIT_EXPECT_EQ(test, ni.max_send_size, c->i_to_r);
+		KUNIT_EXPECT_EQ(test, nr.max_recv_size, c->i_to_r);
+		KUNIT_EXPECT_EQ(test, nr.max_send_size, c->r_to_i);
+		KUNIT_EXPECT_EQ(test, ni.max_recv_size, c->r_to_i);
+	}
 	KUNIT_EXPECT_EQ(test, ni.max_fragmented_send_size, nr.max_fragmented_recv_size);
 	KUNIT_EXPECT_EQ(test, nr.max_fragmented_send_size, ni.max_fragmented_recv_size);
 	KUNIT_EXPECT_EQ(test, ni.send_credits, 5);
@@ -419,6 +454,62 @@ static void smbd_neg_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nr.peer_credits_requested, 10);
 	KUNIT_EXPECT_GE(test, ni.max_send_size, SMBD_MIN_RECEIVE_SIZE);
 	KUNIT_EXPECT_GE(test, nr.max_send_size, SMBD_MIN_RECEIVE_SIZE);
+}
+
+/*
+ * A response that prefers to send more than we offered to receive is
+ * refused ([MS-SMBD] 3.1.5.7): with the large size, more than it.
+ */
+static void smbd_neg_large_pref_send(struct kunit *test)
+{
+	struct smbd_neg_resp resp = {
+		.min_version = 0x0100, .max_version = 0x0100,
+		.negotiated_version = 0x0100, .credits_requested = 255,
+		.credits_granted = 255, .max_read_write_size = 1048576,
+		.max_receive_size = 8192, .max_fragmented_size = 1048576,
+	};
+	struct smbd_neg_resp_pdu pdu;
+	struct smbd_negotiated n;
+	struct smbd_params p;
+
+	params(&p, false);
+	p.large_size = 32768;
+	resp.preferred_send_size = 32768;
+	smbd_neg_resp_encode(&resp, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_neg_resp_process(&p, &pdu, sizeof(pdu), &n),
+			SMBD_NEG_OK);
+	KUNIT_EXPECT_EQ(test, n.max_recv_size, 32768);
+	resp.preferred_send_size = 32769;
+	smbd_neg_resp_encode(&resp, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_neg_resp_process(&p, &pdu, sizeof(pdu), &n),
+			SMBD_NEG_ERR_PREF_SEND_SIZE);
+	p.large_size = 0;
+	resp.preferred_send_size = 8193;
+	smbd_neg_resp_encode(&resp, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_neg_resp_process(&p, &pdu, sizeof(pdu), &n),
+			SMBD_NEG_ERR_PREF_SEND_SIZE);
+}
+
+/* How many buffers the same chunks hold once cut for another size. */
+static void smbd_neg_split(struct kunit *test)
+{
+	/* 64 receives of 8 KiB in 32 KiB chunks: 16 of 32 KiB, 32 of 16. */
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 524288, 8192), 64);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 524288, 16384), 32);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 524288, 32768), 16);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 524288, 65536), 0);
+	/* 255 of 1364 bytes (stride 1408): 23 a chunk, 2 in the last. */
+	KUNIT_EXPECT_EQ(test, smbd_split_count(23 * 1408, 255 * 1408, 1408), 255);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(23 * 1408, 255 * 1408, 32768), 0);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(23 * 1408, 255 * 1408, 16384), 11);
+	/* A short last chunk holds what fits in it, none straddles. */
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 4 * 32768 + 24576, 16384), 9);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 4 * 32768 + 8192, 16384), 8);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(0, 65536, 8192), 0);
+	KUNIT_EXPECT_EQ(test, smbd_split_count(32768, 65536, 0), 0);
+	/* The default's memory holds the 16 a connection needs to offer. */
+	KUNIT_EXPECT_GE(test, smbd_split_count(32768, 64 * 8192, 32768),
+			SMBD_SPLIT_MIN_RECVS);
 }
 
 /* [MS-SMBD] 6.2: the accepting side's IRD/ORD. */
@@ -472,6 +563,8 @@ static struct kunit_case smbd_negotiate_cases[] = {
 	KUNIT_CASE(smbd_neg_success_response),
 	KUNIT_CASE_PARAM(smbd_neg_initiator, resp_gen_params),
 	KUNIT_CASE_PARAM(smbd_neg_round_trip, pair_gen_params),
+	KUNIT_CASE(smbd_neg_large_pref_send),
+	KUNIT_CASE(smbd_neg_split),
 	KUNIT_CASE(smbd_neg_irdord),
 	{}
 };

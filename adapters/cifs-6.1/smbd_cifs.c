@@ -236,6 +236,11 @@ static void smbd_cifs_params(struct smbd_params *p)
 	p->send_credit_target = clamp(smbd_send_credit_target, 1, 65535);
 	p->max_send_size = clamp(smbd_max_send_size, 128, 65536);
 	p->max_recv_size = clamp(smbd_max_receive_size, 128, 65536);
+	/*
+	 * cifs's own sizes, as the stock client offers them: a Windows
+	 * server refuses a PreferredSendSize above 8136 ([MS-SMBD] WIN<6>).
+	 */
+	p->large_size = 0;
 	p->max_fragmented_recv_size = max(smbd_max_fragmented_recv_size,
 					  128 * 1024);
 	p->max_read_write_size = clamp_t(u32, smbd_max_frmr_depth, 1, 4096) *

@@ -628,6 +628,7 @@ int ksmbd_rdma_init(void)
 	p->send_credit_target = 255;
 	p->max_send_size = 1364;
 	p->max_recv_size = 1364;
+	p->large_size = 0;
 	p->max_read_write_size = get_smbd_max_read_write_size();
 	ret = smbd_ksmbd_listen(&smbd_ksmbd_iw[0], (struct sockaddr *)&sin,
 				SMBD_DEV_IWARP);

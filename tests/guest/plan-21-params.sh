@@ -55,6 +55,7 @@ param send_credit_target 64 1 65535
 param receive_credit_max 64 1 65535
 param max_send_size 8192 128 65536
 param max_receive_size 8192 128 65536
+param large_message_size 32768 0 65536
 param keepalive_interval 120 0 3600
 param keepalive_timeout 5 1 600
 param negotiate_timeout 120 1 600
@@ -80,5 +81,5 @@ choice() {
 choice cq_poll softirq softirq workqueue
 
 # Every parameter the module has is one of those above.
-extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating|copy_buffers|cq_poll' | tr '\n' ' ')
+extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|large_message_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating|copy_buffers|cq_poll' | tr '\n' ' ')
 [ -z "$extra" ] && ok params/all-checked || nok params/all-checked "untested: $extra"

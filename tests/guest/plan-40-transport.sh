@@ -6,7 +6,8 @@
 # (rxe0, 192.0.2.1) and soft-iWARP (siw0, 192.0.2.17), one at a time:
 # an in-kernel echo/sink server and clients that check every byte (echo of
 # the edge sizes and random ones, recv_stream framing, API edges; again
-# with 1364-byte messages and completions in the other cq_poll context), credit
+# with 1364-byte messages and completions in the other cq_poll context;
+# the first echo at the large size two smbd ends negotiate), credit
 # pressure (blocking and non-blocking sends against a server that stops
 # reading), N concurrent connections with their throughput as SMBD-INFO,
 # a connect where nobody listens, the default ports (port 0), sockets kept
@@ -55,10 +56,23 @@ edges() {
 	echo "0,1,$((_b - 1)),$_b,$((_b + 1)),$((2 * _b)),$((2 * _b + 1)),4096,65536,max"
 }
 
-# scenarios NAME ADDR IWARP RUNS: every scenario over one RDMA provider
+# msize_on GATHER: the message size two smbd ends with the defaults
+# negotiate over a device whose sends gather GATHER entries (smbd uses at
+# most 8; siw has 6): the large size, but no more than a send gathers
+# from pages, (GATHER - 3) pages; the default size if that is more
+msize_on() {
+	_m=$((($1 - 3) * 4096))
+	[ "$LARGE" -lt "$_m" ] && _m=$LARGE
+	[ "$DEF_SIZE" -gt "$_m" ] && _m=$DEF_SIZE
+	echo "$_m"
+}
+
+# scenarios NAME ADDR IWARP RUNS GATHER: every scenario over one RDMA
+# provider
 scenarios() {
 	p=transport/$1
 	a=$2
+	MSIZE=$(msize_on "$5")
 	run "$p" listen "$a" $PORT
 	run "$p" refused "$a" $((PORT + 1)) timeout=60
 	run "$p" echo "$a" $PORT sizes="$(edges "$MSIZE")" msize="$MSIZE" \
@@ -71,7 +85,7 @@ scenarios() {
 	run "$p/1364" echo "$a" $((PORT + 2)) sizes="$(edges 1364)" \
 		msize=1364 random=2 seed=0x1364 iwarp="$3" timeout=180
 	run "$p/1364" stop "$a" $((PORT + 2))
-	msize "$MSIZE"
+	msize "$DEF_SIZE"
 	cqpoll "$CQ_POLL"
 	run "$p" credit "$a" $PORT msg=3000 stall_ms=3000 timeout=120
 	for r in $(echo "$4" | tr ',' ' '); do
@@ -83,9 +97,10 @@ scenarios() {
 	run "$p" devclass "$a" $((PORT + 4)) iwarp="$3" timeout=60
 }
 
-# scenarios6 NAME ADDR IWARP: the same over IPv6, echo only
+# scenarios6 NAME ADDR IWARP GATHER: the same over IPv6, echo only
 scenarios6() {
 	p=transport/$1/ipv6
+	MSIZE=$(msize_on "$4")
 	run "$p" listen "$2" $PORT
 	run "$p" echo "$2" $PORT sizes=0,1,$((MSIZE - 24)),$((MSIZE - 23)),65536 random=2 \
 		seed=0x6eed iwarp="$3" timeout=180
@@ -93,14 +108,18 @@ scenarios6() {
 }
 
 st_load || exit 0
-MSIZE=$(cat /sys/module/smbd/parameters/max_send_size)
+# Two smbd ends with the defaults move a larger size both ways, cut from
+# 64 receives of 8 KiB (smbd_params.large_size, msize_on); at 1364 bytes
+# the same 64 receives cannot hold 16 of it, so 1364 stays.
+DEF_SIZE=$(cat /sys/module/smbd/parameters/max_send_size)
+LARGE=$(cat /sys/module/smbd/parameters/large_message_size)
 CQ_POLL=$(cat /sys/module/smbd/parameters/cq_poll)
 CQ_OTHER=softirq
 [ "$CQ_POLL" = softirq ] && CQ_OTHER=workqueue
 
-scenarios rxe "$RXE_ADDR" 0 "$RXE_RUNS"
-scenarios siw "$SIW_ADDR" 1 "$SIW_RUNS"
-scenarios6 rxe 2001:db8::1 0
-scenarios6 siw 2001:db8:0:1::1 1
+scenarios rxe "$RXE_ADDR" 0 "$RXE_RUNS" 8
+scenarios siw "$SIW_ADDR" 1 "$SIW_RUNS" 6
+scenarios6 rxe 2001:db8::1 0 8
+scenarios6 siw 2001:db8:0:1::1 1 6
 
 if $RMMOD smbd_test; then ok transport/unload-smbd_test; else nok transport/unload-smbd_test; fi

@@ -2392,9 +2392,13 @@ static int st_parse(struct st_cmd *c, int argc, char **argv)
 
 static int st_run(char *line)
 {
-	/* Around one segment of smbd's default 8192-byte messages */
-	static const u32 def_sizes[] = { 0, 1, 4096, 8167, 8168, 8169, 65536,
-					 ST_SIZE_MAX };
+	/*
+	 * Around one segment of smbd's 8192-byte messages, and of the
+	 * 12 and 20 KiB two smbd ends negotiate over siw and rxe
+	 */
+	static const u32 def_sizes[] = { 0, 1, 4096, 8167, 8168, 8169, 12263,
+					 12264, 12265, 20455, 20456, 20457,
+					 65536, ST_SIZE_MAX };
 	struct testsrv *srv;
 	struct st_cmd *c;
 	char **argv;
