@@ -26,7 +26,7 @@
  * on a soft provider the cost is per message, and smbd to smbd moves
  * twice the bytes. A peer asking for 1364 (cifs, ksmbd) still gets 1364
  * both ways: negotiation takes the smaller side. Another smbd is offered
- * up to 32 KiB, as much as a send gathers from pages (20 KiB on rxe,
+ * 32 KiB or what a send gathers from pages if less (20 KiB on rxe,
  * 12 KiB on siw): the same 512 KiB then make 16 or 32 receives, and a
  * 1 MiB message 52 or 86 messages (smbd_xfer_split()). The module
  * parameters below change them for every consumer that takes the

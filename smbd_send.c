@@ -502,7 +502,10 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		if (!ret && smbd_tx_copy(sk, tx, parts, nparts, &cur,
 					 seg.data_length - seg_mapped) !=
 		    seg.data_length - seg_mapped)
-			/* A fault in a kernel iterator; the credit is spent. */
+			/*
+			 * A fault in a kernel iterator, or a segment larger
+			 * than its buffer (a bug); the credit is spent.
+			 */
 			ret = -EFAULT;
 		if (ret) {
 			smbd_tx_unmap(sk, tx);

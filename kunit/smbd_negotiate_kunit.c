@@ -34,7 +34,7 @@ static void smbd_neg_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p.max_send_size, 8192);
 	KUNIT_EXPECT_EQ(test, p.max_recv_size, 8192);
 	smbd_params_init(&p, false);
-	/* 32 KiB to another smbd: 16 receives in the same memory. */
+	/* At most 32 KiB to another smbd, cut from the same memory. */
 	KUNIT_EXPECT_EQ(test, p.large_size, 32768);
 	KUNIT_EXPECT_EQ(test, p.max_fragmented_recv_size, 1048576);
 	KUNIT_EXPECT_EQ(test, p.keepalive_interval_ms, 120000);
@@ -390,7 +390,8 @@ static const struct pair_case pair_cases[] = {
 	{ "responder offers none", 8192, 8192, 32768, 8192, 8192, 0, 8192, 8192 },
 	{ "stock initiator", 1364, 1364, 0, 8192, 8192, 32768, 1364, 1364 },
 	{ "stock responder", 8192, 8192, 32768, 1364, 1364, 0, 1364, 1364 },
-	{ "large to windows", 8192, 8192, 32768, 1364, 8192, 0, 8192, 1364 },
+	/* A Windows server would refuse the 32 KiB offer (WIN<6>). */
+	{ "1364/8192 responder", 8192, 8192, 32768, 1364, 8192, 0, 8192, 1364 },
 	{ "unequal", 8192, 8192, 16384, 8192, 8192, 32768, 16384, 16384 },
 	{ "below max sizes", 65536, 65536, 32768, 8192, 8192, 32768, 32768, 32768 },
 };
