@@ -967,14 +967,10 @@ static int lb_xmit_fn(void *arg)
 	return 0;
 }
 
-/*
- * smbd_sock_send() of @it, waited for LB_WAIT_MS at most: a send still
- * blocked then (a credit or a copy buffer that never comes back) is shut
- * down, waited for, and fails the case in seconds, not at KUnit's
- * timeout.
- */
-static ssize_t lb_send_bounded(struct kunit *test, struct smbd_sock *sk,
-			       const struct iov_iter *it, unsigned int flags)
+/* Start smbd_sock_send() of @it (whose memory outlives the send). */
+static struct lb_xmit *lb_xmit_start(struct kunit *test, struct smbd_sock *sk,
+				     const struct iov_iter *it,
+				     unsigned int flags)
 {
 	struct lb_xmit *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 	struct task_struct *task;
@@ -986,13 +982,29 @@ static ssize_t lb_send_bounded(struct kunit *test, struct smbd_sock *sk,
 	x->flags = flags;
 	task = kthread_run(lb_xmit_fn, x, "smbd_lb_xmit");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	return x;
+}
+
+/*
+ * Its result, waited for LB_WAIT_MS at most: a send still blocked then
+ * (a credit or a copy buffer that never comes back) is shut down, waited
+ * for, so it never outlives the case's memory, and fails the case in
+ * seconds, not at KUnit's timeout.
+ */
+static ssize_t lb_xmit_finish(struct kunit *test, struct lb_xmit *x)
+{
 	if (!lb_done(&x->done)) {
-		smbd_sock_shutdown(sk);
+		smbd_sock_shutdown(x->sk);
 		wait_for_completion(&x->done);
-		KUNIT_FAIL(test, "a send of %zu bytes never returned",
-			   iov_iter_count(it));
+		KUNIT_FAIL(test, "the blocking send never returned");
 	}
 	return x->ret;
+}
+
+static ssize_t lb_send_bounded(struct kunit *test, struct smbd_sock *sk,
+			       const struct iov_iter *it, unsigned int flags)
+{
+	return lb_xmit_finish(test, lb_xmit_start(test, sk, it, flags));
 }
 
 static void lb_roundtrip_flags(struct kunit *test, struct smbd_sock *from,
@@ -2388,31 +2400,17 @@ static void lb_expect_msg(struct kunit *test, struct smbd_sock *sk,
 #define LB_PIECES	24
 #define LB_PIECE	700
 struct lb_sender {
-	struct task_struct *task;
-	struct completion done;
-	struct smbd_sock *sk;
+	struct lb_xmit *x;
 	struct kvec v[LB_PIECES];
-	u32 n;				/* pieces of LB_PIECE bytes */
 	u8 *cat;			/* the message, in one piece */
-	ssize_t ret;
 };
-
-static int lb_sender_fn(void *arg)
-{
-	struct lb_sender *s = arg;
-	struct iov_iter it;
-
-	iov_iter_kvec(&it, ITER_SOURCE, s->v, s->n, s->n * LB_PIECE);
-	s->ret = smbd_sock_send(s->sk, &it, 0);
-	complete(&s->done);
-	return 0;
-}
 
 /* Start a blocking send of @n pieces from @sk, each apart in memory. */
 static struct lb_sender *lb_sender_start(struct kunit *test,
 					 struct smbd_sock *sk, u32 n)
 {
 	struct lb_sender *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct iov_iter it;
 	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
@@ -2428,24 +2426,15 @@ static struct lb_sender *lb_sender_start(struct kunit *test,
 		lb_fill(s->v[i].iov_base, LB_PIECE, 100 + i);
 		memcpy(s->cat + i * LB_PIECE, s->v[i].iov_base, LB_PIECE);
 	}
-	s->n = n;
-	s->sk = sk;
-	init_completion(&s->done);
-	s->task = kthread_run(lb_sender_fn, s, "smbd_lb_sender");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(s->task));
+	iov_iter_kvec(&it, ITER_SOURCE, s->v, n, n * LB_PIECE);
+	s->x = lb_xmit_start(test, sk, &it, 0);
 	return s;
 }
 
 /* Its result; a send that never returns is shut down first. */
 static ssize_t lb_sender_finish(struct kunit *test, struct lb_sender *s)
 {
-	if (!lb_done(&s->done)) {
-		/* Never leave the sender on the case's memory. */
-		smbd_sock_shutdown(s->sk);
-		wait_for_completion(&s->done);
-		KUNIT_FAIL(test, "the blocking send never returned");
-	}
-	return s->ret;
+	return lb_xmit_finish(test, s->x);
 }
 
 /*
@@ -2539,7 +2528,7 @@ static void conn_copy_buffers(struct kunit *test)
 	lb_hold(lp, true);
 	s = lb_sender_start(test, lp->a.sk, LB_PIECES);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
-	KUNIT_EXPECT_FALSE(test, completion_done(&s->done));
+	KUNIT_EXPECT_FALSE(test, completion_done(&s->x->done));
 	lb_hold(lp, false);
 	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s),
 			(ssize_t)(LB_PIECES * LB_PIECE));
@@ -2604,7 +2593,7 @@ static void conn_copy_wait_grants(struct kunit *test)
 	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_EQ(test, lb_recv(lp->a.sk, buf, sizeof(buf) + 1, 0,
 					      NULL), (ssize_t)sizeof(buf));
-	KUNIT_EXPECT_FALSE(test, completion_done(&s->done));
+	KUNIT_EXPECT_FALSE(test, completion_done(&s->x->done));
 	lb_hold(lp, false);
 	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s),
 			(ssize_t)(pieces * LB_PIECE));
