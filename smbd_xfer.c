@@ -130,14 +130,14 @@ static u32 smbd_bufs_fit(const struct smbd_bufs *b, u32 size)
 }
 
 /*
- * Lay @b's chunks out again as buffers of @size bytes, of which at least
- * one fits (smbd_bufs_fit()); the chunks stay mapped as they were.
+ * Lay @b's chunks out again as the @n buffers of @size bytes that
+ * smbd_bufs_fit() found room for; the chunks stay mapped as they were.
  */
-static void smbd_bufs_cut(struct smbd_bufs *b, u32 size)
+static void smbd_bufs_cut(struct smbd_bufs *b, u32 size, u32 n)
 {
 	b->stride = smbd_stride(size);
 	b->per_chunk = b->chunk_len / b->stride;
-	b->n = smbd_bufs_fit(b, size);
+	b->n = n;
 }
 
 /* Buffer @i of @b, and its DMA address in *@dma. */
@@ -377,7 +377,7 @@ int smbd_xfer_split(struct smbd_sock *sk)
 		n = smbd_bufs_fit(&sk->ss_rx_bufs, recv);
 		if (WARN_ON_ONCE(!n || n > sk->ss_nr_rx))
 			return -EPROTO;
-		smbd_bufs_cut(&sk->ss_rx_bufs, recv);
+		smbd_bufs_cut(&sk->ss_rx_bufs, recv, n);
 		smbd_rx_lay_out(sk, n, recv);
 		sk->ss_params.recv_credit_max = n;
 	}
@@ -387,7 +387,7 @@ int smbd_xfer_split(struct smbd_sock *sk)
 		n = smbd_bufs_fit(&sk->ss_copy_bufs, send);
 		if (WARN_ON_ONCE(!n || n > sk->ss_nr_copy))
 			return -EPROTO;
-		smbd_bufs_cut(&sk->ss_copy_bufs, send);
+		smbd_bufs_cut(&sk->ss_copy_bufs, send, n);
 		smbd_copy_lay_out(sk, n, send);
 	}
 	return 0;
