@@ -192,7 +192,12 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		spin_lock_bh(&sk->ss_lock);
 		if (!op->op_status)
 			op->op_status = ret;
-		op->op_pending -= nsig - went;
+		/*
+		 * A fence may have given the wait up meanwhile (the part
+		 * that went failed, or another thread's fence completed):
+		 * smbd_ops_abandon() left nothing pending to take back.
+		 */
+		op->op_pending -= min(op->op_pending, nsig - went);
 		op->op_posted -= nsig - went;
 		if (!op->op_pending && !op->op_finished) {
 			op->op_finished = true;

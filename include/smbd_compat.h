@@ -27,7 +27,6 @@
 #define smbd_assign_str(field)	__assign_str(field, field)
 #endif
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 #include <linux/bvec.h>
 #include <linux/mm.h>
 #include <linux/uio.h>
@@ -39,7 +38,13 @@
  * page references are taken (the caller owns the memory, as with the
  * kernel iterators of iov_iter_extract_pages()). One segment per call:
  * callers loop. Advances @i by the bytes returned; -EFAULT for any other
- * kind of iterator.
+ * kind of iterator, or a kvec over memory no page backs.
+ *
+ * A kvec's page: from the linear map's address, else from the page
+ * tables (vmalloc, and module memory, such as the static padding 6.1's
+ * cifs.ko adds to compounds: virt_to_page() of it names some other page).
+ * Built on every kernel, so that KUnit checks it against the kernel's
+ * own iov_iter_extract_pages(); used in its place before 6.3.
  */
 static inline ssize_t
 smbd_compat_extract_pages(struct iov_iter *i, struct page ***pages,
@@ -66,9 +71,12 @@ smbd_compat_extract_pages(struct iov_iter *i, struct page ***pages,
 		len = min(maxsize, kv[seg].iov_len - skip);
 		len = min(len, (size_t)maxpages * PAGE_SIZE - off);
 		va -= off;
-		for (k = 0; k * PAGE_SIZE < off + len; k++, va += PAGE_SIZE)
-			p[k] = is_vmalloc_addr(va) ? vmalloc_to_page(va) :
-						     virt_to_page(va);
+		for (k = 0; k * PAGE_SIZE < off + len; k++, va += PAGE_SIZE) {
+			p[k] = virt_addr_valid(va) ? virt_to_page(va) :
+						     vmalloc_to_page(va);
+			if (!p[k])
+				return -EFAULT;
+		}
 	} else if (iov_iter_is_bvec(i)) {
 		const struct bio_vec *bv = i->bvec;
 		size_t at;
@@ -91,6 +99,7 @@ smbd_compat_extract_pages(struct iov_iter *i, struct page ***pages,
 	return len;
 }
 
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 #define iov_iter_extract_pages smbd_compat_extract_pages
 #endif
 

@@ -27,13 +27,19 @@ struct opk_fake {
 	u32 op_wrs;			/* of them, the cases' own */
 	bool errored;			/* moved to the error state */
 	bool marker;			/* the fence's marker was taken */
+	/* a fence's marker completes while the refused post returns */
+	struct opk_ctx *fence_on_refusal;
 };
 
 static struct opk_fake opk;
 
+static void opk_complete(struct opk_ctx *c, struct ib_cqe *cqe,
+			 enum ib_wc_status status);
+
 static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			 const struct ib_send_wr **bad)
 {
+	struct opk_ctx *fence;
 	const struct ib_send_wr *wr;
 	int ret = 0;
 
@@ -51,7 +57,11 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 		else
 			opk.op_wrs++;
 	}
+	fence = ret ? opk.fence_on_refusal : NULL;
+	opk.fence_on_refusal = NULL;
 	spin_unlock(&opk.lock);
+	if (fence)
+		opk_complete(fence, &sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	return ret;
 }
 
@@ -279,6 +289,39 @@ static void smbd_op_partial_post_fences(struct kunit *test)
 }
 
 /*
+ * The reliability re-audit's R4: a chain taken in part while a fence
+ * completes (another thread's, or the event work's). The fence gives the
+ * wait up (smbd_ops_abandon() leaves nothing pending); taking back the
+ * requests that did not go must not wrap the count below zero, where
+ * smbd_op_end() warns and the op would wait for 4 billion completions.
+ */
+static void smbd_op_partial_post_under_fence(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, 1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	/* s s s: the provider takes the first, the fence lands at once. */
+	opk_chain(c, 3, BIT(0) | BIT(1) | BIT(2));
+	opk.fence_on_refusal = c;
+	smbd_op_post(c->sk, c->op, &c->wr[0]);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.op_wrs), 1U);
+	spin_lock_bh(&c->sk->ss_lock);
+	KUNIT_EXPECT_EQ(test, c->op->op_pending, 0U);
+	KUNIT_EXPECT_EQ(test, c->op->op_posted, 1U);
+	KUNIT_EXPECT_TRUE(test, c->op->op_finished);
+	spin_unlock_bh(&c->sk->ss_lock);
+	KUNIT_EXPECT_EQ(test, smbd_op_wait(c->sk, c->op), -ECONNABORTED);
+	/* The request that went still completes, and is counted. */
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	spin_lock_bh(&c->sk->ss_lock);
+	KUNIT_EXPECT_EQ(test, c->op->op_posted, 0U);
+	KUNIT_EXPECT_EQ(test, c->op->op_pending, 0U);
+	spin_unlock_bh(&c->sk->ss_lock);
+	opk_end(c);
+}
+
+/*
  * Finding 1: a thread that started while connected but posts only after
  * the teardown closed the gate (and drained the queue pair) must post
  * nothing: the flush of such a request would come after the waits were
@@ -392,6 +435,7 @@ static void smbd_op_cqe_named(struct kunit *test)
 static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_cqe_named),
 	KUNIT_CASE(smbd_op_partial_post_fences),
+	KUNIT_CASE(smbd_op_partial_post_under_fence),
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
