@@ -100,6 +100,92 @@ void smbd_sock_free(struct smbd_sock *sk)
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_free);
 
 /*
+ * ib_free_cq() may free a softirq completion queue whose poll handler is
+ * still running: ib_poll_handler() rearms the queue after the
+ * irq_poll_complete() that lets ib_free_cq()'s irq_poll_disable() return,
+ * and our drain returns from inside that same handler (its marker's
+ * completion). Debian's 6.1 and 6.12 ib_core do not wait for it; the
+ * handler runs with bottom halves off, an RCU read-side section, so once
+ * the queue pair is gone (no new completion, no new run) one grace
+ * period sees the last run out. The queues are freed after it, off the
+ * teardown's path, with a reference on the device that its
+ * unregistration waits for (Documentation/smbd.rst, "Posted work").
+ */
+struct smbd_cq_grave {
+	struct rcu_work rwork;
+	struct ib_device *ibdev;
+	struct ib_cq *cq[2];
+	struct list_head orphans;
+};
+
+static void smbd_cq_grave_work(struct work_struct *work)
+{
+	struct smbd_cq_grave *g = container_of(to_rcu_work(work),
+					       struct smbd_cq_grave, rwork);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(g->cq); i++)
+		if (g->cq[i])
+			ib_free_cq(g->cq[i]);
+	/* Nothing can name them now that the send queue's CQ is gone. */
+	smbd_ops_free_list(&g->orphans);
+	ib_device_put(g->ibdev);
+	kfree(g);
+}
+
+/*
+ * Room to free @ibdev's completion queues later, taken before they are
+ * made: -ENODEV when the device is being unregistered.
+ */
+static int smbd_cq_grave_alloc(struct smbd_sock *sk, struct ib_device *ibdev)
+{
+	struct smbd_cq_grave *g = kzalloc(sizeof(*g), GFP_KERNEL);
+
+	if (!g)
+		return -ENOMEM;
+	if (!ib_device_try_get(ibdev)) {
+		kfree(g);
+		return -ENODEV;
+	}
+	g->ibdev = ibdev;
+	INIT_LIST_HEAD(&g->orphans);
+	INIT_RCU_WORK(&g->rwork, smbd_cq_grave_work);
+	sk->ss_ep.grave = g;
+	return 0;
+}
+
+/*
+ * The completion queues of a destroyed queue pair, and the ops that may
+ * name them, go after a grace period (struct smbd_cq_grave).
+ */
+static void smbd_cq_bury(struct smbd_sock *sk)
+{
+	struct smbd_cq_grave *g = sk->ss_ep.grave;
+
+	sk->ss_ep.grave = NULL;
+	g->cq[0] = sk->ss_ep.send_cq;
+	g->cq[1] = sk->ss_ep.recv_cq;
+	sk->ss_ep.send_cq = NULL;
+	sk->ss_ep.recv_cq = NULL;
+	smbd_ops_take_orphans(sk, &g->orphans);
+	queue_rcu_work(smbd_wq, &g->rwork);
+}
+
+/**
+ * smbd_cq_graves_wait() - wait until every buried completion queue is freed
+ *
+ * For the module's exit: the grace periods have ended and their work has
+ * run when this returns.
+ *
+ * Context: process; sleeps.
+ */
+void smbd_cq_graves_wait(void)
+{
+	rcu_barrier();
+	flush_workqueue(smbd_wq);
+}
+
+/*
  * Free the verbs objects; the queue pair, if any, must be drained. By
  * the handler that failed to build them (ss_ep.cm_mutex), or by a teardown
  * (ss_ep.teardown_mutex) once the id is detached.
@@ -128,13 +214,10 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 	sk->ss_ep.qp = NULL;
 	/* No event comes after the queue pair is gone. */
 	cancel_work_sync(&sk->ss_ep.qp_event_work);
-	if (sk->ss_ep.send_cq)
-		ib_free_cq(sk->ss_ep.send_cq);
-	if (sk->ss_ep.recv_cq)
-		ib_free_cq(sk->ss_ep.recv_cq);
-	sk->ss_ep.send_cq = NULL;
-	sk->ss_ep.recv_cq = NULL;
-	smbd_ops_free_orphans(sk);
+	if (sk->ss_ep.grave)
+		smbd_cq_bury(sk);
+	else
+		smbd_ops_free_orphans(sk);
 	smbd_xfer_free(sk);
 	smbd_mr_free(sk);
 	if (sk->ss_ep.pd)
@@ -258,11 +341,14 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (qp_sge < 0)
 		return qp_sge;
 
+	ret = smbd_cq_grave_alloc(sk, ibdev);
+	if (ret)
+		return ret;
 	sk->ss_ep.pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(sk->ss_ep.pd)) {
 		ret = PTR_ERR(sk->ss_ep.pd);
 		sk->ss_ep.pd = NULL;
-		return ret;
+		goto fail;
 	}
 	poll = smbd_cq_poll_context();
 	sk->ss_ep.send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_ep.sq_depth +

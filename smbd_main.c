@@ -40,6 +40,7 @@ static void __exit smbd_exit(void)
 {
 	smbd_dev_exit();
 	debugfs_remove_recursive(smbd_debugfs_root);
+	smbd_cq_graves_wait();
 	destroy_workqueue(smbd_wq);
 }
 

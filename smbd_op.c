@@ -315,6 +315,41 @@ void smbd_ops_abort(struct smbd_sock *sk)
 }
 
 /**
+ * smbd_ops_take_orphans() - take the ops whose completions never came
+ * @sk: a socket whose queue pair is destroyed: no completion names an op
+ *	any more, but the send completion queue may not be freed yet
+ * @to: the list they move to, freed by smbd_ops_free_list() once the
+ *	send completion queue is
+ *
+ * Context: process. Caller holds ss_ep.teardown_mutex or ss_ep.cm_mutex.
+ */
+void smbd_ops_take_orphans(struct smbd_sock *sk, struct list_head *to)
+{
+	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
+		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
+	spin_lock_bh(&sk->ss_lock);
+	list_splice_init(&sk->ss_op_orphans, to);
+	spin_unlock_bh(&sk->ss_lock);
+}
+
+/**
+ * smbd_ops_free_list() - free ops taken by smbd_ops_take_orphans()
+ * @ops: the list; its send completion queue is freed
+ *
+ * Context: any.
+ */
+void smbd_ops_free_list(struct list_head *ops)
+{
+	struct smbd_op *op, *next;
+
+	list_for_each_entry_safe(op, next, ops, op_node) {
+		list_del(&op->op_node);
+		op->op_magic = SMBD_OP_DEAD;
+		kfree(op);
+	}
+}
+
+/**
  * smbd_ops_free_orphans() - free the ops whose completions never came
  * @sk: a socket whose send completion queue is freed: nothing can name
  *	an op any more
@@ -323,18 +358,10 @@ void smbd_ops_abort(struct smbd_sock *sk)
  */
 void smbd_ops_free_orphans(struct smbd_sock *sk)
 {
-	struct smbd_op *op, *next;
 	LIST_HEAD(gone);
 
-	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
-		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
 	WARN_ON_ONCE(sk->ss_ep.send_cq);
-	spin_lock_bh(&sk->ss_lock);
-	list_splice_init(&sk->ss_op_orphans, &gone);
-	spin_unlock_bh(&sk->ss_lock);
-	list_for_each_entry_safe(op, next, &gone, op_node) {
-		op->op_magic = SMBD_OP_DEAD;
-		kfree(op);
-	}
+	smbd_ops_take_orphans(sk, &gone);
+	smbd_ops_free_list(&gone);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ops_free_orphans);

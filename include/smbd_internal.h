@@ -480,6 +480,8 @@ struct smbd_fake_ep {
 	struct rdma_cm_id *cm_id;
 };
 
+struct smbd_cq_grave;
+
 /**
  * struct smbd_ep - a connection's endpoint: its connection manager id and
  *	verbs objects, the sizes taken from its device, and the gate and
@@ -499,6 +501,8 @@ struct smbd_fake_ep {
  * @pd: the protection domain
  * @send_cq: the send completion queue
  * @recv_cq: the receive completion queue
+ * @grave: what frees the completion queues of a real device after an
+ *	RCU grace period, with a reference on it (smbd_cq_bury())
  * @send_cq_id: @send_cq's restrack id (the cq= of smbd_wc_*), for debugfs
  * @recv_cq_id: @recv_cq's
  * @cqe_ids: completion contexts named so far (smbd_cqe_init())
@@ -546,6 +550,7 @@ struct smbd_ep {
 	struct ib_pd *pd;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
+	struct smbd_cq_grave *grave;
 	u32 send_cq_id;
 	u32 recv_cq_id;
 	atomic_t cqe_ids;
@@ -770,6 +775,7 @@ static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
 
 /* smbd_core.c */
 extern struct workqueue_struct *smbd_wq;
+void smbd_cq_graves_wait(void);
 extern struct list_head smbd_socks;	/* every socket, for debugfs */
 extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
@@ -904,6 +910,8 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op);
 void smbd_ops_abandon(struct smbd_sock *sk);
 void smbd_ops_abort(struct smbd_sock *sk);
 void smbd_ops_free_orphans(struct smbd_sock *sk);
+void smbd_ops_take_orphans(struct smbd_sock *sk, struct list_head *to);
+void smbd_ops_free_list(struct list_head *ops);
 
 /* smbd_inject.c: fault injection (compiled out without the kernel's) */
 enum smbd_fail_point_id {

@@ -26,6 +26,14 @@
  *              once, some shut the listener down before releasing it. Releases of listeners holding
  *              negotiating and holding queued children must be seen.
  *   health     a fresh connect and a 64 KiB echo on <ip>:<port> work.
+ *   cq-free    iters= (4) rounds of a connect, a 64 KiB echo and the
+ *              release of both ends, with the device's req_notify_cq
+ *              held delay_ms= (40) ms whenever the completion queue's
+ *              softirq poll handler rearms it (a kprobe): the window in
+ *              which an unpatched ib_free_cq() frees a softirq CQ under
+ *              its handler is opened wide, and KASAN reports the
+ *              use-after-free unless smbd waits the handler out
+ *              (struct smbd_cq_grave in smbd_ep.c).
  *   quiet=1    (any command) errors that come from a device going away
  *              are expected: no coverage check (rdma link delete runs).
  *   secs=N     (initiator) stop handing out iterations after N s.
@@ -39,6 +47,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -411,9 +420,104 @@ out:
 	vfree(rx);
 }
 
+#ifdef CONFIG_KPROBES
+/* The delay the cq-free probe holds a softirq rearm for, 0: none. */
+static u32 cqf_delay_ms;
+static atomic_t cqf_held;
+
+static int cqf_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	u32 ms = READ_ONCE(cqf_delay_ms);
+
+	/* ib_poll_handler(), after its irq_poll_complete() */
+	if (ms && in_serving_softirq()) {
+		atomic_inc(&cqf_held);
+		mdelay(ms);
+	}
+	return 0;
+}
+
+/* One connection, an echo, and both ends released with the probe armed. */
+static int cqf_round(struct churn_run *r, struct smbd_sock *lsk,
+		     struct kprobe *kp, u32 delay_ms, u8 *tx, u8 *rx, size_t len)
+{
+	struct smbd_sock *srv = NULL, *cli = NULL;
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n;
+	int ret;
+
+	ret = smbd_sock_create(&init_net, NULL, &cli) ?:
+	      smbd_sock_connect(cli, (struct sockaddr *)&r->dst) ?:
+	      smbd_sock_accept(lsk, &srv, 0);
+	if (ret)
+		goto out;
+	/* The probe goes on the device's own rearm, whichever provider. */
+	if (!kp->addr) {
+		kp->addr = (kprobe_opcode_t *)cli->ss_ep.ibdev->ops.req_notify_cq;
+		ret = register_kprobe(kp);
+		if (ret) {
+			kp->addr = NULL;
+			goto out;
+		}
+	}
+	kv.iov_base = tx;
+	kv.iov_len = len;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, len);
+	n = smbd_sock_send(cli, &it, 0);
+	if (n == len) {
+		kv.iov_base = rx;
+		iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+		n = smbd_sock_recv(srv, &it, 0, NULL);
+	}
+	if (n != len || memcmp(tx, rx, len))
+		ret = n < 0 ? n : -EIO;
+out:
+	WRITE_ONCE(cqf_delay_ms, delay_ms);
+	smbd_sock_release(cli);
+	smbd_sock_release(srv);
+	WRITE_ONCE(cqf_delay_ms, 0);
+	return ret;
+}
+
+static void cmd_cq_free(struct churn_run *r, u32 delay_ms)
+{
+	struct kprobe kp = { .pre_handler = cqf_pre };
+	struct smbd_sock *lsk = NULL;
+	const size_t len = 65536;
+	u8 *tx = vmalloc(len), *rx = vmalloc(len);
+	int ret = -ENOMEM;
+	u32 i = 0;
+
+	atomic_set(&cqf_held, 0);
+	if (tx && rx)
+		ret = churn_listen(&r->dst, 4, &lsk);
+	if (!ret)
+		get_random_bytes(tx, len);
+	for (; !ret && i < r->iters; i++)
+		ret = cqf_round(r, lsk, &kp, delay_ms, tx, rx, len);
+	if (kp.addr)
+		unregister_kprobe(&kp);
+	smbd_sock_release(lsk);
+	testctl_check(&tc.out, !ret && i == r->iters, NULL, "cq-free",
+		      "%u of %u rounds, error %d", i, r->iters, ret);
+	/* Else the window was never opened: the check proves nothing. */
+	testctl_check(&tc.out, atomic_read(&cqf_held) > 0, NULL,
+		      "cq-free-window", "%d softirq rearms held %u ms",
+		      atomic_read(&cqf_held), delay_ms);
+	vfree(tx);
+	vfree(rx);
+}
+#else
+static void cmd_cq_free(struct churn_run *r, u32 delay_ms)
+{
+	testctl_out_add(&tc.out, "skip cq-free - no CONFIG_KPROBES\n");
+}
+#endif
+
 static int churn_cmd(char *line)
 {
-	u32 conns = 4, max_ms = 400, port = 0, secs = 0, v;
+	u32 conns = 4, max_ms = 400, port = 0, secs = 0, delay_ms = 40, v;
 	char *cmd, *ip, *arg;
 	struct churn_run *r;
 	int ret = 0;
@@ -427,6 +531,8 @@ static int churn_cmd(char *line)
 	if (!r)
 		return -ENOMEM;
 	r->iters = strcmp(cmd, "responder") ? 1000 : 200;
+	if (!strcmp(cmd, "cq-free"))
+		r->iters = 4;
 	r->threads = 4;
 	while ((arg = strsep(&line, " "))) {
 		if (sscanf(arg, "iters=%u", &v) == 1)
@@ -441,6 +547,8 @@ static int churn_cmd(char *line)
 			r->quiet = v;
 		else if (sscanf(arg, "secs=%u", &v) == 1)
 			secs = v;
+		else if (sscanf(arg, "delay_ms=%u", &v) == 1)
+			delay_ms = min_t(u32, v, 200);
 		else if (*arg)
 			ret = -EINVAL;
 	}
@@ -456,6 +564,8 @@ static int churn_cmd(char *line)
 		cmd_responder(r, conns, max_ms);
 	else if (!strcmp(cmd, "health"))
 		cmd_health(r);
+	else if (!strcmp(cmd, "cq-free"))
+		cmd_cq_free(r, delay_ms);
 	else
 		ret = -EINVAL;
 out:

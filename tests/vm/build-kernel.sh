@@ -115,8 +115,6 @@ fi
 # run its disconnect work on the cm_id it had just destroyed),
 # adapters/patches/cifs-demux-sigkill.patch (a mount failing at once could leave
 # cifsd waiting for good for a SIGKILL it had dropped),
-# tests/kernel/ib-cq-free-softirq.patch (ib_free_cq() could free a softirq CQ
-# while its poll handler still rearmed it: use-after-free over rxe),
 # tests/kernel/siw-cep-signals.patch (siw flushed the signals of whoever waited
 # for a busy connection endpoint, cifsd's SIGKILL among them),
 # tests/kernel/siw-preaccept-cep-leak.patch (siw leaked the endpoint of a
