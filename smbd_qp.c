@@ -84,6 +84,14 @@ int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
  * Move the queue pair to the error state and post the marker, once per
  * connection. Returns false when there is nothing to wait for: no queue
  * pair was ever made.
+ *
+ * Only a queue pair in the error state is fenced by the marker: on one
+ * still ready to send, the marker would complete at once while the peer
+ * could still reach the MRs ([MS-SMBD] 3.1.4.4). When the move fails, or
+ * the provider refuses the marker for good (mlx5 and mlx4 refuse every
+ * post after a fatal error), nothing is posted and the fence completes
+ * only with the teardown's drain. A marker refused for want of room
+ * (-ENOMEM) is tried again: the queue pair flushes what it holds.
  */
 static bool smbd_fence_post(struct smbd_sock *sk)
 {
@@ -111,17 +119,18 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 		return true;
 
 	if (smbd_fake(sk))
-		smbd_fake(sk)->to_error(sk);
+		ret = smbd_fake(sk)->to_error(sk);
 	else
-		ib_modify_qp(sk->ss_ep.qp, &attr, IB_QP_STATE);
-	/*
-	 * A queue pair in the error state flushes what it holds, so a queue
-	 * that was full takes the marker soon after.
-	 */
-	while ((ret = smbd_qp_post(sk, &wr.wr, NULL)) && --tries)
-		msleep(SMBD_FENCE_RETRY_MS);
-	/* Not posted: the teardown's drain stands in for it. */
-	WARN_ONCE(ret, "smbd: fence not posted (%d)\n", ret);
+		ret = ib_modify_qp(sk->ss_ep.qp, &attr, IB_QP_STATE);
+	if (!ret) {
+		while ((ret = smbd_qp_post(sk, &wr.wr, NULL)) == -ENOMEM &&
+		       --tries)
+			msleep(SMBD_FENCE_RETRY_MS);
+	}
+	WRITE_ONCE(sk->ss_ep.fence_err, ret);
+	if (ret)
+		pr_warn_ratelimited("smbd: connection %u: no fence (%d): waits end with the teardown\n",
+				    sk->ss_id, ret);
 	smbd_post_leave(sk);
 	return true;
 }
@@ -150,7 +159,8 @@ void smbd_qp_fence_start(struct smbd_sock *sk)
  * of its MRs, and waits for a marker posted after every request already
  * on the send queue: then none of them is running. Once per connection;
  * later callers wait for the same marker. After the teardown closed the
- * gate, its drain does the same and completes the wait.
+ * gate, its drain does the same and completes the wait. When the queue
+ * pair cannot be fenced (ss_ep.fence_err) only that drain completes it.
  *
  * Context: process; sleeps.
  */

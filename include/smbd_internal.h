@@ -431,7 +431,8 @@ struct smbd_reg {
  * struct smbd_fake_qp - a KUnit suite's stand-in for the verbs endpoint
  * @post_send: takes a send chain, as ib_post_send() (@bad may be NULL)
  * @post_recv: takes a receive chain, as ib_post_recv()
- * @to_error: moves the queue pair to the error state
+ * @to_error: moves the queue pair to the error state, as ib_modify_qp()
+ *	(0 or its error)
  * @drain: as ib_drain_qp(): returns once every completion has run
  * @disconnect: as rdma_disconnect() on the socket's id
  * @destroy: frees the queue pair, CQs and PD the suite gave the socket
@@ -449,7 +450,7 @@ struct smbd_fake_qp {
 			 const struct ib_send_wr **bad);
 	int (*post_recv)(struct smbd_sock *sk, const struct ib_recv_wr *first,
 			 const struct ib_recv_wr **bad);
-	void (*to_error)(struct smbd_sock *sk);
+	int (*to_error)(struct smbd_sock *sk);
 	void (*drain)(struct smbd_sock *sk);
 	void (*disconnect)(struct smbd_sock *sk);
 	void (*destroy)(struct smbd_sock *sk);
@@ -517,6 +518,9 @@ struct smbd_cq_grave;
  *	socket's ss_lock): no thread posts once the teardown set it, before
  *	it drains
  * @fence_posted: the fence's marker is out (ss_lock)
+ * @fence_err: why the marker is not out after all: the queue pair did
+ *	not go to the error state, or the provider refused the marker
+ *	(written once, by the thread that posts it)
  * @posting: threads between the check of @qp_closed and the end of their
  *	post, which the teardown waits for (ss_lock)
  * @fence_cqe: the marker's completion context (smbd_qp_fence())
@@ -564,6 +568,7 @@ struct smbd_ep {
 
 	bool qp_closed;
 	bool fence_posted;
+	int fence_err;
 	u32 posting;
 	struct smbd_cqe fence_cqe;
 	struct completion fence_done;

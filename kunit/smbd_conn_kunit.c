@@ -412,7 +412,7 @@ static int lb_post_recv(struct smbd_sock *sk, const struct ib_recv_wr *first,
 	return ret;
 }
 
-static void lb_to_error(struct smbd_sock *sk)
+static int lb_to_error(struct smbd_sock *sk)
 {
 	struct lb_pair *lp = lb_cur;
 	struct lb_end *e;
@@ -422,6 +422,7 @@ static void lb_to_error(struct smbd_sock *sk)
 	if (e)
 		lb_error(lp, e);
 	spin_unlock_bh(&lp->lock);
+	return 0;
 }
 
 /*

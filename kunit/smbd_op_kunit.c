@@ -26,7 +26,11 @@ struct opk_fake {
 	u32 taken;			/* requests taken, fence marker included */
 	u32 op_wrs;			/* of them, the cases' own */
 	bool errored;			/* moved to the error state */
+	int to_error_ret;		/* the move to the error state fails */
 	bool marker;			/* the fence's marker was taken */
+	u32 marker_tries;		/* posts of the marker */
+	int marker_refusals;		/* refused before it is taken; -1 all */
+	int marker_ret;			/* with this error */
 	/* a fence's marker completes while the refused post returns */
 	struct opk_ctx *fence_on_refusal;
 };
@@ -45,6 +49,17 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 
 	spin_lock(&opk.lock);
 	for (wr = first; wr; wr = wr->next) {
+		if (wr->wr_cqe == &sk->ss_ep.fence_cqe.cqe) {
+			opk.marker_tries++;
+			if (opk.marker_refusals) {
+				if (opk.marker_refusals > 0)
+					opk.marker_refusals--;
+				if (bad)
+					*bad = wr;
+				ret = opk.marker_ret;
+				break;
+			}
+		}
 		if (opk.accept >= 0 && opk.taken >= opk.accept) {
 			if (bad)
 				*bad = wr;
@@ -65,13 +80,19 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 	return ret;
 }
 
-static void opk_to_error(struct smbd_sock *sk)
+static int opk_to_error(struct smbd_sock *sk)
 {
+	int ret;
+
 	spin_lock(&opk.lock);
-	opk.errored = true;
-	/* Only the cases' requests are limited: the marker always goes. */
-	opk.accept = -1;
+	ret = opk.to_error_ret;
+	if (!ret) {
+		opk.errored = true;
+		/* Only the cases' requests are limited, not the marker. */
+		opk.accept = -1;
+	}
 	spin_unlock(&opk.lock);
+	return ret;
 }
 
 /* The event work tells the peer when a case ends the connection. */
@@ -321,6 +342,62 @@ static void smbd_op_partial_post_under_fence(struct kunit *test)
 	opk_end(c);
 }
 
+/* The connection ends; its event work moves the queue pair and fences. */
+static void opk_end_connection(struct opk_ctx *c)
+{
+	smbd_sock_error(c->sk, -ECONNRESET);
+	flush_work(&c->sk->ss_disconnect_work);
+}
+
+/*
+ * The re-audit's R1: the fence is the marker on a queue pair in the error
+ * state, where the peer reaches none of the MRs ([MS-SMBD] 3.1.4.4). When
+ * the queue pair does not go there, a marker would complete on a live one
+ * and say "fenced" while the peer can still write: nothing is posted, and
+ * waits end only with the teardown's drain.
+ */
+static void smbd_op_fence_needs_error_state(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	opk.to_error_ret = -EIO;
+	opk_end_connection(c);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.marker_tries), 0U);
+	KUNIT_EXPECT_FALSE(test, opk_marker());
+	KUNIT_EXPECT_EQ(test, READ_ONCE(c->sk->ss_ep.fence_err), -EIO);
+	KUNIT_EXPECT_FALSE(test, completion_done(&c->sk->ss_ep.fence_done));
+}
+
+/*
+ * R1 again: a provider that refuses every post after a fatal error (mlx5
+ * and mlx4 return -EIO) refuses the marker for good. It is tried once,
+ * not for seconds, and with no warning (a panic under panic_on_warn);
+ * a marker refused for want of room is tried until the queue flushed.
+ */
+static void smbd_op_fence_refused(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+	unsigned long t0 = jiffies;
+
+	opk.marker_refusals = -1;
+	opk.marker_ret = -EIO;
+	opk_end_connection(c);
+	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - t0), 1000U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.marker_tries), 1U);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(opk.errored));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(c->sk->ss_ep.fence_err), -EIO);
+	KUNIT_EXPECT_FALSE(test, completion_done(&c->sk->ss_ep.fence_done));
+	opk_exit(test);
+
+	c = opk_setup(test, -1);
+	opk.marker_refusals = 3;
+	opk.marker_ret = -ENOMEM;
+	opk_end_connection(c);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.marker_tries), 4U);
+	KUNIT_EXPECT_TRUE(test, opk_marker());
+	KUNIT_EXPECT_EQ(test, READ_ONCE(c->sk->ss_ep.fence_err), 0);
+}
+
 /*
  * Finding 1: a thread that started while connected but posts only after
  * the teardown closed the gate (and drained the queue pair) must post
@@ -436,6 +513,8 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_cqe_named),
 	KUNIT_CASE(smbd_op_partial_post_fences),
 	KUNIT_CASE(smbd_op_partial_post_under_fence),
+	KUNIT_CASE(smbd_op_fence_needs_error_state),
+	KUNIT_CASE(smbd_op_fence_refused),
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
