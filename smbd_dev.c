@@ -22,6 +22,41 @@ static LIST_HEAD(smbd_devices);
 static DEFINE_MUTEX(smbd_devices_lock);	/* protects smbd_devices */
 static struct ib_client smbd_ib_client;
 static BLOCKING_NOTIFIER_HEAD(smbd_dev_chain);
+/* Ends the connections on a device that died (smbd_dev_init()). */
+static void (*smbd_dev_dead)(struct ib_device *ibdev, bool quiesce);
+
+/*
+ * A device that died: no new connection on it (smbd_dev_get()), and the
+ * ones on it end (smbd_socks_dead()). Once: a device recovers by being
+ * removed and added again, as a new record.
+ */
+static void smbd_dev_fatal(struct ib_device *ibdev, bool quiesce)
+{
+	struct smbd_device *sd;
+	bool first = false;
+
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (sd->sd_ibdev == ibdev) {
+			first = !sd->sd_fatal;
+			sd->sd_fatal = true;
+			break;
+		}
+	}
+	mutex_unlock(&smbd_devices_lock);
+	if (first)
+		smbd_dev_dead(ibdev, quiesce);
+}
+
+/*
+ * The device's asynchronous events, from ib_core's work queue (process
+ * context, under the device's event_handler_rwsem).
+ */
+static void smbd_dev_event(struct ib_event_handler *h, struct ib_event *ev)
+{
+	if (ev->event == IB_EVENT_DEVICE_FATAL)
+		smbd_dev_fatal(ev->device, false);
+}
 
 /*
  * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
@@ -65,6 +100,8 @@ static int smbd_ib_add(struct ib_device *ibdev)
 	list_add_tail(&sd->sd_list, &smbd_devices);
 	mutex_unlock(&smbd_devices_lock);
 	ib_set_client_data(ibdev, &smbd_ib_client, sd);
+	INIT_IB_EVENT_HANDLER(&sd->sd_events, ibdev, smbd_dev_event);
+	ib_register_event_handler(&sd->sd_events);
 
 	ibdev_info(ibdev, "smbd: %s device, qp_wr %u send_sge %u frmr_pages %u ird %u ord %u\n",
 		   sd->sd_iwarp ? "iWARP" : "IB/RoCE", sd->sd_max_qp_wr,
@@ -78,6 +115,8 @@ static void smbd_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct smbd_device *sd = client_data;
 
+	/* Waits for a call in progress. */
+	ib_unregister_event_handler(&sd->sd_events);
 	blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_DOWN, ibdev);
 	mutex_lock(&smbd_devices_lock);
 	list_del(&sd->sd_list);
@@ -122,7 +161,9 @@ DEFINE_SHOW_ATTRIBUTE(smbd_devices);
  * it): the device may be removed the moment this returns.
  *
  * Context: process; takes smbd_devices_lock.
- * Return: true, or false for a device smbd does not (or no longer) use.
+ * Return: true, or false for a device smbd does not (or no longer) use:
+ * unknown, removed, or dead (IB_EVENT_DEVICE_FATAL) until it is added
+ * again.
  */
 bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd)
 {
@@ -133,7 +174,7 @@ bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd)
 	list_for_each_entry(pos, &smbd_devices, sd_list) {
 		if (pos->sd_ibdev == ibdev) {
 			*sd = *pos;
-			found = true;
+			found = !pos->sd_fatal;
 			break;
 		}
 	}
@@ -330,18 +371,77 @@ static int smbd_interfaces_show(struct seq_file *m, void *v)
 
 DEFINE_SHOW_ATTRIBUTE(smbd_interfaces);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * The fault point dev_fatal: writing a device's name plays mlx5's
+ * internal error on it, as IB_EVENT_DEVICE_FATAL would. A soft device
+ * still moves data, so each connection's queue pair is first flushed
+ * through the fence (as a device that stopped leaves it); from then on
+ * the device is dead to smbd: posts refused, no drain, no new
+ * connection, until it is removed and added again.
+ */
+static ssize_t smbd_dev_fatal_write(struct file *f, const char __user *ubuf,
+				    size_t len, loff_t *pos)
+{
+	struct ib_device *ibdev = NULL;
+	struct smbd_device *sd;
+	char name[IB_DEVICE_NAME_MAX];
+	ssize_t n;
+
+	n = strncpy_from_user(name, ubuf, min(len, sizeof(name) - 1));
+	if (n < 0)
+		return n;
+	name[n] = 0;
+	strim(name);
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (!strcmp(dev_name(&sd->sd_ibdev->dev), name) &&
+		    ib_device_try_get(sd->sd_ibdev)) {
+			ibdev = sd->sd_ibdev;
+			break;
+		}
+	}
+	mutex_unlock(&smbd_devices_lock);
+	if (!ibdev)
+		return -ENODEV;
+	smbd_dev_fatal(ibdev, true);
+	ib_device_put(ibdev);
+	return len;
+}
+
+static const struct file_operations smbd_dev_fatal_fops = {
+	.owner = THIS_MODULE,
+	.write = smbd_dev_fatal_write,
+	.llseek = noop_llseek,
+};
+
+static void smbd_dev_fatal_debugfs(struct dentry *root)
+{
+	debugfs_create_file("dev_fatal", 0200, root, NULL, &smbd_dev_fatal_fops);
+}
+#else
+static void smbd_dev_fatal_debugfs(struct dentry *root)
+{
+}
+#endif
+
 /**
  * smbd_dev_init() - start following RDMA devices
  * @root: smbd's debugfs directory, for its "devices" file
+ * @dead: called once when a device reports a fatal error, to end the
+ *	connections on it (smbd_socks_dead())
  *
  * Context: process (module init).
  * Return: 0 or ib_register_client()'s errno.
  */
-int smbd_dev_init(struct dentry *root)
+int smbd_dev_init(struct dentry *root,
+		  void (*dead)(struct ib_device *ibdev, bool quiesce))
 {
+	smbd_dev_dead = dead;
 	debugfs_create_file("devices", 0444, root, NULL, &smbd_devices_fops);
 	debugfs_create_file("interfaces", 0444, root, NULL,
 			    &smbd_interfaces_fops);
+	smbd_dev_fatal_debugfs(root);
 	return ib_register_client(&smbd_ib_client);
 }
 

@@ -9,6 +9,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/module.h>
+#include <linux/irq_poll.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -24,16 +25,82 @@ static void smbd_qp_event_work(struct work_struct *work);
  * completions a dying queue pair lost are given up now rather than at
  * the teardown, which a consumer waiting for them would never reach.
  */
-static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+static void smbd_fence_give_up(struct smbd_sock *sk)
 {
-	struct smbd_sock *sk = cq->cq_context;
-
-	smbd_wc_trace(cq, wc);
 	spin_lock_bh(&sk->ss_lock);
 	smbd_ops_abandon(sk);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_tx_abandon(sk);
 	complete_all(&sk->ss_ep.fence_done);
+}
+
+static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	smbd_wc_trace(cq, wc);
+	smbd_fence_give_up(cq->cq_context);
+}
+
+/**
+ * smbd_sock_dead() - the socket's device stopped for good
+ * @sk: a socket on a device that reported IB_EVENT_DEVICE_FATAL
+ *
+ * The device moves no more data and completes nothing of its own: mlx5
+ * and mlx4, in their internal-error state, refuse every post, make up
+ * the flush completions of what was posted in software (mlx5 answers
+ * its drain the same way), and their recovery resets the function and
+ * re-adds the device. So the connection ends (-EIO), nothing is posted
+ * to it any more (smbd_qp_post()), its teardown does not drain it, and
+ * whatever still waits for it is given up now, the fence included:
+ * a marker would be refused, or never complete. Posted work whose
+ * completion comes after all finds its context, or an orphan op, until
+ * the completion queues go.
+ *
+ * Context: process. Called under smbd_socks_lock by smbd_socks_dead().
+ */
+void smbd_sock_dead(struct smbd_sock *sk)
+{
+	WRITE_ONCE(sk->ss_ep.dead, true);
+	smbd_sock_error(sk, -EIO);
+	smbd_fence_give_up(sk);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_sock_dead);
+
+/* How long the fault point waits for each queue pair to flush. */
+#define SMBD_DEAD_QUIESCE_MS	10000
+
+/**
+ * smbd_socks_dead() - every connection on a device that stopped for good
+ * @ibdev: the device
+ * @quiesce: first flush each connection's queue pair through the fence
+ *	and wait for it (the fault point's stand-in for a device that
+ *	stopped: a soft device still moves data)
+ *
+ * smbd_dev.c calls it on IB_EVENT_DEVICE_FATAL (see smbd_sock_dead()).
+ *
+ * Context: process; sleeps. Takes smbd_socks_lock.
+ */
+void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
+{
+	unsigned long tmo = msecs_to_jiffies(SMBD_DEAD_QUIESCE_MS);
+	struct smbd_sock *sk;
+	u32 n = 0;
+
+	mutex_lock(&smbd_socks_lock);
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
+			continue;
+		/* Bounded: a fence that could not be posted waits for a release. */
+		if (quiesce) {
+			smbd_sock_error(sk, -EIO);
+			if (smbd_qp_fence_start(sk))
+				wait_for_completion_timeout(&sk->ss_ep.fence_done,
+							    tmo);
+		}
+		smbd_sock_dead(sk);
+		n++;
+	}
+	mutex_unlock(&smbd_socks_lock);
+	ibdev_warn(ibdev, "smbd: fatal device error: %u connections ended\n", n);
 }
 
 /* A new socket, on the debugfs list; the caller sets it up. */
@@ -155,10 +222,32 @@ static int smbd_cq_grave_alloc(struct smbd_sock *sk, struct ib_device *ibdev)
 }
 
 /*
- * The completion queues of a destroyed queue pair, and the ops that may
- * name them, go after a grace period (struct smbd_cq_grave).
+ * No poll handler runs on @cq, nor will: it may go, and what its
+ * completions name with it. For a queue pair that was not drained (a
+ * dead device), whose handlers may still be at work on the last
+ * completions the provider made up. irq_poll_disable() waits for a run
+ * scheduled or under way to reach its irq_poll_complete(), and no run
+ * starts after it; the grace period then sees the rest of the last one
+ * (its rearm) out. A CQ polled from a work queue is waited for by
+ * ib_free_cq() itself.
  */
-static void smbd_cq_bury(struct smbd_sock *sk)
+static void smbd_cq_quiesce(struct ib_cq *cq)
+{
+	if (cq->poll_ctx != IB_POLL_SOFTIRQ)
+		return;
+	irq_poll_disable(&cq->iop);
+	synchronize_rcu();
+	/* ib_free_cq() disables it again; nothing can schedule it now. */
+	irq_poll_enable(&cq->iop);
+}
+
+/*
+ * The completion queues of a destroyed queue pair, and the ops that may
+ * name them, go after a grace period (struct smbd_cq_grave); or at once,
+ * @now, for a queue pair that was not drained: the caller frees what the
+ * completions name next, so their handlers must be done first.
+ */
+static void smbd_cq_bury(struct smbd_sock *sk, bool now)
 {
 	struct smbd_cq_grave *g = sk->ss_ep.grave;
 
@@ -168,7 +257,15 @@ static void smbd_cq_bury(struct smbd_sock *sk)
 	sk->ss_ep.send_cq = NULL;
 	sk->ss_ep.recv_cq = NULL;
 	smbd_ops_take_orphans(sk, &g->orphans);
-	queue_rcu_work(smbd_wq, &g->rwork);
+	if (!now) {
+		queue_rcu_work(smbd_wq, &g->rwork);
+		return;
+	}
+	if (g->cq[0])
+		smbd_cq_quiesce(g->cq[0]);
+	if (g->cq[1])
+		smbd_cq_quiesce(g->cq[1]);
+	smbd_cq_grave_work(&g->rwork.work);
 }
 
 /**
@@ -215,7 +312,7 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 	/* No event comes after the queue pair is gone. */
 	cancel_work_sync(&sk->ss_ep.qp_event_work);
 	if (sk->ss_ep.grave)
-		smbd_cq_bury(sk);
+		smbd_cq_bury(sk, READ_ONCE(sk->ss_ep.dead));
 	else
 		smbd_ops_free_orphans(sk);
 	smbd_xfer_free(sk);
@@ -224,7 +321,7 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 		ib_dealloc_pd(sk->ss_ep.pd);
 	sk->ss_ep.pd = NULL;
 	/* The device may go now; debugfs keeps its name (ss_ep.devname). */
-	sk->ss_ep.ibdev = NULL;
+	WRITE_ONCE(sk->ss_ep.ibdev, NULL);
 }
 
 /*
@@ -334,7 +431,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	if (!smbd_dev_get(ibdev, &sd))
 		return -ENODEV;
-	sk->ss_ep.ibdev = ibdev;
+	/* From now on smbd_socks_dead() finds the socket by its device. */
+	WRITE_ONCE(sk->ss_ep.ibdev, ibdev);
 	strscpy(sk->ss_ep.devname, dev_name(&ibdev->dev), sizeof(sk->ss_ep.devname));
 	sk->ss_ep.port_num = id->port_num;
 	qp_sge = smbd_ep_size(sk, &sd, true);
@@ -419,6 +517,15 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		ret = smbd_mr_alloc(sk);
 	if (ret)
 		goto fail;
+	/*
+	 * A fatal error the device reported since smbd_dev_get() above may
+	 * have ended its connections before it could see this one: both
+	 * take smbd_devices_lock, so one of them sees the other.
+	 */
+	if (!smbd_dev_get(ibdev, &sd)) {
+		ret = -EIO;
+		goto fail;
+	}
 	return 0;
 fail:
 	smbd_qp_destroy(sk, id);

@@ -109,7 +109,9 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 		spin_unlock_bh(&sk->ss_lock);
 		return false;
 	}
-	post = !sk->ss_ep.qp_closed && !sk->ss_ep.fence_posted;
+	/* A dead device: smbd_sock_dead() completes the fence itself. */
+	post = !sk->ss_ep.qp_closed && !sk->ss_ep.fence_posted &&
+	       !READ_ONCE(sk->ss_ep.dead);
 	if (post) {
 		sk->ss_ep.fence_posted = true;
 		sk->ss_ep.posting++;
@@ -143,11 +145,13 @@ static bool smbd_fence_post(struct smbd_sock *sk)
  * completes soon, in error, and wakes whoever waits for it.
  *
  * Context: process; may sleep.
+ * Return: false when there is nothing to wait for (no queue pair yet);
+ * else ss_ep.fence_done completes once the fence is done.
  */
-void smbd_qp_fence_start(struct smbd_sock *sk)
+bool smbd_qp_fence_start(struct smbd_sock *sk)
 {
 	might_sleep();
-	smbd_fence_post(sk);
+	return smbd_fence_post(sk);
 }
 
 /**
@@ -160,7 +164,9 @@ void smbd_qp_fence_start(struct smbd_sock *sk)
  * on the send queue: then none of them is running. Once per connection;
  * later callers wait for the same marker. After the teardown closed the
  * gate, its drain does the same and completes the wait. When the queue
- * pair cannot be fenced (ss_ep.fence_err) only that drain completes it.
+ * pair cannot be fenced (ss_ep.fence_err) only that drain completes it;
+ * on a dead device (smbd_sock_dead()) nothing is posted and the wait
+ * ends at once.
  *
  * Context: process; sleeps.
  */

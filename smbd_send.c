@@ -100,8 +100,11 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * the caller). The tail speaks for the whole batch: a request that
 	 * fails moves a reliable connection's queue pair to the error state,
 	 * so every later one, the tail included, is flushed with an error.
-	 * The unsignalled requests need not find their sender.
+	 * The unsignalled requests need not find their sender. Under
+	 * ss_lock: smbd_tx_abandon() may give the same batch up from a
+	 * device's death, outside this handler.
 	 */
+	spin_lock_bh(&sk->ss_lock);
 	list_for_each_entry(pos, &tx->tx_batch, tx_node) {
 		smbd_tx_unmap(sk, pos);
 		n++;
@@ -112,7 +115,6 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	tx->tx_wait = NULL;
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
-	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state < SMBD_CONNECTED) {	/* a negotiate message */
 		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
 			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);

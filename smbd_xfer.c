@@ -665,8 +665,9 @@ void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
  * out of the free list (the connection is over), and a completion that
  * still comes for it finds nothing left to do but return it.
  *
- * Context: the send completion handler (it serialises with
- * smbd_send_done()).
+ * Context: the send completion handler (the fence's marker), or process
+ * (smbd_sock_dead()); takes ss_lock, under which smbd_send_done() and a
+ * sender's smbd_post_failed() touch the same contexts.
  */
 void smbd_tx_abandon(struct smbd_sock *sk)
 {

@@ -32,6 +32,10 @@
  * struct smbd_device - an RDMA device smbd can use
  * @sd_list: entry in smbd_devices, protected by smbd_devices_lock
  * @sd_ibdev: the device; valid until its ib_client remove callback
+ * @sd_events: its asynchronous event handler (IB_EVENT_DEVICE_FATAL)
+ * @sd_fatal: the device reported a fatal error: no new connection on it
+ *	(smbd_dev_get()) until it is removed and added again; set once,
+ *	under smbd_devices_lock
  * @sd_iwarp: iWARP (port 5445, initiator sends first) rather than IB/RoCE
  * @sd_max_qp_wr: work requests per queue
  * @sd_max_send_sge: gather entries per send
@@ -42,12 +46,15 @@
  * @sd_max_frmr_pages: pages one fast-registered MR can map
  * @sd_max_sgl_rd: scatter entries of an RDMA read sink (0: same as send)
  *
- * Immutable after smbd_ib_add(); connections size everything from these
- * rather than from constants that fit one provider only.
+ * Immutable after smbd_ib_add() but for @sd_fatal; connections size
+ * everything from these rather than from constants that fit one provider
+ * only.
  */
 struct smbd_device {
 	struct list_head sd_list;
 	struct ib_device *sd_ibdev;
+	struct ib_event_handler sd_events;
+	bool sd_fatal;
 	bool sd_iwarp;
 	u32 sd_max_qp_wr;
 	u32 sd_max_send_sge;
@@ -535,6 +542,10 @@ struct smbd_cq_grave;
  *	IRQ with it
  * @inject_done: the timer's call returned
  * @fake: a KUnit suite's stand-in for the verbs (smbd_ep_fake_start())
+ * @dead: the device reported a fatal error (IB_EVENT_DEVICE_FATAL,
+ *	smbd_sock_dead()): it moves no data and completes nothing of its
+ *	own any more, so smbd posts nothing to it, drains nothing and waits
+ *	for none of its completions (set once, read with READ_ONCE)
  * @removed: a device removal took the id (set under @teardown_mutex)
  * @removal_done: completes when that removal's handler no longer touches
  *	the socket (smbd_ep_wait_removal())
@@ -582,6 +593,7 @@ struct smbd_ep {
 #if IS_ENABLED(CONFIG_KUNIT)
 	const struct smbd_fake_qp *fake;
 #endif
+	bool dead;
 	bool removed;
 	struct completion removal_done;
 };
@@ -781,6 +793,8 @@ static inline void smbd_cqe_init(struct smbd_sock *sk, struct smbd_cqe *c,
 /* smbd_core.c */
 extern struct workqueue_struct *smbd_wq;
 void smbd_cq_graves_wait(void);
+void smbd_sock_dead(struct smbd_sock *sk);
+void smbd_socks_dead(struct ib_device *ibdev, bool quiesce);
 extern struct list_head smbd_socks;	/* every socket, for debugfs */
 extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
@@ -802,7 +816,8 @@ void smbd_debugfs_sock_del(struct smbd_sock *sk);
 /* smbd_dev.c */
 struct dentry;
 bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd);
-int smbd_dev_init(struct dentry *root);
+int smbd_dev_init(struct dentry *root,
+		  void (*dead)(struct ib_device *ibdev, bool quiesce));
 void smbd_dev_exit(void);
 
 /* smbd_ep.c */
@@ -831,7 +846,7 @@ unsigned int smbd_max_negotiating(void);
 int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
 		    const struct ib_send_wr **bad);
 void smbd_post_leave(struct smbd_sock *sk);
-void smbd_qp_fence_start(struct smbd_sock *sk);
+bool smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
 
@@ -850,6 +865,12 @@ static inline int smbd_qp_post(struct smbd_sock *sk,
 			       const struct ib_send_wr *first,
 			       const struct ib_send_wr **bad)
 {
+	/* As mlx5 and mlx4 do after a fatal error, whichever device. */
+	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
+		if (bad)
+			*bad = first;
+		return -EIO;
+	}
 	if (unlikely(smbd_fake(sk)))
 		return smbd_fake(sk)->post_send(sk, first, bad);
 	return ib_post_send(sk->ss_ep.qp, first, bad);
@@ -860,18 +881,31 @@ static inline int smbd_qp_post_recv(struct smbd_sock *sk,
 				    const struct ib_recv_wr *first,
 				    const struct ib_recv_wr **bad)
 {
+	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
+		if (bad)
+			*bad = first;
+		return -EIO;
+	}
 	if (unlikely(smbd_fake(sk)))
 		return smbd_fake(sk)->post_recv(sk, first, bad);
 	return ib_post_recv(sk->ss_ep.qp, first, bad);
 }
 
-/* Every completion of the queue pair has run (ib_drain_qp()). */
-static inline void smbd_qp_drain(struct smbd_sock *sk)
+/*
+ * Every completion of the queue pair has run (ib_drain_qp()). Not on a
+ * dead device: it completes nothing more of its own, and refuses the
+ * drain's posts (mlx4: ib_core warns) or answers them itself (mlx5).
+ * Returns false when it did not drain.
+ */
+static inline bool smbd_qp_drain(struct smbd_sock *sk)
 {
+	if (READ_ONCE(sk->ss_ep.dead))
+		return false;
 	if (smbd_fake(sk))
 		smbd_fake(sk)->drain(sk);
 	else
 		ib_drain_qp(sk->ss_ep.qp);
+	return true;
 }
 
 /*

@@ -399,6 +399,67 @@ static void smbd_op_fence_refused(struct kunit *test)
 }
 
 /*
+ * Issue 40, a device that dies: mlx5 in its internal-error state raises
+ * IB_EVENT_DEVICE_FATAL, refuses every post and may complete nothing
+ * more. A thread waiting for an RDMA read (a ksmbd worker) or for the
+ * fence must return within seconds, with an error, and nothing is posted
+ * to the device after (not the fence's marker either).
+ */
+static void smbd_op_dead_device(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr wr = {};
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 2, BIT(1));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
+	/* No completion ever comes. */
+	smbd_sock_dead(c->sk);
+	/* Else the exit releases the waiter before its op goes. */
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
+	flush_work(&c->sk->ss_disconnect_work);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(c->sk->ss_err), -EIO);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.marker_tries), 0U);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(opk.errored));
+	/* Nothing reaches the device any more. */
+	KUNIT_EXPECT_EQ(test, smbd_qp_post(c->sk, &wr, &bad), -EIO);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(opk.op_wrs), 2U);
+	/* The fence is given: later failures do not wait (no wait here). */
+	KUNIT_EXPECT_TRUE(test, completion_done(&c->sk->ss_ep.fence_done));
+	opk_end(c);
+	/* Still counted, for a completion the provider may make up. */
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+}
+
+/*
+ * The same when the connection had ended before and its fence's marker
+ * is out: the device will never complete it; the waiters for it return.
+ */
+static void smbd_op_dead_device_marker_out(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 2, BIT(0) | BIT(1));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
+	/* The first fails: the event work fences, the waiter waits on it. */
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
+	smbd_sock_dead(c->sk);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, -EIO);
+	opk_end(c);
+}
+
+/*
  * Finding 1: a thread that started while connected but posts only after
  * the teardown closed the gate (and drained the queue pair) must post
  * nothing: the flush of such a request would come after the waits were
@@ -515,6 +576,8 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_partial_post_under_fence),
 	KUNIT_CASE(smbd_op_fence_needs_error_state),
 	KUNIT_CASE(smbd_op_fence_refused),
+	KUNIT_CASE(smbd_op_dead_device),
+	KUNIT_CASE(smbd_op_dead_device_marker_out),
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),

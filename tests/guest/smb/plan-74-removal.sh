@@ -14,6 +14,13 @@
 #   and print the removed device's name or "-", nothing else; umount -f
 #   must return; the device comes back (rdma link add) and a fresh mount
 #   moves a file both ways intact.
+# Then the same rounds with a device that dies instead (issue 40; mlx5's
+# internal error): the fault point smbd/dev_fatal plays
+# IB_EVENT_DEVICE_FATAL on it (each queue pair flushed first, as a
+# device that stopped leaves it; then every post refused and nothing
+# drained); the same checks, every consumer told and every dd ended
+# within seconds; then health recovery (rdma link delete and add) and a
+# fresh mount.
 # After the rounds, rmmod cifs, stopping ksmbd (ksmbd.control -s) and
 # rmmod ksmbd must each return within 60 s (both once hung after a
 # removal), and smbd must hold no connection. At the end the devices are
@@ -21,6 +28,7 @@
 # Every command that might hang runs in the background under a bound
 # (bounded): a task stuck in the kernel cannot stop the plan.
 #   smbdtest.removal_rounds=N     rounds per provider (2)
+#   smbdtest.fatal_rounds=N       dying-device rounds per provider (1)
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
@@ -43,6 +51,8 @@ for _d in /sys/class/infiniband/*; do
 done
 ROUNDS=$(karg smbdtest.removal_rounds 2)	# rounds per provider
 case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
+FATAL_ROUNDS=$(karg smbdtest.fatal_rounds 1)	# and with a dying device
+case $FATAL_ROUNDS in '' | *[!0-9]*) FATAL_ROUNDS=1 ;; esac
 DD_MB=${DD_MB:-48}	# MiB each writer and each reader moves (1 MiB requests)
 IO_WAIT=2		# seconds of I/O before the delete
 IO_FLOW=12		# then at most this long for the writers' first MiB
@@ -165,11 +175,13 @@ io_how() {
 	done
 }
 
-# round P DEV TYPE NETDEV ADDR I: one removal under I/O. Returns non-zero
-# when something hung or the device did not come back: no more rounds.
+# round P DEV TYPE NETDEV ADDR I KIND: one removal (KIND removal) or
+# dying device (fatal) under I/O. Returns non-zero when something hung or
+# the device did not come back: no more rounds.
 round() {
-	p=$1 dev=$2 type=$3 ndev=$4 addr=$5 i=$6
+	p=$1 dev=$2 type=$3 ndev=$4 addr=$5 i=$6 kind=$7
 	t=removal/$p/round$i
+	[ "$kind" = fatal ] && t=removal/$p/fatal$i
 	HUNG=0 SNAP_HUNG=0
 	rm -f "$share/w1" "$share/w2" "$share/check"
 	bounded $LIMIT smb_mount "$addr" $MNT
@@ -208,14 +220,20 @@ round() {
 	fi
 	result $_rc "$t/io-running" "$((w0 >> 20)) MiB written after $(since "$t_io") s; running:$run0;$([ $_rc = 0 ] || io_how) step $_rc (1 a dd not running, 2 no data written, 3 no connection on $dev both ways, 4 connections unreadable)"
 
-	# The removal.
+	# The removal, or the device's death.
 	t_del=$(uptime_s)
-	bounded $LIMIT $RDMA link delete "$dev"
+	if [ "$kind" = fatal ]; then
+		bounded $LIMIT sh -c "echo $dev > $DBG/dev_fatal"
+		step=dev-fatal-returned
+	else
+		bounded $LIMIT $RDMA link delete "$dev"
+		step=link-delete-returned
+	fi
 	del_rc=$B_RC del_t=$B_T
 	echo D1 >> $T/dbg.log
 	t_ret=$(uptime_s)
 	DEL_TS="$DEL_TS $del_t"
-	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/link-delete-returned" "$(why $LIMIT), $del_t s"
+	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/$step" "$(why $LIMIT), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
 
 	# Every connection on the device leaves connected (the removal ends
@@ -308,6 +326,14 @@ round() {
 	[ $_rc = 0 ] || show_out
 	UMOUNT_TS="$UMOUNT_TS $umt"
 
+	# A dead device recovers as mlx5's health work does it: removed, then
+	# added again.
+	if [ "$kind" = fatal ]; then
+		bounded $LIMIT $RDMA link delete "$dev"
+		_rc=$?
+		result $_rc "$t/recovery-delete" "$(why $LIMIT), $B_T s" || show_out
+		[ $_rc = 0 ] || return 1
+	fi
 	bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
 	add=$(why $LIMIT)
 	show_out
@@ -367,15 +393,20 @@ removal_provider() {
 	chmod 0666 "$share"/r?
 	blog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
 
-	i=1
-	while [ $i -le "$ROUNDS" ]; do
-		round "$@" $i || break
-		i=$((i + 1))
+	# ri: round() sets i (the shell has no locals).
+	ri=1
+	while [ $ri -le $((ROUNDS + FATAL_ROUNDS)) ]; do
+		if [ $ri -le "$ROUNDS" ]; then
+			round "$@" $ri removal || break
+		else
+			round "$@" $((ri - ROUNDS)) fatal || break
+		fi
+		ri=$((ri + 1))
 	done
-	done_rounds=$((i - 1))
-	[ $i -le "$ROUNDS" ] && done_rounds=$i
-	[ $i -le "$ROUNDS" ] && blog "rounds stopped after round $i (a step hung or the device did not come back)"
-	echo "SMBD-INFO: removal $p: $done_rounds of $ROUNDS rounds ($FRESH fresh mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete, no connection on $2 $(range "$TOLD_TS") s after it returned, umount -f took $(range "$UMOUNT_TS") s"
+	done_rounds=$((ri - 1))
+	[ $ri -le $((ROUNDS + FATAL_ROUNDS)) ] && done_rounds=$ri
+	[ $ri -le $((ROUNDS + FATAL_ROUNDS)) ] && blog "rounds stopped after round $ri (a step hung or the device did not come back)"
+	echo "SMBD-INFO: removal $p: $done_rounds of $((ROUNDS + FATAL_ROUNDS)) rounds ($FATAL_ROUNDS with a dying device) ($FRESH fresh mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete, no connection on $2 $(range "$TOLD_TS") s after it returned, umount -f took $(range "$UMOUNT_TS") s"
 
 	# Everything down: each must return within LIMIT.
 	if mounted; then
