@@ -262,6 +262,38 @@ enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
 EXPORT_SYMBOL_IF_KUNIT(smbd_cred_send_begin);
 
 /**
+ * smbd_cred_empty_begin() - take a Send Credit for an empty message, if due
+ * @c: the state
+ * @answer_due: a keep-alive needs this message: the peer's
+ *	SMB_DIRECT_RESPONSE_REQUESTED is still unanswered, or our own
+ *	request is pending ([MS-SMBD] 3.1.5.1, 3.1.6.2)
+ * @granted: CreditsGranted for that message, set on %SMBD_CRED_SEND
+ *
+ * An empty message carries nothing but its CreditsGranted and Flags.
+ * [MS-SMBD] 3.1.5.8 sends one promptly only when the credits it returns
+ * are more than zero, or to answer RESPONSE_REQUESTED; 3.1.6.2 sends one
+ * for our own keep-alive. Whether one is due is decided apart from the
+ * send (smbd_cred_empty_due(), the keep-alive timer), by more than one
+ * party: one that sends after another has granted everything would
+ * send a message granting nothing, which costs the peer a receive and
+ * gives it nothing to go on. Decided here again, with the credit taken
+ * in the same step, a late decision sends nothing. Otherwise the rules
+ * of smbd_cred_send_begin() apply, the last credit (3.1.5.1) included.
+ *
+ * Context: any; caller holds the connection's credit lock.
+ * Return: %SMBD_CRED_NOTHING_DUE when the message would carry nothing
+ * (nothing changed), else as smbd_cred_send_begin().
+ */
+enum smbd_cred_verdict smbd_cred_empty_begin(struct smbd_credits *c,
+					     bool answer_due, u16 *granted)
+{
+	if (!answer_due && !smbd_cred_ungranted(c))
+		return SMBD_CRED_NOTHING_DUE;
+	return smbd_cred_send_begin(c, granted);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_cred_empty_begin);
+
+/**
  * smbd_cred_can_send() - would smbd_cred_send_begin() give a credit now
  * @c: the state
  * @can_post: a free receive buffer is at hand, so the receive that

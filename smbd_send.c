@@ -20,6 +20,7 @@
  * negotiation probe lives here too: it is a send of its own.
  */
 
+#include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -283,13 +284,40 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 }
 
 /*
+ * A keep-alive needs a message now: the peer's RESPONSE_REQUESTED is not
+ * answered yet ([MS-SMBD] 3.1.5.8), or our own request waits for a
+ * message to carry it (3.1.5.1, 3.1.6.2).
+ */
+static bool smbd_ka_msg_due(struct smbd_sock *sk)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	return sk->ss_ka.reply_due || sk->ss_ka.state == SMBD_KA_PENDING;
+}
+
+/*
+ * A Send Credit for the next segment; for an @empty message only if it
+ * has something to carry.
+ */
+static enum smbd_cred_verdict smbd_send_verdict(struct smbd_sock *sk,
+						u16 *grant, bool empty)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	if (empty)
+		return smbd_cred_empty_begin(&sk->ss_cred, smbd_ka_msg_due(sk),
+					     grant);
+	return smbd_cred_send_begin(&sk->ss_cred, grant);
+}
+
+/*
  * Take a send context and a Send Credit for the next segment, and a copy
- * buffer for it if @copy. Returns 0 with *@txp and *@grant set, -EAGAIN
- * when the caller must post its batch and wait, or the connection's
- * error.
+ * buffer for it if @copy. @empty: the empty message of smbd_send_empty(),
+ * which goes only if it grants or a keep-alive needs it, as decided now
+ * (smbd_cred_empty_begin()). Returns 0 with *@txp and *@grant set,
+ * -EAGAIN when the caller must post its batch and wait, -ENODATA when
+ * the empty message has nothing to carry, or the connection's error.
  */
 static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
-			    u16 *grant, bool copy)
+			    u16 *grant, bool copy, bool empty)
 {
 	enum smbd_cred_verdict v;
 
@@ -298,12 +326,14 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 		return sk->ss_err ?: -ENOTCONN;
 	if (!sk->ss_tx_free_count || (copy && !sk->ss_copy_free_count))
 		return -EAGAIN;
-	v = smbd_cred_send_begin(&sk->ss_cred, grant);
+	v = smbd_send_verdict(sk, grant, empty);
 	if (v == SMBD_CRED_LAST_CREDIT) {
 		/* [MS-SMBD] 3.1.5.9: post one more so the message can grant. */
 		if (smbd_post_recvs(sk, true) > 0)
-			v = smbd_cred_send_begin(&sk->ss_cred, grant);
+			v = smbd_send_verdict(sk, grant, empty);
 	}
+	if (v == SMBD_CRED_NOTHING_DUE)
+		return -ENODATA;
 	if (v != SMBD_CRED_SEND)
 		return -EAGAIN;
 	*txp = list_first_entry(&sk->ss_tx_free, struct smbd_send_ctx, tx_node);
@@ -397,11 +427,13 @@ static bool smbd_send_possible(struct smbd_sock *sk, bool copy)
  * @inv: the peer's token to invalidate with the message's first segment
  * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
  * @nonblock: never sleep for Send Credits.
+ * @empty: the empty message of smbd_send_empty(): nothing goes (-ENODATA)
+ * unless it has something to carry (smbd_take_credit()).
  * Returns the bytes accepted.
  */
 static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 			     u32 nparts, struct smbd_send_wait *w,
-			     const u32 *inv, bool nonblock)
+			     const u32 *inv, bool nonblock, bool empty)
 {
 	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
 	struct smbd_seg_plan plan;
@@ -443,8 +475,8 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 		copy = !zcopy &&
 		       seg.data_length > SMBD_TX_SLOT_DATA;
 		spin_lock_bh(&sk->ss_lock);
-		while ((ret = smbd_take_credit(sk, &tx, &grant, copy)) ==
-		       -EAGAIN) {
+		while ((ret = smbd_take_credit(sk, &tx, &grant, copy,
+					       empty)) == -EAGAIN) {
 			if (nbatch) {
 				spin_unlock_bh(&sk->ss_lock);
 				ret = smbd_post_batch(sk, &batch, w);
@@ -615,11 +647,17 @@ void smbd_write_space(struct smbd_sock *sk)
  * smbd_send_empty() - an empty message for credits or keep-alive
  * @sk: a connected socket
  *
- * Sent only if it can go now: never while another sender holds the send
- * mutex (its next message carries the same credits), never between the
- * segments of a half-sent message, never waiting for a credit.
+ * Sent only if it has something to carry when it takes its credit: a
+ * grant, a keep-alive answer or our keep-alive request
+ * (smbd_cred_empty_begin(), [MS-SMBD] 3.1.5.1, 3.1.5.8, 3.1.6.2). Those
+ * who decided to call this decided earlier, and another may have sent
+ * it meanwhile: then nothing goes, and no Send Credit is spent. Never
+ * while another sender holds the send mutex (its next message carries
+ * the same credits), never between the segments of a half-sent message,
+ * never waiting for a credit.
  *
- * Context: process; does not sleep (takes ss_send_mutex only by trylock).
+ * Context: process; does not sleep (takes ss_send_mutex only by trylock);
+ * takes ss_lock (_bh).
  * Return: true when a non-blocking sender found the send mutex taken
  * meanwhile: the caller owes it smbd_write_space().
  */
@@ -632,11 +670,12 @@ bool smbd_send_empty(struct smbd_sock *sk)
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, NULL, NULL, true);
+		smbd_send_msg(sk, &it, 1, NULL, NULL, true, true);
 	}
 	mutex_unlock(&sk->ss_send_mutex);
 	return smbd_send_owed(sk);
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_send_empty);
 
 /* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
 static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
@@ -719,14 +758,14 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	} else if (sk->ss_more_n) {
 		sk->ss_more[sk->ss_more_n++] = *from;
 		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, w, inv,
-				    false);
+				    false, false);
 		/* The last part was consumed through its copy. */
 		if (ret >= 0)
 			iov_iter_advance(from, iov_iter_count(from));
 		sk->ss_more_n = 0;
 		sk->ss_more_len = 0;
 	} else {
-		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock);
+		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock, false);
 	}
 	smbd_send_unlock(sk);
 

@@ -327,11 +327,15 @@ struct smbd_credits {
  * @SMBD_CRED_NO_CREDITS: no Send Credit left; wait for a grant
  * @SMBD_CRED_LAST_CREDIT: only the last credit is left and the message
  *	would grant nothing; post a receive first or wait for a grant
+ * @SMBD_CRED_NOTHING_DUE: an empty message would carry nothing: no
+ *	credit to grant, no keep-alive to answer or ask for; send none
+ *	(smbd_cred_empty_begin() only)
  */
 enum smbd_cred_verdict {
 	SMBD_CRED_SEND,
 	SMBD_CRED_NO_CREDITS,
 	SMBD_CRED_LAST_CREDIT,
+	SMBD_CRED_NOTHING_DUE,
 };
 
 void smbd_cred_init(struct smbd_credits *c, const struct smbd_params *p,
@@ -347,6 +351,8 @@ bool smbd_cred_empty_due(const struct smbd_credits *c, bool reply_due);
 u16 smbd_cred_requested(const struct smbd_credits *c);
 enum smbd_cred_verdict smbd_cred_send_begin(struct smbd_credits *c,
 					    u16 *granted);
+enum smbd_cred_verdict smbd_cred_empty_begin(struct smbd_credits *c,
+					     bool answer_due, u16 *granted);
 bool smbd_cred_can_send(const struct smbd_credits *c, bool can_post);
 enum smbd_rx_err smbd_cred_on_recv(struct smbd_credits *c,
 				   const struct smbd_data_hdr *h);

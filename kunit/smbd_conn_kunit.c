@@ -1167,6 +1167,28 @@ static void lb_raw_responder(struct kunit *test, u16 granted)
 			SMBD_CONNECTED);
 }
 
+/*
+ * The responder b with @p (NULL: the defaults), negotiated by a raw
+ * initiator a that asks for @credits; b's Negotiate Response is a's
+ * message 0.
+ */
+static struct smbd_sock *lb_raw_initiator(struct kunit *test, u16 credits,
+					  const struct smbd_params *p)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_req_pdu q;
+	struct smbd_sock *b;
+
+	lb_raw(lp, &lp->a);
+	b = lb_sock(test, &lp->b, p);
+	lb_neg_req(&q, 0x0100, 0x0100, credits, 1364, 8192, 1048576);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, &q, sizeof(q)),
+			IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, lb_wait_state(b, SMBD_CONNECTED),
+			SMBD_CONNECTED);
+	return b;
+}
+
 /* ---- the cases ---- */
 
 /*
@@ -2165,20 +2187,12 @@ static u32 lb_raw_granted(struct lb_pair *lp, struct lb_end *raw)
  */
 static void conn_credit_overrun(struct kunit *test)
 {
-	struct lb_pair *lp = lb_pair(test);
-	struct smbd_neg_req_pdu q;
-	struct smbd_sock *b;
+	struct smbd_sock *b = lb_raw_initiator(test, 255, NULL);
+	struct lb_pair *lp = test->priv;
 	u32 used = 0, granted, n;
 	enum ib_wc_status st;
 	u8 wire[128];
 
-	lb_raw(lp, &lp->a);
-	b = lb_sock(test, &lp->b, NULL);
-	lb_neg_req(&q, 0x0100, 0x0100, 255, 1364, 8192, 1048576);
-	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, &q, sizeof(q)),
-			IB_WC_SUCCESS);
-	KUNIT_ASSERT_EQ(test, lb_wait_state(b, SMBD_CONNECTED),
-			SMBD_CONNECTED);
 	for (;;) {
 		granted = lb_raw_granted(lp, &lp->a);
 		if (used == granted) {
@@ -2476,6 +2490,78 @@ static void conn_write_space_after_unlock(struct kunit *test)
 				      SMBD_SEND_NONBLOCK | SMBD_SEND_COPY),
 			(ssize_t)sizeof(buf));
 	lb_expect_msg(test, lp->b.sk, s->cat, LB_PIECE);
+}
+
+/* Receives @sk posted and not granted yet; *@answer: an answer it owes. */
+static u16 lb_ungranted(struct smbd_sock *sk, bool *answer)
+{
+	u16 n;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = smbd_cred_ungranted(&sk->ss_cred);
+	*answer = sk->ss_ka.reply_due;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+static bool lb_nothing_due(struct smbd_sock *sk)
+{
+	bool answer;
+
+	return !lb_ungranted(sk, &answer) && !answer;
+}
+
+static bool lb_one_to_grant(struct smbd_sock *sk)
+{
+	bool answer;
+
+	return lb_ungranted(sk, &answer) == 1 && !answer;
+}
+
+/*
+ * [MS-SMBD] 3.1.5.8: an empty message goes only to grant credits or to
+ * answer RESPONSE_REQUESTED. Whoever decided to send one (the grant
+ * work, a reader giving buffers back) may find it sent by another when
+ * it comes to send: with every receive granted and no answer owed, it
+ * sends nothing and spends no Send Credit. A peer that reads one message
+ * each time its credits run out (the MS-SMBD test suite's) would stop at
+ * one that grants nothing. A grant still goes.
+ */
+static void conn_empty_nothing_due(struct kunit *test)
+{
+	struct smbd_sock *b = lb_raw_initiator(test, 10, NULL);
+	const struct smbd_data_hdr_pdu *h;
+	struct lb_pair *lp = test->priv;
+	u32 n, msgs, credits;
+	u8 wire[64];
+
+	KUNIT_ASSERT_NOT_NULL(test, lb_raw_msg(test, lp, &lp->a, 0));
+	n = lb_data(wire, 10, 8, SMBD_FLAG_RESPONSE_REQUESTED, 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, wire, n), IB_WC_SUCCESS);
+	/* The answer: it grants the receive reposted meanwhile. */
+	h = lb_hdr(test, lb_raw_msg(test, lp, &lp->a, 1));
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(h->credits_granted), 1);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(h->flags), 0);
+	flush_work(&b->ss_grant_work);
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_nothing_due(b)));
+
+	/* A late decision to send one: nothing goes. */
+	msgs = READ_ONCE(lp->a.nmsgs);
+	credits = lb_send_credits(b);
+	smbd_send_empty(b);
+	msleep(50);
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(lp->a.nmsgs), msgs,
+			    "an empty message with nothing to carry went out");
+	KUNIT_EXPECT_EQ(test, lb_send_credits(b), credits);
+
+	/* One receive to grant, not yet due by itself: it goes. */
+	n = lb_data(wire, 10, 0, 0, 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, wire, n), IB_WC_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_one_to_grant(b)));
+	smbd_send_empty(b);
+	h = lb_hdr(test, lb_raw_msg(test, lp, &lp->a, msgs));
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(h->credits_granted), 1);
+	KUNIT_EXPECT_EQ(test, lb_state(b), SMBD_CONNECTED);
 }
 
 /*
@@ -2918,6 +3004,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_last_credit_reader),
+	KUNIT_CASE(conn_empty_nothing_due),
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),

@@ -138,6 +138,68 @@ static void smbd_cred_last_credit(struct kunit *test)
 }
 
 /*
+ * [MS-SMBD] 3.1.5.8: an empty message goes only to grant credits or to
+ * answer RESPONSE_REQUESTED; 3.1.6.2: or to carry our own keep-alive
+ * (@answer stands for both). A sender that decided on one too late,
+ * after another message took every grant, finds nothing due: it sends
+ * nothing and spends no credit. Otherwise the rules of any message hold,
+ * the last credit's (3.1.5.1) among them.
+ */
+struct empty_case {
+	const char *name;
+	u16 send_credits, posted, granted;
+	bool answer;
+	enum smbd_cred_verdict want;
+	u16 want_grant;
+};
+
+static const struct empty_case empty_cases[] = {
+	{ "nothing due", 5, 10, 10, false, SMBD_CRED_NOTHING_DUE, 0 },
+	{ "nothing due, last credit", 1, 10, 10, false,
+	  SMBD_CRED_NOTHING_DUE, 0 },
+	{ "nothing due, no credits", 0, 10, 10, false,
+	  SMBD_CRED_NOTHING_DUE, 0 },
+	{ "receives to grant", 5, 10, 7, false, SMBD_CRED_SEND, 3 },
+	{ "an answer, nothing to grant", 5, 10, 10, true, SMBD_CRED_SEND, 0 },
+	{ "an answer and a grant", 5, 10, 7, true, SMBD_CRED_SEND, 3 },
+	{ "last credit, an answer, nothing to grant", 1, 10, 10, true,
+	  SMBD_CRED_LAST_CREDIT, 0 },
+	{ "last credit, one to grant", 1, 10, 9, false, SMBD_CRED_SEND, 1 },
+	{ "no credits, one to grant", 0, 10, 9, false, SMBD_CRED_NO_CREDITS, 0 },
+};
+
+static void empty_case_desc(const struct empty_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(empty, empty_cases, empty_case_desc);
+
+static void smbd_cred_empty_message(struct kunit *test)
+{
+	const struct empty_case *ec = test->param_value;
+	struct smbd_credits c;
+	u16 g = 0xffff;
+
+	cred_setup(&c, 255, 255, 255, ec->send_credits);
+	c.recv_posted = ec->posted;
+	c.recv_granted = ec->granted;
+	KUNIT_ASSERT_EQ(test, smbd_cred_empty_begin(&c, ec->answer, &g),
+			ec->want);
+	KUNIT_EXPECT_EQ(test, c.recv_posted, ec->posted);
+	if (ec->want == SMBD_CRED_SEND) {
+		KUNIT_EXPECT_EQ(test, g, ec->want_grant);
+		KUNIT_EXPECT_EQ(test, c.send_credits, ec->send_credits - 1);
+		KUNIT_EXPECT_EQ(test, c.recv_granted, ec->posted);
+	} else {
+		/* Nothing sent: no credit spent, nothing granted. */
+		KUNIT_EXPECT_EQ(test, g, 0xffff);
+		KUNIT_EXPECT_EQ(test, c.send_credits, ec->send_credits);
+		KUNIT_EXPECT_EQ(test, c.recv_granted, ec->granted);
+	}
+}
+
+/*
  * [MS-SMBD] 3.1.5.9: with the last credit held back, one more receive is
  * wanted beyond the target, so the waiting message can grant it; but not
  * beyond ReceiveCreditMax, and not when a grant is already pending.
@@ -424,6 +486,7 @@ static struct kunit_case smbd_credits_cases[] = {
 	KUNIT_CASE(smbd_cred_refill),
 	KUNIT_CASE(smbd_cred_grant_only_posted),
 	KUNIT_CASE_PARAM(smbd_cred_last_credit, last_gen_params),
+	KUNIT_CASE_PARAM(smbd_cred_empty_message, empty_gen_params),
 	KUNIT_CASE(smbd_cred_last_credit_posts_one),
 	KUNIT_CASE(smbd_cred_receive),
 	KUNIT_CASE(smbd_cred_grant_batching),
