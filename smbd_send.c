@@ -597,29 +597,39 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 }
 
 /*
- * The send mutex for a non-blocking sender. If it is taken, the holder
- * is told (ss_send_nb_waiting) before a last try: the holder may post
- * nothing more, so no completion would bring the write_space upcall the
- * sender now waits for; its unlock does (smbd_send_unlock(),
- * smbd_send_empty()).
+ * The send mutex for one that must not wait for it. If it is taken, the
+ * holder is told (@owed) before a last try, and its unlock settles what
+ * is owed (smbd_send_release()): the holder may post nothing more, so
+ * neither a completion nor its next message may come to do it.
+ * @owed: ss_send_nb_waiting for a non-blocking sender, which waits for
+ * write_space; ss_grant_owed for an empty message (smbd_send_empty()).
  */
-static bool smbd_send_trylock(struct smbd_sock *sk)
+static bool smbd_send_trylock(struct smbd_sock *sk, bool *owed)
 {
 	if (mutex_trylock(&sk->ss_send_mutex))
 		return true;
-	WRITE_ONCE(sk->ss_send_nb_waiting, true);
-	smp_mb();	/* the flag before the retry; see smbd_send_owed() */
+	WRITE_ONCE(*owed, true);
+	smp_mb();	/* the flag before the retry; see smbd_send_release() */
 	return mutex_trylock(&sk->ss_send_mutex);
 }
 
 /*
- * After an unlock of the send mutex: did a non-blocking sender find it
- * taken meanwhile? Taken and cleared at once, so that of two unlocks
- * only one owes the upcall for one flag.
+ * Let the send mutex go, and settle what those who found it taken
+ * meanwhile left to us (smbd_send_trylock()). An empty message that
+ * could not go has the grant work decide again, so that a grant due is
+ * not lost ([MS-SMBD] 3.1.5.8, 3.1.5.9) and a keep-alive not missed
+ * (3.1.6.2); a late decision costs nothing (smbd_cred_empty_begin()).
+ * Each flag is taken and cleared at once, so that of two unlocks only
+ * one settles it.
+ * Returns true when a non-blocking sender found the mutex taken: the
+ * caller owes it the write_space upcall.
  */
-static bool smbd_send_owed(struct smbd_sock *sk)
+static bool smbd_send_release(struct smbd_sock *sk)
 {
-	smp_mb();	/* the unlock before the flag; see smbd_send_trylock() */
+	mutex_unlock(&sk->ss_send_mutex);
+	smp_mb();	/* the unlock before the flags; see smbd_send_trylock() */
+	if (READ_ONCE(sk->ss_grant_owed) && xchg(&sk->ss_grant_owed, false))
+		queue_work(smbd_wq, &sk->ss_grant_work);
 	return READ_ONCE(sk->ss_send_nb_waiting) &&
 	       xchg(&sk->ss_send_nb_waiting, false);
 }
@@ -652,9 +662,10 @@ void smbd_write_space(struct smbd_sock *sk)
  * (smbd_cred_empty_begin(), [MS-SMBD] 3.1.5.1, 3.1.5.8, 3.1.6.2). Those
  * who decided to call this decided earlier, and another may have sent
  * it meanwhile: then nothing goes, and no Send Credit is spent. Never
- * while another sender holds the send mutex (its next message carries
- * the same credits), never between the segments of a half-sent message,
- * never waiting for a credit.
+ * between the segments of a half-sent message, never waiting for a
+ * credit. When another sender holds the send mutex, its unlock has the
+ * grant work decide again (ss_grant_owed, smbd_send_release()); if the
+ * holder sends another segment first, that one carries the grant.
  *
  * Context: process; does not sleep (takes ss_send_mutex only by trylock);
  * takes ss_lock (_bh).
@@ -665,15 +676,14 @@ bool smbd_send_empty(struct smbd_sock *sk)
 {
 	struct iov_iter it;
 
-	if (!mutex_trylock(&sk->ss_send_mutex))
-		return false;	/* the sender's next message carries it */
+	if (!smbd_send_trylock(sk, &sk->ss_grant_owed))
+		return false;
 	/* Never between the segments of a half-sent message. */
 	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
 		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
 		smbd_send_msg(sk, &it, 1, NULL, NULL, true, true);
 	}
-	mutex_unlock(&sk->ss_send_mutex);
-	return smbd_send_owed(sk);
+	return smbd_send_release(sk);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_send_empty);
 
@@ -705,8 +715,7 @@ static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
  */
 static void smbd_send_unlock(struct smbd_sock *sk)
 {
-	mutex_unlock(&sk->ss_send_mutex);
-	if (smbd_send_owed(sk))
+	if (smbd_send_release(sk))
 		smbd_owe_write_space(sk);
 }
 
@@ -740,7 +749,7 @@ static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
 	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
 		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 	if (nonblock) {
-		if (!smbd_send_trylock(sk))
+		if (!smbd_send_trylock(sk, &sk->ss_send_nb_waiting))
 			return -EAGAIN;
 	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
 		return -ERESTARTSYS;
@@ -867,8 +876,15 @@ ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
 EXPORT_SYMBOL_NS_GPL(smbd_sock_send_inv, SMBD);
 
 /**
- * smbd_grant_work() - send a credit grant or a keep-alive answer
+ * smbd_grant_work() - send a credit grant or a keep-alive message
  * @work: ss_grant_work
+ *
+ * Queued by a receive completion when a grant or an answer is due
+ * (smbd_cred_empty_due()), by whoever owes write_space, and by the unlock
+ * of the send mutex when an empty message found it taken
+ * (smbd_send_release()). It decides again what is due: a grant, an
+ * answer, or our keep-alive request still pending ([MS-SMBD] 3.1.5.8,
+ * 3.1.6.2).
  *
  * Context: process (smbd_wq).
  */
@@ -880,7 +896,7 @@ void smbd_grant_work(struct work_struct *work)
 
 	spin_lock_bh(&sk->ss_lock);
 	due = sk->ss_state == SMBD_CONNECTED &&
-	      smbd_cred_empty_due(&sk->ss_cred, sk->ss_ka.reply_due);
+	      smbd_cred_empty_due(&sk->ss_cred, smbd_ka_msg_due(sk));
 	space = sk->ss_space_due;
 	sk->ss_space_due = false;
 	spin_unlock_bh(&sk->ss_lock);

@@ -738,6 +738,7 @@ struct smbd_sock {
 	u32 ss_more_n;
 	u32 ss_more_len;
 	bool ss_send_nb_waiting;	/* a non-blocking send found the mutex taken */
+	bool ss_grant_owed;		/* an empty message found the mutex taken */
 	bool ss_space_due;		/* the grant work owes write_space (ss_lock) */
 
 	struct work_struct ss_grant_work;

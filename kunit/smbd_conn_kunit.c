@@ -2384,6 +2384,16 @@ static u64 lb_copy_waits(struct smbd_sock *sk)
 	return n;
 }
 
+static u64 lb_empty_sent(struct smbd_sock *sk)
+{
+	u64 n;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = sk->ss_cnt.empty_sent;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
 /* Send all of @len bytes without blocking, taking partial counts. */
 static void lb_send_all(struct kunit *test, struct smbd_sock *sk, u8 *buf,
 			u32 len)
@@ -2565,6 +2575,77 @@ static void conn_empty_nothing_due(struct kunit *test)
 }
 
 /*
+ * A grant that falls due while a sender holds the send mutex is not
+ * lost ([MS-SMBD] 3.1.5.9): the empty message that would carry it finds
+ * the mutex taken, and the sender may have no next message to carry it
+ * (here its message is one segment, already posted). Its unlock has the
+ * grant work decide again. b's sender posts its one segment and stops in
+ * the post holding the mutex; the raw initiator spends all it holds,
+ * which makes a grant due with b's receives reposted from spare buffers.
+ * Once the sender lets the mutex go, the grant must come, with nothing
+ * else left to trigger it.
+ */
+static void conn_grant_after_send_mutex(struct kunit *test)
+{
+	struct smbd_sock *b = lb_raw_initiator(test, 10, NULL);
+	const struct smbd_neg_resp_pdu *r;
+	struct lb_pair *lp = test->priv;
+	struct lb_sender *s;
+	struct lb_msg *m;
+	u32 n, i, before;
+	u8 wire[64];
+
+	/* Buffers to repost each receive at once, beyond the 32 posted. */
+	KUNIT_ASSERT_GE(test, b->ss_nr_rx, 64);
+	m = lb_raw_msg(test, lp, &lp->a, 0);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	r = (const void *)m->data;
+	KUNIT_ASSERT_EQ(test, le16_to_cpu(r->credits_granted), 10);
+	/* b's target becomes 32: 9 granted, 23 to grant, none due yet. */
+	n = lb_data(wire, 32, 8, 0, 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, wire, n), IB_WC_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_send_credits(b) == 8));
+
+	/* b's one-segment message grants the 23; its poster then stops. */
+	KUNIT_ASSERT_LE(test, LB_PIECE, lb_payload(b));
+	spin_lock_bh(&lp->lock);
+	lp->b.stall_post = true;
+	spin_unlock_bh(&lp->lock);
+	s = lb_sender_start(test, b, 1);
+	KUNIT_ASSERT_TRUE(test, lb_done(&lp->b.stalled));
+	before = lb_raw_granted(lp, &lp->a);
+	KUNIT_ASSERT_EQ(test, before, 10 + 23);
+
+	/*
+	 * The raw initiator spends its 32 credits on one-byte segments of
+	 * a message; from the 24th on, each completion finds a grant due
+	 * and its grant work the send mutex taken.
+	 */
+	for (i = 0; i < 32; i++) {
+		n = lb_data(wire, 32, 1, 0, 4095 - i, SMBD_DATA_OFFSET, 1);
+		KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->a, wire, n),
+				IB_WC_SUCCESS);
+	}
+	/* Every completion handled, and every grant work it queued. */
+	flush_work(&lp->work);
+	KUNIT_ASSERT_TRUE(test, lb_idle(lp, &lp->b));
+	flush_work(&b->ss_grant_work);
+	KUNIT_EXPECT_EQ(test, lb_raw_granted(lp, &lp->a), before);
+
+	complete(&lp->b.go);
+	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s), (ssize_t)LB_PIECE);
+	KUNIT_EXPECT_TRUE_MSG(test,
+			      lb_until_ms(lb_raw_granted(lp, &lp->a) > before,
+					  1000),
+			      "the grant due while the send mutex was held never came");
+	msleep(50);
+	/* One message, granting every receive posted. */
+	KUNIT_EXPECT_EQ(test, lb_raw_granted(lp, &lp->a), before + 32);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.nmsgs), 3);
+	KUNIT_EXPECT_EQ(test, lb_state(b), SMBD_CONNECTED);
+}
+
+/*
  * Payload a send copies beyond its context's slot goes to a copy buffer
  * it borrows until its completion (SMBD_TX_SLOT). With one copy buffer:
  * a non-blocking send takes one segment while the device holds it (a
@@ -2642,8 +2723,9 @@ static void conn_copy_buffers(struct kunit *test)
 /*
  * A grant that falls due while the sender holds the send mutex waiting
  * for a copy buffer goes with that sender's segment ([MS-SMBD] 3.1.5.9):
- * the empty message that would carry it finds the mutex taken and leaves
- * it to the sender, whose waiting segment may be its message's last.
+ * the empty message that would carry it finds the mutex taken, and the
+ * waiting segment, which may be its message's last, carries it; the
+ * grant work the unlock then runs finds nothing left to send.
  * Here b spends its credits on messages a has not read; a's sender waits
  * for the copy buffer with the last of its two segments; a reads, and
  * the receives it reposts are granted by that segment and no later one.
@@ -2654,6 +2736,7 @@ static void conn_copy_wait_grants(struct kunit *test)
 	struct smbd_params pa;
 	struct lb_sender *s;
 	struct lb_pair *lp;
+	u64 empty;
 	u8 buf[64];
 
 	smbd_params_init(&pa, false);
@@ -2672,7 +2755,9 @@ static void conn_copy_wait_grants(struct kunit *test)
 				(ssize_t)sizeof(buf));
 	}
 	flush_work(&lp->work);
+	flush_work(&lp->a.sk->ss_grant_work);
 	cb = lb_send_credits(lp->b.sk);
+	empty = lb_empty_sent(lp->a.sk);
 
 	lb_hold(lp, true);
 	s = lb_sender_start(test, lp->a.sk, pieces);
@@ -2688,6 +2773,12 @@ static void conn_copy_wait_grants(struct kunit *test)
 	/* b has its credits back, with nothing more from a. */
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_send_credits(lp->b.sk) >=
 					 cb + n / 2));
+	/*
+	 * Not an empty message after it: the unlock has the grant work
+	 * decide again, and it must find nothing left to grant.
+	 */
+	flush_work(&lp->a.sk->ss_grant_work);
+	KUNIT_EXPECT_EQ(test, lb_empty_sent(lp->a.sk), empty);
 	KUNIT_EXPECT_EQ(test, lb_copy_waits(lp->a.sk), 1);
 	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
 }
@@ -3005,6 +3096,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_last_credit_reader),
 	KUNIT_CASE(conn_empty_nothing_due),
+	KUNIT_CASE(conn_grant_after_send_mutex),
 	KUNIT_CASE(conn_pingpong),
 	KUNIT_CASE(conn_batching),
 	KUNIT_CASE(conn_copy_buffers),
