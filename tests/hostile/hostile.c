@@ -30,13 +30,15 @@
  * connections that never negotiate. A fresh connection after every
  * fatal message must negotiate and echo data both ways. Every message
  * smbd sends is checked: sizes, credits, Reserved and Padding zero.
- * Then two findings of the reliability audit, each on a connection of its
- * own: a sender at its last Send Credit woken by a receive reposted
- * (last-credit-wake), a peer with few credits sending a message in
- * one-byte segments (few-credits-small-segments), and RDMA Writes with
- * Immediate refused (on RoCE; the
- * sockets they ended are kept until unload, for the guest plan to read
- * the reason of the refusal in smbd's debugfs).
+ * Then, each on a connection of its own, two findings of the reliability
+ * audit and issue 40: a sender at its last Send Credit woken by a receive
+ * reposted (last-credit-wake), a peer with few credits sending a message
+ * in one-byte segments (few-credits-small-segments), that peer as
+ * Microsoft's MS-SMBD test suite has it, which at no credit reads one
+ * message and needs it to grant (few-credits-sdk, few-credits-sdk-stream),
+ * and RDMA Writes with Immediate refused (on RoCE; the sockets they ended
+ * are kept until unload, for the guest plan to read the reason of the
+ * refusal in smbd's debugfs).
  * Result lines: "ok NAME", "not ok NAME - why", "info ...".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -347,25 +349,30 @@ static void h_rx_data(struct hconn *c, const u8 *b, u32 len)
 		h_deliver(c);
 }
 
-/* Look at what arrived and post the buffers again. */
+/* Look at one message that arrived and post its buffer again. */
+static void h_rx(struct hconn *c, struct tpeer_rx *rx)
+{
+	if (!c->negotiated) {
+		if (!c->neg_got) {
+			c->neg_len = min_t(u32, rx->len, sizeof(c->neg));
+			memcpy(c->neg, rx->buf, c->neg_len);
+			c->neg_len = rx->len;
+			c->neg_got = true;
+		}
+	} else {
+		h_rx_data(c, rx->buf, rx->len);
+	}
+	if (!READ_ONCE(c->p.disc) && !tpeer_post_recv(&c->p, rx))
+		c->to_grant++;
+}
+
+/* Look at everything that arrived, in order. */
 static void h_poll(struct hconn *c)
 {
 	struct tpeer_rx *rx;
 
-	while ((rx = tpeer_next(&c->p))) {
-		if (!c->negotiated) {
-			if (!c->neg_got) {
-				c->neg_len = min_t(u32, rx->len, sizeof(c->neg));
-				memcpy(c->neg, rx->buf, c->neg_len);
-				c->neg_len = rx->len;
-				c->neg_got = true;
-			}
-		} else {
-			h_rx_data(c, rx->buf, rx->len);
-		}
-		if (!READ_ONCE(c->p.disc) && !tpeer_post_recv(&c->p, rx))
-			c->to_grant++;
-	}
+	while ((rx = tpeer_next(&c->p)))
+		h_rx(c, rx);
 }
 
 /* Wait up to @ms for a message (see tpeer_wait_rx()) and look at it. */
@@ -443,23 +450,16 @@ static int h_credit(struct hconn *c, struct hside *s)
 }
 
 /*
- * Send one Data Transfer message built from @d and @payload. Grants what
- * we have reposted unless @d chose its grant; needs a credit unless
- * @force (a send beyond credits, on purpose).
+ * Post one Data Transfer message built from @d and @payload, looking at
+ * nothing that arrived: h_send_dt() without its wait, for a caller that
+ * holds a credit or sends beyond them on purpose. Grants what we have
+ * reposted unless @d chose its grant.
  */
-static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
-		     const u8 *payload, bool force)
+static int h_post_dt(struct hconn *c, struct hdt *d, const u8 *payload)
 {
 	struct tpeer_tx *tx;
 	int ret;
 
-	if (!force) {
-		ret = h_credit(c, s);
-		if (ret)
-			return ret;
-	} else {
-		h_poll(c);
-	}
 	if (!d->grant_set)
 		d->cgrant = min_t(u32, c->to_grant, U16_MAX);
 	tx = tpeer_tx_slot(&c->p);
@@ -475,6 +475,26 @@ static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
 	c->peer_credits += d->cgrant;
 	c->need_reply = false;
 	return 0;
+}
+
+/*
+ * Send one Data Transfer message built from @d and @payload. Grants what
+ * we have reposted unless @d chose its grant; needs a credit unless
+ * @force (a send beyond credits, on purpose).
+ */
+static int h_send_dt(struct hconn *c, struct hside *s, struct hdt *d,
+		     const u8 *payload, bool force)
+{
+	int ret;
+
+	if (!force) {
+		ret = h_credit(c, s);
+		if (ret)
+			return ret;
+	} else {
+		h_poll(c);
+	}
+	return h_post_dt(c, d, payload);
 }
 
 /* An empty message granting what we have (and answering a keep-alive). */
@@ -2060,17 +2080,48 @@ static int hp_open_creq(struct hrun *r, struct hpair *p, u16 creq, u16 grant)
 
 /*
  * smbd's consumer sending (or, with @recv, receiving) one message,
- * blocking, off the test thread.
+ * blocking, off the test thread; with @stream, receiving as ksmbd does
+ * (hsnd_stream()).
  */
 struct hsnd {
 	struct work_struct work;
 	struct smbd_sock *sk;
 	struct completion done;
-	bool recv;
+	bool recv, stream;
 	ssize_t ret;
 	u32 len;
 	u8 data[];
 };
+
+/*
+ * @snd->len bytes of the SMB2-over-TCP stream (a 4-byte length, then the
+ * message), read as ksmbd's smbd_ksmbd_read() does: smbd_sock_recv_stream()
+ * without blocking, and between tries a wait for an upcall (hs_wake()).
+ * 10 s without a byte ends it, as ksmbd's own timeout would.
+ */
+static ssize_t hsnd_stream(struct hsnd *snd, struct iov_iter *it)
+{
+	struct hside *s = smbd_sock_priv(snd->sk);
+	unsigned long end = jiffies + 10 * HZ;
+	ssize_t n;
+	int ev;
+
+	while (iov_iter_count(it)) {
+		ev = atomic_read(&s->ev);
+		n = smbd_sock_recv_stream(snd->sk, it, SMBD_RECV_NONBLOCK);
+		if (n > 0) {
+			end = jiffies + 10 * HZ;
+			continue;
+		}
+		if (n != -EAGAIN)
+			return n ?: -ECONNRESET;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		wait_event_timeout(s->wq, atomic_read(&s->ev) != ev,
+				   msecs_to_jiffies(100));
+	}
+	return snd->len;
+}
 
 static void hsnd_fn(struct work_struct *work)
 {
@@ -2080,8 +2131,11 @@ static void hsnd_fn(struct work_struct *work)
 
 	iov_iter_kvec(&it, snd->recv ? ITER_DEST : ITER_SOURCE, &kv, 1,
 		      snd->len);
-	snd->ret = snd->recv ? smbd_sock_recv(snd->sk, &it, 0, NULL) :
-			       smbd_sock_send(snd->sk, &it, 0);
+	if (snd->stream)
+		snd->ret = hsnd_stream(snd, &it);
+	else
+		snd->ret = snd->recv ? smbd_sock_recv(snd->sk, &it, 0, NULL) :
+				       smbd_sock_send(snd->sk, &it, 0);
 	complete(&snd->done);
 }
 
@@ -2193,6 +2247,7 @@ static void h_last_credit(struct hrun *r)
 	init_completion(&snd->done);
 	snd->sk = p.s->sk;
 	snd->recv = false;
+	snd->stream = false;
 	snd->len = len;
 	for (i = 0; i < len; i++)
 		snd->data[i] = rnd(&r->rs);
@@ -2319,6 +2374,7 @@ static void h_few_credits(struct hrun *r, bool busy)
 	init_completion(&rcv->done);
 	rcv->sk = p.s->sk;
 	rcv->recv = true;
+	rcv->stream = false;
 	rcv->len = FC_SEGS;
 	done = false;
 	queue_work(system_unbound_wq, &rcv->work);
@@ -2330,6 +2386,7 @@ static void h_few_credits(struct hrun *r, bool busy)
 		init_completion(&snd->done);
 		snd->sk = p.s->sk;
 		snd->recv = false;
+		snd->stream = false;
 		snd->len = FC_SEND;
 		for (i = 0; i < FC_SEND; i++)
 			snd->data[i] = rnd(&r->rs);
@@ -2412,6 +2469,184 @@ out:
 		flush_work(&snd->work);
 	kvfree(rcv);
 	kfree(snd);
+}
+
+/* The few-credits peer of Microsoft's test suite: its message, its asks. */
+#define FS_SEGS		8192
+#define FS_CREQ		255
+
+/*
+ * Take exactly one message from smbd, the oldest, waiting up to @ms, and
+ * look at it (h_rx(): our credits, the checks of every message, its
+ * buffer posted again: one receive per message read). Unlike h_poll(),
+ * it leaves the others queued and unread, what they grant not ours yet.
+ * Says what came in @what. Returns the message's CreditsGranted,
+ * -ENOTCONN or -ETIMEDOUT.
+ */
+static int h_take_one(struct hconn *c, unsigned int ms, char *what,
+		      size_t size)
+{
+	u8 h[DT_HDR_LEN] = {};
+	struct tpeer_rx *rx;
+	u32 len;
+
+	tpeer_wait_rx(&c->p, ms);
+	rx = tpeer_next(&c->p);
+	if (!rx)
+		return READ_ONCE(c->p.disc) ? -ENOTCONN : -ETIMEDOUT;
+	len = rx->len;
+	memcpy(h, rx->buf, min_t(u32, len, DT_HDR_LEN));
+	h_rx(c, rx);
+	scnprintf(what, size,
+		  "%u bytes, CreditsRequested %u, CreditsGranted %u, Flags 0x%x, RemainingDataLength %u, DataOffset %u, DataLength %u",
+		  len, get_unaligned_le16(h + DT_CREDITS_REQ),
+		  get_unaligned_le16(h + DT_CREDITS_GRANTED),
+		  get_unaligned_le16(h + DT_FLAGS),
+		  get_unaligned_le32(h + DT_REMAINING),
+		  get_unaligned_le32(h + DT_DATA_OFFSET),
+		  get_unaligned_le32(h + DT_DATA_LENGTH));
+	return get_unaligned_le16(h + DT_CREDITS_GRANTED);
+}
+
+/*
+ * Issue 40: the few-credits peer as Microsoft's MS-SMBD test suite has it
+ * (SmbdDataTransfer_SmallLengthSegment, and its SDK's SmbdClient). It
+ * asks for FC_CREDITS in the negotiation; its MaxReceiveSize stays H_RECV,
+ * as hp_open_creq() sets none (the suite's 1024 would change nothing:
+ * smbd sends it only 20-byte credit messages). Then one upper-layer
+ * message of FS_SEGS bytes as one-byte segments, each asking for FS_CREQ
+ * credits (smbd's target becomes its ReceiveCreditMax: no spare receive,
+ * its grants follow its reader) and granting one, whatever we reposted;
+ * never RESPONSE_REQUESTED. (The suite pads each segment to smbd's
+ * MaxReceiveSize; not we: padding carries no credit.)
+ *
+ * While it holds a credit it sends. At none it takes exactly one message,
+ * the oldest, waiting 5 s at most, and that message must grant: [MS-SMBD]
+ * 3.1.5.8 sends an empty message only to grant or to answer
+ * RESPONSE_REQUESTED. One granting nothing stops the suite, whatever
+ * grant waits unread behind it, and fails the case at once. h_poll()
+ * would take every message ready and add up their grants, so that such a
+ * message went unseen: h_take_one() takes one. Our H_NR_RX receives hold
+ * those left unread: smbd grants only while we hold at most a quarter of
+ * its target, so few wait. smbd's consumer reads the message whole in a
+ * blocking receive, or with @stream as ksmbd does (hsnd_stream()). The
+ * messages left unread at the end must grant too; the longest wait for a
+ * credit is reported.
+ */
+static void h_few_credits_sdk(struct hrun *r, bool stream)
+{
+	const char *name = stream ? "few-credits-sdk-stream" :
+			   "few-credits-sdk";
+	u32 i, len, sent = 0, nread = 0, zero = 0, unread = 0, behind = 0;
+	unsigned long t0, w0, longest = 0;
+	char what[160], why[224] = "";
+	struct hsnd *rcv = NULL;
+	struct hpair p = {};
+	bool done = true;
+	struct hconn *c;
+	const u8 *data;
+	struct hdt d;
+	int ret, got;
+
+	ret = hp_open_creq(r, &p, FC_CREDITS, FC_CREDITS);
+	if (ret) {
+		CHECK(r, false, name, "connect: %d", ret);
+		goto out;
+	}
+	c = p.c;
+	/* The stream has the message's 4-byte length first. */
+	len = FS_SEGS + (stream ? 4 : 0);
+	rcv = kvmalloc(struct_size(rcv, data, len), GFP_KERNEL);
+	if (!rcv)
+		goto out;
+	INIT_WORK(&rcv->work, hsnd_fn);
+	init_completion(&rcv->done);
+	rcv->sk = p.s->sk;
+	rcv->recv = true;
+	rcv->stream = stream;
+	rcv->len = len;
+	done = false;
+	queue_work(system_unbound_wq, &rcv->work);
+
+	t0 = jiffies;
+	for (i = 0; i < FS_SEGS; i++) {
+		u8 byte = i * 7 + 1;
+
+		if (!c->send_credits) {
+			w0 = jiffies;
+			got = h_take_one(c, 5000, what, sizeof(what));
+			longest = max(longest, jiffies - w0);
+			if (got < 0) {
+				ret = got;
+				scnprintf(why, sizeof(why),
+					  "segment %u: no credit, and no message from smbd within 5 s (%d); ",
+					  i, got);
+				break;
+			}
+			nread++;
+			zero += !got;
+			if (!c->send_credits) {
+				ret = -EPROTO;
+				scnprintf(why, sizeof(why),
+					  "segment %u: no credit, and message %u from smbd (%llu in all) leaves us none: %s; ",
+					  i, nread, c->got, what);
+				break;
+			}
+		}
+		h_dt_default(&d, 1, FS_SEGS - 1 - i);
+		d.creq = FS_CREQ;
+		d.cgrant = 1;
+		d.grant_set = true;
+		ret = h_post_dt(c, &d, &byte);
+		if (ret)
+			break;
+		sent++;
+	}
+	if (sent == FS_SEGS)
+		done = wait_for_completion_timeout(&rcv->done, 5 * HZ);
+	else
+		done = completion_done(&rcv->done);
+	/* What we did not need to read: it must grant too. */
+	while ((got = h_take_one(c, 0, what, sizeof(what))) >= 0) {
+		unread++;
+		behind += got;
+		if (got)
+			continue;
+		if (!zero++)
+			scnprintf(why, sizeof(why),
+				  "message %llu from smbd, left unread, grants none: %s; ",
+				  c->got, what);
+	}
+	data = rcv->data + (stream ? 4 : 0);
+	for (i = 0; done && rcv->ret == len && i < FS_SEGS; i++)
+		if (data[i] != (u8)(i * 7 + 1))
+			break;
+	if (stream && done && rcv->ret == len &&
+	    get_unaligned_be32(rcv->data) != FS_SEGS)
+		i = 0;
+	CHECK(r, !ret && !zero && done && rcv->ret == len && i == FS_SEGS,
+	      name,
+	      "%s%u of %u one-byte segments sent (last post %d) in %u ms, %u messages read at no credit, %u granting none, longest wait for a credit %u ms; smbd's receive %s %zd of %u bytes%s",
+	      why, sent, FS_SEGS, ret, jiffies_to_msecs(jiffies - t0), nread,
+	      zero, jiffies_to_msecs(longest), done ? "gave" : "still waits",
+	      done ? rcv->ret : 0, len,
+	      done && rcv->ret == len && i < FS_SEGS ? ", different data" : "");
+	testctl_info(r->out,
+		     "%s %s: %u one-byte segments in %u ms, %u messages read at no credit, longest wait for a credit %u ms, %u messages granting none, %u left unread (granting %u)",
+		     r->pfx, name, sent, jiffies_to_msecs(jiffies - t0), nread,
+		     jiffies_to_msecs(longest), zero, unread, behind);
+	if (!done) {
+		/* Its end wakes the reader; only then may it go. */
+		h_destroy(p.c);
+		p.c = NULL;
+		smbd_sock_shutdown(p.s->sk);
+		wait_for_completion(&rcv->done);
+	}
+out:
+	hp_close(&p);
+	if (rcv)
+		flush_work(&rcv->work);
+	kvfree(rcv);
 }
 
 /*
@@ -2689,6 +2924,8 @@ static void h_run(struct hrun *r)
 	h_last_credit(r);
 	h_few_credits(r, false);
 	h_few_credits(r, true);
+	h_few_credits_sdk(r, false);
+	h_few_credits_sdk(r, true);
 	h_write_imm(r, 0);
 	h_write_imm(r, 64);
 
