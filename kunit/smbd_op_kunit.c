@@ -399,6 +399,24 @@ static void smbd_op_fence_refused(struct kunit *test)
 }
 
 /*
+ * A waiter on two signalled requests whose first fails: the connection
+ * ends and its event work fences; returns once the marker is out.
+ */
+static struct opk_ctx *opk_first_fails(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 2, BIT(0) | BIT(1));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	return c;
+}
+
+/*
  * Issue 40, a device that dies: mlx5 in its internal-error state raises
  * IB_EVENT_DEVICE_FATAL, refuses every post and may complete nothing
  * more. A thread waiting for an RDMA read (a ksmbd worker) or for the
@@ -442,16 +460,9 @@ static void smbd_op_dead_device(struct kunit *test)
  */
 static void smbd_op_dead_device_marker_out(struct kunit *test)
 {
-	struct opk_ctx *c = opk_setup(test, -1);
+	struct opk_ctx *c = opk_first_fails(test);
 
-	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
-	opk_chain(c, 2, BIT(0) | BIT(1));
-	opk_wait_start(test, c);
-	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
-	/* The first fails: the event work fences, the waiter waits on it. */
-	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
-	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	/* The waiter waits on the fence. */
 	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
 	smbd_sock_dead(c->sk);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, HZ));
@@ -497,16 +508,8 @@ static void smbd_op_no_post_after_close(struct kunit *test)
  */
 static void smbd_op_late_completion_after_give_up(struct kunit *test)
 {
-	struct opk_ctx *c = opk_setup(test, -1);
+	struct opk_ctx *c = opk_first_fails(test);
 
-	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
-	opk_chain(c, 2, BIT(0) | BIT(1));
-	opk_wait_start(test, c);
-	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
-	/* The first fails: the connection ends, the event work fences. */
-	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_REM_ACCESS_ERR);
-	KUNIT_ASSERT_TRUE(test, opk_until_marker());
 	/* The marker comes before the second request's completion. */
 	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
