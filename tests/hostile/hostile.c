@@ -2472,7 +2472,7 @@ out:
 }
 
 /* The few-credits peer of Microsoft's test suite: its message, its asks. */
-#define FS_SEGS		8192
+#define FS_SEGS		4096
 #define FS_CREQ		255
 
 /*
