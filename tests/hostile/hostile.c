@@ -2325,6 +2325,27 @@ out:
 	kfree(snd);
 }
 
+/*
+ * smbd's consumer on @p reading @len bytes, blocking or (@stream) as
+ * ksmbd does, in a work item (hsnd_fn()); the caller waits for ->done
+ * and frees it with kvfree().
+ */
+static struct hsnd *hsnd_reader(struct hpair *p, u32 len, bool stream)
+{
+	struct hsnd *rcv = kvmalloc(struct_size(rcv, data, len), GFP_KERNEL);
+
+	if (!rcv)
+		return NULL;
+	INIT_WORK(&rcv->work, hsnd_fn);
+	init_completion(&rcv->done);
+	rcv->sk = p->s->sk;
+	rcv->recv = true;
+	rcv->stream = stream;
+	rcv->len = len;
+	queue_work(system_unbound_wq, &rcv->work);
+	return rcv;
+}
+
 /* The few-credits peer: its CreditsRequested, and its message. */
 #define FC_CREDITS	10
 #define FC_SEGS		4096
@@ -2367,17 +2388,10 @@ static void h_few_credits(struct hrun *r, bool busy)
 		goto out;
 	}
 	c = p.c;
-	rcv = kvmalloc(struct_size(rcv, data, FC_SEGS), GFP_KERNEL);
+	rcv = hsnd_reader(&p, FC_SEGS, false);
 	if (!rcv)
 		goto out;
-	INIT_WORK(&rcv->work, hsnd_fn);
-	init_completion(&rcv->done);
-	rcv->sk = p.s->sk;
-	rcv->recv = true;
-	rcv->stream = false;
-	rcv->len = FC_SEGS;
 	done = false;
-	queue_work(system_unbound_wq, &rcv->work);
 	if (busy) {
 		snd = kmalloc(struct_size(snd, data, FC_SEND), GFP_KERNEL);
 		if (!snd)
@@ -2556,17 +2570,10 @@ static void h_few_credits_sdk(struct hrun *r, bool stream)
 	c = p.c;
 	/* The stream has the message's 4-byte length first. */
 	len = FS_SEGS + (stream ? 4 : 0);
-	rcv = kvmalloc(struct_size(rcv, data, len), GFP_KERNEL);
+	rcv = hsnd_reader(&p, len, stream);
 	if (!rcv)
 		goto out;
-	INIT_WORK(&rcv->work, hsnd_fn);
-	init_completion(&rcv->done);
-	rcv->sk = p.s->sk;
-	rcv->recv = true;
-	rcv->stream = stream;
-	rcv->len = len;
 	done = false;
-	queue_work(system_unbound_wq, &rcv->work);
 
 	t0 = jiffies;
 	for (i = 0; i < FS_SEGS; i++) {
