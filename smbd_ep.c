@@ -59,9 +59,24 @@ static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void smbd_sock_dead(struct smbd_sock *sk)
 {
+	bool open;
+
 	WRITE_ONCE(sk->ss_ep.dead, true);
 	smbd_sock_error(sk, -EIO);
+	/*
+	 * Through the gate: the teardown frees the send contexts given up
+	 * here only once we are out. Once it closed the gate, it gives
+	 * everything up itself (smbd_ops_abort(), smbd_xfer_free()).
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	open = !sk->ss_ep.qp_closed;
+	if (open)
+		sk->ss_ep.posting++;
+	spin_unlock_bh(&sk->ss_lock);
+	if (!open)
+		return;
 	smbd_fence_give_up(sk);
+	smbd_post_leave(sk);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_dead);
 
