@@ -59,29 +59,28 @@ static void smbd_dev_event(struct ib_event_handler *h, struct ib_event *ev)
 }
 
 /*
- * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
- * write; memory registration needs fast registration work requests.
+ * The profile that caps the limits smbd takes of each device added from
+ * now on (debugfs smbd/dev_profile), under smbd_devices_lock.
  */
-static bool smbd_ib_usable(struct ib_device *ibdev)
-{
-	const struct ib_device_attr *attr = &ibdev->attrs;
+static struct smbd_profile smbd_dev_profile = { .name = "none" };
 
-	if (!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return false;
-	return attr->max_send_sge >= 2 && attr->max_recv_sge >= 1 &&
-	       attr->max_qp_wr > 0 && attr->max_fast_reg_page_list_len > 0;
-}
-
+/*
+ * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
+ * write; memory registration needs fast registration work requests. A
+ * device short of either, or of a limit smbd needs (smbd_dev_short()),
+ * is not used, and the log says why, once.
+ */
 static int smbd_ib_add(struct ib_device *ibdev)
 {
 	const struct ib_device_attr *attr = &ibdev->attrs;
 	struct smbd_device *sd;
+	const char *short_of;
+	u32 have, need;
 
-	if (!smbd_ib_usable(ibdev)) {
-		ibdev_info(ibdev, "smbd: no fast registration or too few SGEs, not used\n");
+	if (!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		ibdev_warn(ibdev, "smbd: no fast memory registration (IB_DEVICE_MEM_MGT_EXTENSIONS), not used\n");
 		return -EOPNOTSUPP;
 	}
-
 	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, ibdev_to_node(ibdev));
 	if (!sd)
 		return -ENOMEM;
@@ -95,18 +94,39 @@ static int smbd_ib_add(struct ib_device *ibdev)
 	sd->sd_max_init_rd_atom = attr->max_qp_init_rd_atom;
 	sd->sd_max_frmr_pages = attr->max_fast_reg_page_list_len;
 	sd->sd_max_sgl_rd = attr->max_sgl_rd;
+	sd->sd_max_sge_rd = attr->max_sge_rd;
+	/* ib_device_attr has no inline limit: a queue pair says its own. */
+	sd->sd_max_inline = U32_MAX;
 
 	mutex_lock(&smbd_devices_lock);
-	list_add_tail(&sd->sd_list, &smbd_devices);
+	if (strcmp(smbd_dev_profile.name, "none")) {
+		smbd_profile_apply(&smbd_dev_profile, sd);
+		strscpy(sd->sd_profile, smbd_dev_profile.name,
+			sizeof(sd->sd_profile));
+	}
+	short_of = smbd_dev_short(sd, &have, &need);
+	if (!short_of)
+		list_add_tail(&sd->sd_list, &smbd_devices);
 	mutex_unlock(&smbd_devices_lock);
+	if (short_of) {
+		if (sd->sd_profile[0])
+			ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs (profile %s), not used\n",
+				   short_of, have, need, sd->sd_profile);
+		else
+			ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs, not used\n",
+				   short_of, have, need);
+		kfree(sd);
+		return -EOPNOTSUPP;
+	}
 	ib_set_client_data(ibdev, &smbd_ib_client, sd);
 	INIT_IB_EVENT_HANDLER(&sd->sd_events, ibdev, smbd_dev_event);
 	ib_register_event_handler(&sd->sd_events);
 
-	ibdev_info(ibdev, "smbd: %s device, qp_wr %u send_sge %u frmr_pages %u ird %u ord %u\n",
+	ibdev_info(ibdev, "smbd: %s device, qp_wr %u send_sge %u frmr_pages %u ird %u ord %u%s%s\n",
 		   sd->sd_iwarp ? "iWARP" : "IB/RoCE", sd->sd_max_qp_wr,
 		   sd->sd_max_send_sge, sd->sd_max_frmr_pages,
-		   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom);
+		   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom,
+		   sd->sd_profile[0] ? ", profile " : "", sd->sd_profile);
 	blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_UP, ibdev);
 	return 0;
 }
@@ -135,16 +155,17 @@ static int smbd_devices_show(struct seq_file *m, void *v)
 {
 	struct smbd_device *sd;
 
-	seq_puts(m, "device\ttype\tqp_wr\tsend_sge\trecv_sge\tcqe\tird\tord\tfrmr_pages\n");
+	seq_puts(m, "device\ttype\tqp_wr\tsend_sge\trecv_sge\tcqe\tird\tord\tfrmr_pages\tsge_rd\tprofile\n");
 	mutex_lock(&smbd_devices_lock);
 	list_for_each_entry(sd, &smbd_devices, sd_list)
-		seq_printf(m, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
+		seq_printf(m, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%s\n",
 			   dev_name(&sd->sd_ibdev->dev),
 			   sd->sd_iwarp ? "iwarp" : "ib/roce",
 			   sd->sd_max_qp_wr, sd->sd_max_send_sge,
 			   sd->sd_max_recv_sge, sd->sd_max_cqe,
 			   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom,
-			   sd->sd_max_frmr_pages);
+			   sd->sd_max_frmr_pages, sd->sd_max_sge_rd,
+			   sd->sd_profile[0] ? sd->sd_profile : "-");
 	mutex_unlock(&smbd_devices_lock);
 	return 0;
 }
@@ -425,6 +446,76 @@ static void smbd_dev_fatal_debugfs(struct dentry *root)
 }
 #endif
 
+/*
+ * debugfs smbd/dev_profile: which limits smbd takes of each device added
+ * from now on. Write a profile's name, "attribute=value" caps, or both
+ * (smbd_profile_parse()); "none" lifts them. Reads give the profile in
+ * force, then every profile known, one per line with its class.
+ */
+static int smbd_dev_profile_show(struct seq_file *m, void *v)
+{
+	const struct smbd_profile *p;
+	u32 i, c;
+
+	for (i = 0; i <= smbd_profile_count(); i++) {
+		if (!i) {
+			mutex_lock(&smbd_devices_lock);
+			p = &smbd_dev_profile;
+			seq_printf(m, "in force: %s", p->name);
+		} else {
+			p = smbd_profile_at(i - 1);
+			seq_printf(m, "%s %s", p->name,
+				   p->iwarp ? "iwarp" : "ib/roce");
+		}
+		for (c = 0; c < SMBD_CAP_NR; c++)
+			if (p->cap[c])
+				seq_printf(m, " %s=%u", smbd_cap_name(c),
+					   p->cap[c]);
+		seq_putc(m, '\n');
+		if (!i)
+			mutex_unlock(&smbd_devices_lock);
+	}
+	return 0;
+}
+
+static int smbd_dev_profile_open(struct inode *inode, struct file *f)
+{
+	return single_open(f, smbd_dev_profile_show, NULL);
+}
+
+static ssize_t smbd_dev_profile_write(struct file *f, const char __user *ubuf,
+				      size_t len, loff_t *pos)
+{
+	struct smbd_profile prof;
+	char *buf;
+	int ret;
+
+	if (len > 256)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = smbd_profile_parse(buf, &prof);
+	kfree(buf);
+	if (ret)
+		return ret;
+	mutex_lock(&smbd_devices_lock);
+	smbd_dev_profile = prof;
+	mutex_unlock(&smbd_devices_lock);
+	pr_info("smbd: device profile %s for devices added from now on\n",
+		prof.name);
+	return len;
+}
+
+static const struct file_operations smbd_dev_profile_fops = {
+	.owner = THIS_MODULE,
+	.open = smbd_dev_profile_open,
+	.read = seq_read,
+	.write = smbd_dev_profile_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 /**
  * smbd_dev_init() - start following RDMA devices
  * @root: smbd's debugfs directory, for its "devices" file
@@ -442,6 +533,8 @@ int smbd_dev_init(struct dentry *root,
 	debugfs_create_file("interfaces", 0444, root, NULL,
 			    &smbd_interfaces_fops);
 	smbd_dev_fatal_debugfs(root);
+	debugfs_create_file("dev_profile", 0600, root, NULL,
+			    &smbd_dev_profile_fops);
 	return ib_register_client(&smbd_ib_client);
 }
 

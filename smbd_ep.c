@@ -389,6 +389,8 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	u32 room, qp_sge, rw_wrs, extra;
 
 	sk->ss_ep.iwarp = sd->sd_iwarp;
+	sk->ss_ep.frmr_pages = sd->sd_max_frmr_pages;
+	sk->ss_ep.rw_chunk = smbd_rw_chunk_bytes(sd->sd_max_frmr_pages);
 	sk->ss_ep.responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
 	sk->ss_ep.initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
 	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);
@@ -419,14 +421,20 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_ep.responder_resources,
 					8, 64);
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
-	rw_wrs = sk->ss_rw_ctxs * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, qp_sge) + 3);
+	rw_wrs = smbd_rw_wrs(sd, qp_sge);
 	extra = 2 * sk->ss_nr_reg + rw_wrs;
+	/*
+	 * rdma_rw adds up to three requests per context to the send queue
+	 * (smbd_qp_create()'s max_rdma_ctxs), and the send completion
+	 * queue is as deep: neither may pass the device's limits.
+	 */
 	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe);
-	if (room < extra + 16 + 3)
+	if (!sk->ss_ep.rw_chunk ||
+	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs)
 		return -ENOMEM;
 	room -= 3;
 	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
-			     room - extra);
+			     room - extra - 3 * sk->ss_rw_ctxs);
 	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
 	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
 	sk->ss_ep.sq_depth = sk->ss_nr_tx + extra + 3;

@@ -52,7 +52,7 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 
 	pages = min_t(u32, DIV_ROUND_UP(sk->ss_params.max_read_write_size,
 					PAGE_SIZE) + 1,
-		      sk->ss_ep.ibdev->attrs.max_fast_reg_page_list_len);
+		      sk->ss_ep.frmr_pages);
 	sk->ss_regs = kcalloc(sk->ss_nr_reg, sizeof(*sk->ss_regs), GFP_KERNEL);
 	if (!sk->ss_regs)
 		return -ENOMEM;

@@ -226,9 +226,9 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	}
 	/*
 	 * As many slots as pieces, up to a chain's worth: each segment
-	 * ends at most one piece short of SMBD_RW_CHUNK.
+	 * ends at most one piece short of a context's chunk.
 	 */
-	nslot = min_t(size_t, len / SMBD_RW_CHUNK + nseg, SMBD_RW_CTXS);
+	nslot = min_t(size_t, len / sk->ss_ep.rw_chunk + nseg, SMBD_RW_CTXS);
 	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
 	if (!sl) {
 		ret = -ENOMEM;
@@ -254,7 +254,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			i = 0;
 			segoff = 0;
 		}
-		n = smbd_desc_pieces(seg, nseg, i, segoff, SMBD_RW_CHUNK, pc,
+		n = smbd_desc_pieces(seg, nseg, i, segoff, sk->ss_ep.rw_chunk, pc,
 				     nslot);
 		got = smbd_rw_ctx_get(sk, n);
 		if (!got) {

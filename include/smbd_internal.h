@@ -28,6 +28,9 @@
 #include "smbd.h"
 #include "smbd_proto.h"
 
+/* A profile's name, in the record of each device it capped. */
+#define SMBD_PROFILE_NAME_MAX	16
+
 /**
  * struct smbd_device - an RDMA device smbd can use
  * @sd_list: entry in smbd_devices, protected by smbd_devices_lock
@@ -45,6 +48,10 @@
  * @sd_max_init_rd_atom: RDMA reads this device issues at once (ORD)
  * @sd_max_frmr_pages: pages one fast-registered MR can map
  * @sd_max_sgl_rd: scatter entries of an RDMA read sink (0: same as send)
+ * @sd_max_sge_rd: gather entries of an RDMA Read request (0: not said)
+ * @sd_max_inline: inline data of a send (smbd asks for none)
+ * @sd_profile: the profile that capped these (debugfs smbd/dev_profile),
+ *	"" when none did
  *
  * Immutable after smbd_ib_add() but for @sd_fatal; connections size
  * everything from these rather than from constants that fit one provider
@@ -64,6 +71,47 @@ struct smbd_device {
 	u32 sd_max_init_rd_atom;
 	u32 sd_max_frmr_pages;
 	u32 sd_max_sgl_rd;
+	u32 sd_max_sge_rd;
+	u32 sd_max_inline;
+	char sd_profile[SMBD_PROFILE_NAME_MAX];
+};
+
+/**
+ * enum smbd_cap_id - the device limits a profile caps
+ * @SMBD_CAP_QP_WR: max_qp_wr
+ * @SMBD_CAP_CQE: max_cqe
+ * @SMBD_CAP_SEND_SGE: max_send_sge
+ * @SMBD_CAP_RECV_SGE: max_recv_sge
+ * @SMBD_CAP_SGE_RD: max_sge_rd
+ * @SMBD_CAP_RD_ATOM: max_qp_rd_atom
+ * @SMBD_CAP_INIT_RD_ATOM: max_qp_init_rd_atom
+ * @SMBD_CAP_FRMR_PAGES: max_fast_reg_page_list_len
+ * @SMBD_CAP_INLINE: max_inline_data
+ * @SMBD_CAP_NR: how many
+ */
+enum smbd_cap_id {
+	SMBD_CAP_QP_WR,
+	SMBD_CAP_CQE,
+	SMBD_CAP_SEND_SGE,
+	SMBD_CAP_RECV_SGE,
+	SMBD_CAP_SGE_RD,
+	SMBD_CAP_RD_ATOM,
+	SMBD_CAP_INIT_RD_ATOM,
+	SMBD_CAP_FRMR_PAGES,
+	SMBD_CAP_INLINE,
+	SMBD_CAP_NR
+};
+
+/**
+ * struct smbd_profile - the limits of a device family (smbd_profile.c)
+ * @name: how debugfs smbd/dev_profile names it
+ * @iwarp: an iWARP device (run it on siw), else InfiniBand or RoCE (rxe)
+ * @cap: the most smbd takes of each attribute (0: the device's own)
+ */
+struct smbd_profile {
+	const char *name;
+	bool iwarp;
+	u32 cap[SMBD_CAP_NR];
 };
 
 /**
@@ -518,6 +566,9 @@ struct smbd_cq_grave;
  * @sq_depth: send queue depth
  * @rq_depth: receive queue depth
  * @tx_sge: gather entries per send
+ * @frmr_pages: pages one of our registrations maps (the device's
+ *	max_fast_reg_page_list_len, as its profile left it)
+ * @rw_chunk: bytes one rdma_rw context moves (smbd_rw_chunk_bytes())
  * @tx_sig_bytes: sends this big are signalled
  * @initiator_depth: RDMA reads we may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
@@ -574,6 +625,8 @@ struct smbd_ep {
 	u32 rq_depth;
 	u32 tx_sge;
 	u32 tx_sig_bytes;
+	u32 frmr_pages;
+	u32 rw_chunk;
 	u8 initiator_depth;
 	u8 responder_resources;
 
@@ -817,6 +870,17 @@ void smbd_debugfs_sock_del(struct smbd_sock *sk);
 /* smbd_dev.c */
 struct dentry;
 bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd);
+u32 smbd_profile_count(void);
+const struct smbd_profile *smbd_profile_at(u32 i);
+const char *smbd_cap_name(enum smbd_cap_id cap);
+u32 smbd_cap_get(const struct smbd_device *sd, enum smbd_cap_id cap);
+int smbd_profile_parse(char *buf, struct smbd_profile *prof);
+void smbd_profile_apply(const struct smbd_profile *prof,
+			struct smbd_device *sd);
+u32 smbd_rw_chunk_bytes(u32 frmr_pages);
+u32 smbd_rw_wrs(const struct smbd_device *sd, u32 qp_sge);
+const char *smbd_dev_short(const struct smbd_device *sd, u32 *have,
+			   u32 *need);
 int smbd_dev_init(struct dentry *root,
 		  void (*dead)(struct ib_device *ibdev, bool quiesce));
 void smbd_dev_exit(void);

@@ -8,7 +8,7 @@
 . /smbd/lib-report.sh
 
 for suite in smbd_pdu smbd_negotiate smbd_frag smbd_credits smbd_keepalive \
-	smbd_desc smbd_op smbd_conn smbd_compat; do
+	smbd_desc smbd_op smbd_conn smbd_compat smbd_profile; do
 	echo "SMBD-KUNIT-EXPECT: $suite"
 done
 
