@@ -455,6 +455,7 @@ int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
 	info->iwarp = sk->ss_ep.iwarp;
 	info->initiator_depth = sk->ss_ep.initiator_depth;
 	info->responder_resources = sk->ss_ep.responder_resources;
+	info->send_gather = sk->ss_ep.tx_sge;
 	/* One page of an MR may go to an unaligned start. */
 	info->max_reg_size = sk->ss_nr_reg ?
 		min_t(u32, (sk->ss_regs[0].reg_max_pages - 1) * PAGE_SIZE,

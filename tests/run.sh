@@ -281,15 +281,17 @@ fi
 # (scripts/demo.sh), last as it installs our modules in updates/. With
 # the hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
 # SMB2 client that reaches ksmbd on smbd the Windows way and the bare SMB
-# Direct connects that check its ports (plan-76).
+# Direct connects that check its ports (plan-76); and smbd, cifs and ksmbd
+# under each device profile, with the transport and RDMA test modules
+# (plan-77).
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
-smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko tests/kmod/smbd_test.ko tests/mr/smbd_mr_test.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
 		"smbdtest.plan_timeout=1200" \
 		"$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
-		"smb|hostile-mount|removal|multichannel|windows" \
+		"smb|hostile-mount|removal|multichannel|windows|profiles" \
 		smbd.ko $smb_modules $smb_extra
 else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"

@@ -49,24 +49,6 @@ cqpoll() {
 		nok "transport/cq_poll-$1" "cannot set smbd's cq_poll"
 }
 
-# edges BYTES: echo sizes around the segment boundaries of BYTES-byte
-# messages (a 24-byte header, then the payload)
-edges() {
-	_b=$(($1 - 24))
-	echo "0,1,$((_b - 1)),$_b,$((_b + 1)),$((2 * _b)),$((2 * _b + 1)),4096,65536,max"
-}
-
-# msize_on GATHER: the message size two smbd ends with the defaults
-# negotiate over a device whose sends gather GATHER entries (smbd uses at
-# most 8; siw has 6): the large size, but no more than a send gathers
-# from pages, (GATHER - 3) pages; the default size if that is more
-msize_on() {
-	_m=$((($1 - 3) * 4096))
-	[ "$LARGE" -lt "$_m" ] && _m=$LARGE
-	[ "$DEF_SIZE" -gt "$_m" ] && _m=$DEF_SIZE
-	echo "$_m"
-}
-
 # scenarios NAME ADDR IWARP RUNS GATHER: every scenario over one RDMA
 # provider
 scenarios() {

@@ -487,6 +487,7 @@ struct mt_client {
 	struct smbd_buf_desc d[MT_MAX_DESC];
 	struct testbuf buf;
 	u32 max_rw;
+	u32 max_reg;	/* smbd_sock_info.max_reg_size: one MR's worth */
 	u32 n;
 };
 
@@ -668,7 +669,11 @@ out:
 	smbd_sock_release(sk);
 }
 
-/* Teardown with registrations held and a slow server read in flight. */
+/*
+ * Teardown with registrations held and a slow server read in flight:
+ * each registration one MR's worth, at most 1 MiB (a device with short
+ * registrations, cxgb4's, maps less).
+ */
 static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 {
 	struct smbd_buf_desc d[4];
@@ -677,6 +682,7 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 	struct mt_req *req;
 	struct iov_iter it;
 	struct kvec kv;
+	u32 len = min_t(u32, SZ_1M, m->max_reg);
 	int err, i, nd = 0;
 
 	err = mt_connect(c, 0, &sk);
@@ -686,7 +692,7 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 		return;
 	}
 	for (i = 0; i < 4; i++) {
-		testbuf_iter(&m->buf, i * SZ_1M, SZ_1M, ITER_SOURCE, i & 1,
+		testbuf_iter(&m->buf, i * SZ_1M, len, ITER_SOURCE, i & 1,
 			     &kv, &it);
 		if (smbd_register(sk, &it, SMBD_REG_PEER_READS, &d[i], 1,
 				  &reg[i]) == 1)
@@ -696,7 +702,7 @@ static void mt_teardown(struct mt_cmd *c, struct mt_client *m)
 	if (req && nd == 4) {
 		req->magic = cpu_to_le32(MT_MAGIC);
 		req->op = cpu_to_le32(MT_OP_SLOW_READ);
-		req->len = cpu_to_le32(SZ_1M);
+		req->len = cpu_to_le32(len);
 		req->ndesc = cpu_to_le32(1);
 		smbd_desc_encode(&d[3], req->desc);
 		err = mt_req_send(sk, req);
@@ -756,7 +762,7 @@ static void mt_descs(struct mt_client *m, u32 k, bool misaligned)
 	struct smbd_buf_desc *pc;
 	char name[48], why[96] = "";
 	int dir, nd, err;
-	u32 n = 0;
+	u32 n = 0, u;
 
 	snprintf(name, sizeof(name), "mr/descs-%u-%s", k,
 		 misaligned ? "misaligned" : "aligned");
@@ -790,7 +796,13 @@ static void mt_descs(struct mt_client *m, u32 k, bool misaligned)
 				 len, nd);
 			break;
 		}
-		n = mt_cut(m->d, nd, unit, misaligned, pc, MT_WIRE_DESC);
+		/*
+		 * A piece never crosses a registration: with short ones
+		 * (cxgb4's) 4,095 pieces of the unit may not cover the
+		 * buffer; take slightly longer pieces then.
+		 */
+		for (u = unit, n = 0; !n && u < 2 * unit; u += unit / 16 + 1)
+			n = mt_cut(m->d, nd, u, misaligned, pc, MT_WIRE_DESC);
 		err = n ? mt_request(m->sk, peer_writes ? MT_OP_WRITE :
 				     MT_OP_READ, seed, 0, len, pc, n, false, 0) :
 			  -E2BIG;
@@ -824,12 +836,14 @@ static void mt_cmd_mr(struct mt_cmd *c)
 	struct mt_client m = { .c = c };
 	char name[64];
 	int err, i;
+	u32 max;
 
 	err = mt_connect(c, 0, &m.sk);
 	if (!mt_check(!err, "mr/connect", "%d", err))
 		return;
 	err = smbd_sock_query(m.sk, &info);
 	m.max_rw = info.max_read_write_size;
+	m.max_reg = info.max_reg_size;
 	mt_info("max_read_write_size %u", m.max_rw);
 	if (err || !m.max_rw || testbuf_alloc(&m.buf, m.max_rw + PAGE_SIZE)) {
 		mt_check(false, "mr/buffer", "%d, max_rw %u", err, m.max_rw);
@@ -843,8 +857,16 @@ static void mt_cmd_mr(struct mt_cmd *c)
 			 sz[i].off);
 		mt_xfer(&m, name, sz[i].off, sz[i].len, !(i & 1), false, 0, 0, 0);
 	}
-	mt_xfer(&m, "mr/peer-writes-max", 0, m.max_rw, true, true, 0, 0, 0);
-	mt_xfer(&m, "mr/peer-reads-max", 0, m.max_rw, false, false, 0, 0, 0);
+	/*
+	 * MaxReadWriteSize, or as much as MT_MAX_DESC registrations map
+	 * where they are short (cxgb4 without DSGL: 31 pages each).
+	 */
+	max = min_t(u64, m.max_rw, (u64)MT_MAX_DESC * m.max_reg);
+	if (max < m.max_rw)
+		mt_info("max_reg_size %u: %u descriptors map %u bytes", m.max_reg,
+			MT_MAX_DESC, max);
+	mt_xfer(&m, "mr/peer-writes-max", 0, max, true, true, 0, 0, 0);
+	mt_xfer(&m, "mr/peer-reads-max", 0, max, false, false, 0, 0, 0);
 	mt_xfer(&m, "mr/remote-invalidate", 0, 65536, false, true, 1, 0, 1);
 	mt_xfer(&m, "mr/remote-invalidate-read", 5, 65536, true, false, 1, 0, 1);
 	mt_scattered(&m);
