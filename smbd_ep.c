@@ -772,7 +772,8 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
  *	(ib_uses_virt_dma()), as rxe and siw have.
  *
  * Does what the connection manager handler does once the device is known,
- * with the same sizing and buffers but no MR pool: an initiator is left as
+ * with the same sizing and buffers, and an MR pool only if @ep asks for
+ * one: an initiator is left as
  * at ROUTE_RESOLVED (CONNECTING, the receive for the Negotiate Response
  * posted), a responder as at CONNECT_REQUEST (NEGOTIATING, the receive for
  * the Negotiate Request posted); each with its Negotiation Timer running
@@ -794,7 +795,7 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 		WRITE_ONCE(sk->ss_ep.cm_id, ep->cm_id);
 	}
 	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
-	qp_sge = smbd_ep_size(sk, &ep->sd, false);
+	qp_sge = smbd_ep_size(sk, &ep->sd, ep->mrs);
 	ret = min(qp_sge, 0);
 	if (ret)
 		goto out;
@@ -805,6 +806,8 @@ int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 	sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
 	sk->ss_ep.tx_sig_bytes = U32_MAX;
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
+	if (!ret && ep->mrs)
+		ret = smbd_mr_alloc(sk);
 	if (ret)
 		goto out;
 	spin_lock_bh(&sk->ss_lock);

@@ -524,6 +524,9 @@ struct smbd_fake_qp {
  * @cm_id: the connection manager id the socket holds (its context set to
  *	the socket), on which the suite plays rdma_cm events through
  *	smbd_cm_handler(); never passed to rdma_cm (@ops stand in)
+ * @mrs: an MR pool, sized as on a device (smbd_register()); @ibdev must
+ *	then implement alloc_mr, map_mr_sg and dereg_mr, and be @pd's
+ *	device, with its attrs.max_fast_reg_page_list_len set
  */
 struct smbd_fake_ep {
 	const struct smbd_fake_qp *ops;
@@ -534,6 +537,7 @@ struct smbd_fake_ep {
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
 	struct rdma_cm_id *cm_id;
+	bool mrs;
 };
 
 struct smbd_cq_grave;

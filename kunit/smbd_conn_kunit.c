@@ -70,6 +70,7 @@ struct lb_msg {				/* a message a raw peer received */
 struct lb_end {
 	struct smbd_sock *sk;		/* NULL: raw, or destroyed */
 	bool raw;
+	bool mrs;			/* its socket gets an MR pool */
 	struct lb_end *peer;
 	struct ib_qp qp;
 	struct ib_cq send_cq;
@@ -652,6 +653,47 @@ static const struct smbd_fake_qp lb_ops = {
 	.destroy_id = lb_destroy_id,
 };
 
+/*
+ * The device's memory registrations, for an end with an MR pool: an MR
+ * the fake keeps out of the device's resource tracking (it has none),
+ * and a mapping that only records where the pages are (the addresses
+ * are the kernel's, ib_uses_virt_dma()). The peer's RDMA never touches
+ * them: the cases play its Send with Invalidate with the rkey alone.
+ */
+static struct ib_mr *lb_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				 u32 max_num_sg)
+{
+	static atomic_t lb_mr_keys;
+	struct ib_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->res.no_track = true;
+	/* The low byte is the key smbd_register() turns with each use. */
+	mr->lkey = (u32)atomic_inc_return(&lb_mr_keys) << 8;
+	mr->rkey = mr->lkey;
+	return mr;
+}
+
+static int lb_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int nents,
+			unsigned int *sg_offset)
+{
+	struct scatterlist *s;
+	int i;
+
+	mr->iova = sg_dma_address(sg);
+	mr->length = 0;
+	for_each_sg(sg, s, nents, i)
+		mr->length += sg_dma_len(s);
+	return nents;
+}
+
+static int lb_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	kfree(mr);
+	return 0;
+}
+
 /* Limits like rxe's, which smbd sizes its queues from. */
 static const struct smbd_device lb_sd = {
 	.sd_max_qp_wr = LB_RQ,
@@ -692,6 +734,11 @@ static struct lb_pair *lb_pair(struct kunit *test)
 	init_waitqueue_head(&lp->raw_wq);
 	lp->wq = alloc_ordered_workqueue("smbd_lb", 0);
 	KUNIT_ASSERT_NOT_NULL(test, lp->wq);
+	lp->pd.device = &lp->dev;
+	lp->dev.ops.alloc_mr = lb_alloc_mr;
+	lp->dev.ops.map_mr_sg = lb_map_mr_sg;
+	lp->dev.ops.dereg_mr = lb_dereg_mr;
+	lp->dev.attrs.max_fast_reg_page_list_len = lb_sd.sd_max_frmr_pages;
 	lb_end_init(lp, &lp->a, &lp->b, 1);
 	lb_end_init(lp, &lp->b, &lp->a, 2);
 	lb_cur = lp;
@@ -715,6 +762,7 @@ static struct smbd_sock *lb_sock_sd(struct kunit *test, struct lb_end *e,
 		.send_cq = &e->send_cq,
 		.recv_cq = &e->recv_cq,
 		.cm_id = &e->id,
+		.mrs = e->mrs,
 	};
 	struct smbd_params def;
 	struct smbd_sock *sk;
