@@ -144,6 +144,7 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 			  struct ib_wc *wc, unsigned int *act)
 {
+	bool inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
 	enum smbd_reasm_event ev;
 	struct smbd_data_hdr h;
 	enum smbd_rx_err err;
@@ -174,12 +175,13 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	}
 	/* The idle timer finds this receive when it fires: no re-arm here. */
 	reply = smbd_ka_on_recv(&sk->ss_ka, h.flags, smbd_now_ms());
-	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-		/* [MS-SMBD] 3.1.5.8: InvalidatedToken, and which MR it was. */
-		sk->ss_rx_inv_pending = true;
-		sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+	/*
+	 * [MS-SMBD] 3.1.5.8: the device invalidated one of our rkeys with
+	 * this message. The registration knows it at once, whatever the
+	 * message carries: smbd_deregister() has nothing left to do for it.
+	 */
+	if (inv)
 		smbd_reg_remote_inv(sk, wc->ex.invalidate_rkey);
-	}
 
 	first = !sk->ss_reasm.active;
 	err = smbd_reasm_add(&sk->ss_reasm, &h, &ev);
@@ -191,6 +193,17 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	if (ev == SMBD_REASM_COMPLETE && !first)
 		sk->ss_cnt.reassembled++;
 	if (ev != SMBD_REASM_NONE) {
+		/*
+		 * InvalidatedToken goes up with the message this segment
+		 * belongs to, once its last segment is in. A message with
+		 * no payload (credits, a keep-alive) is none of the upper
+		 * layer's, nor a segment of the one in progress: its token
+		 * is for no message, and told only to the registration.
+		 */
+		if (inv) {
+			sk->ss_rx_inv_pending = true;
+			sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+		}
 		list_del(&rx->rx_node);
 		rx->rx_data_off = h.data_offset;
 		rx->rx_data_len = h.data_length;

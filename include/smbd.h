@@ -250,8 +250,12 @@ static inline unsigned int smbd_send_copy_flag(size_t len)
 /**
  * struct smbd_recv_info - about a message smbd_sock_recv() returned
  * @msg_len: its length, even when it did not fit the buffer
- * @invalidated: the peer invalidated one of our registrations with this
- *	message ([MS-SMBD] 3.1.5.8); @token says which
+ * @invalidated: the peer invalidated one of our registrations with a
+ *	segment of this message ([MS-SMBD] 3.1.5.8); @token says which. A
+ *	message with no payload (credits, a keep-alive) is never returned,
+ *	and a token it brings is reported with no other message; its
+ *	registration is invalidated all the same, and smbd_deregister()
+ *	has nothing to do for it
  * @token: the invalidated token (rkey)
  */
 struct smbd_recv_info {

@@ -1122,6 +1122,24 @@ static enum ib_wc_status lb_raw_send(struct lb_pair *lp, struct lb_end *raw,
 	return st;
 }
 
+/* The same as a Send with Invalidate of @rkey ([MS-SMBD] 3.1.4.4). */
+static enum ib_wc_status lb_raw_send_inv(struct lb_pair *lp,
+					 struct lb_end *raw, const void *buf,
+					 u32 len, u32 rkey)
+{
+	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = len };
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND_WITH_INV,
+		.ex.invalidate_rkey = rkey,
+	};
+	enum ib_wc_status st;
+
+	spin_lock_bh(&lp->lock);
+	st = lb_transfer(lp, raw, &sge, 1, &wr);
+	spin_unlock_bh(&lp->lock);
+	return st;
+}
+
 /* Wait for @raw's message @i (from 0); a copy the case keeps, or NULL. */
 static struct lb_msg *lb_raw_msg(struct kunit *test, struct lb_pair *lp,
 				 struct lb_end *raw, u32 i)
@@ -1195,10 +1213,13 @@ static u32 lb_data(u8 *buf, u16 requested, u16 granted, u16 flags,
 	return len ? off + len : sizeof(*h);
 }
 
-/* The initiator a, negotiated by a raw responder b that grants @granted. */
-static void lb_raw_responder(struct kunit *test, u16 granted)
+/*
+ * On @lp: the initiator a, negotiated by a raw responder b that grants
+ * @granted.
+ */
+static void lb_raw_responder_on(struct kunit *test, struct lb_pair *lp,
+				u16 granted)
 {
-	struct lb_pair *lp = lb_pair(test);
 	struct smbd_neg_resp_pdu r;
 	struct lb_msg *m;
 
@@ -1213,6 +1234,11 @@ static void lb_raw_responder(struct kunit *test, u16 granted)
 			IB_WC_SUCCESS);
 	KUNIT_ASSERT_EQ(test, lb_wait_state(lp->a.sk, SMBD_CONNECTED),
 			SMBD_CONNECTED);
+}
+
+static void lb_raw_responder(struct kunit *test, u16 granted)
+{
+	lb_raw_responder_on(test, lb_pair(test), granted);
 }
 
 /*
@@ -1598,6 +1624,113 @@ static void conn_last_credit_reader(struct kunit *test)
 	h = lb_hdr(test, lb_raw_msg(test, lp, &lp->b, 2));
 	KUNIT_EXPECT_GT(test, le16_to_cpu(h->credits_granted), 0);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(h->data_length), sizeof(buf));
+}
+
+/* A page @sk registers for the peer to write into; its one descriptor. */
+static struct smbd_reg *lb_register(struct kunit *test, struct smbd_sock *sk,
+				    struct smbd_buf_desc *desc)
+{
+	struct kvec v = { .iov_len = PAGE_SIZE };
+	struct smbd_reg *reg = NULL;
+	struct iov_iter it;
+
+	v.iov_base = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, v.iov_base);
+	iov_iter_kvec(&it, ITER_DEST, &v, 1, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, smbd_register(sk, &it, SMBD_REG_PEER_WRITES, desc,
+					    1, &reg), 1);
+	KUNIT_ASSERT_NOT_NULL(test, reg);
+	return reg;
+}
+
+/*
+ * [MS-SMBD] 3.1.5.8: the token a Send with Invalidate carries is the
+ * peer's word about the message it came with. The raw responder b
+ * invalidates a's registrations with a credit-only message (DataLength
+ * 0, which is no message of the upper layer's), with a whole message,
+ * and with the first segment of a message that a credit-only message
+ * interrupts. smbd_sock_recv() reports with each message only what its
+ * own segments invalidated; the registration hears of every
+ * invalidation at once (smbd_deregister() then has nothing to
+ * invalidate), and an rkey that is none of ours is only counted.
+ */
+static void conn_inv_token_own_message(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_recv_info info;
+	struct smbd_sock_stats st;
+	struct smbd_buf_desc d1, d2, d3;
+	struct smbd_reg *r1, *r2, *r3;
+	struct smbd_sock *a;
+	u8 *wire, *rx;
+	u32 n;
+
+	/* Off the stack: KASAN's redzones make the frame large. */
+	wire = kunit_kzalloc(test, 256, GFP_KERNEL);
+	rx = kunit_kzalloc(test, 256, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wire);
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	lp->a.mrs = true;
+	lb_raw_responder_on(test, lp, 8);
+	a = lp->a.sk;
+	/* a grants b its receives: b may send. */
+	KUNIT_ASSERT_GE(test,
+			le16_to_cpu(lb_hdr(test, lb_raw_msg(test, lp, &lp->b,
+							    1))->credits_granted),
+			8);
+	r1 = lb_register(test, a, &d1);
+	r2 = lb_register(test, a, &d2);
+	r3 = lb_register(test, a, &d3);
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_idle(lp, &lp->a)));
+
+	/* An empty message invalidates r1; then a message of its own. */
+	n = lb_data(wire, 8, 0, 0, 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, lb_raw_send_inv(lp, &lp->b, wire, n, d1.token),
+			IB_WC_SUCCESS);
+	n = lb_data(wire, 8, 0, 0, 0, SMBD_DATA_OFFSET, 40);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, lb_recv(a, rx, 256, 0, &info), 40);
+	KUNIT_EXPECT_FALSE(test, info.invalidated);
+	/* r1 is known invalidated: nothing to invalidate locally. */
+	KUNIT_EXPECT_EQ(test, smbd_deregister(a, r1), 0);
+	smbd_sock_stats(a, &st);
+	KUNIT_EXPECT_EQ(test, st.mrs_remote_inv, 1);
+	KUNIT_EXPECT_EQ(test, st.mrs_local_inv, 0);
+
+	/* A whole message invalidates r2: reported with it. */
+	n = lb_data(wire, 8, 0, 0, 0, SMBD_DATA_OFFSET, 24);
+	KUNIT_ASSERT_EQ(test, lb_raw_send_inv(lp, &lp->b, wire, n, d2.token),
+			IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, lb_recv(a, rx, 256, 0, &info), 24);
+	KUNIT_EXPECT_TRUE(test, info.invalidated);
+	KUNIT_EXPECT_EQ(test, info.token, d2.token);
+	KUNIT_EXPECT_EQ(test, smbd_deregister(a, r2), 0);
+
+	/*
+	 * The first segment of a message invalidates r3; an empty message
+	 * between its segments invalidates an rkey that is none of ours.
+	 * The message reports its own token.
+	 */
+	n = lb_data(wire, 8, 0, 0, 30, SMBD_DATA_OFFSET, 50);
+	KUNIT_ASSERT_EQ(test, lb_raw_send_inv(lp, &lp->b, wire, n, d3.token),
+			IB_WC_SUCCESS);
+	n = lb_data(wire, 8, 0, 0, 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, lb_raw_send_inv(lp, &lp->b, wire, n,
+					      d3.token ^ 0x80000000),
+			IB_WC_SUCCESS);
+	n = lb_data(wire, 8, 0, 0, 0, SMBD_DATA_OFFSET, 30);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, lb_recv(a, rx, 256, 0, &info), 80);
+	KUNIT_EXPECT_TRUE(test, info.invalidated);
+	KUNIT_EXPECT_EQ(test, info.token, d3.token);
+	KUNIT_EXPECT_EQ(test, smbd_deregister(a, r3), 0);
+
+	smbd_sock_stats(a, &st);
+	KUNIT_EXPECT_EQ(test, st.mrs_remote_inv, 3);
+	KUNIT_EXPECT_EQ(test, st.mrs_local_inv, 0);
+	KUNIT_EXPECT_EQ(test, st.remote_inv_unknown, 1);
+	KUNIT_EXPECT_EQ(test, st.peer_refusals, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(a), SMBD_CONNECTED);
 }
 
 /*
@@ -3219,6 +3352,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_credit_wait),
 	KUNIT_CASE(conn_last_credit),
 	KUNIT_CASE(conn_last_credit_reader),
+	KUNIT_CASE(conn_inv_token_own_message),
 	KUNIT_CASE(conn_empty_nothing_due),
 	KUNIT_CASE(conn_grant_after_send_mutex),
 	KUNIT_CASE(conn_pingpong),
