@@ -765,6 +765,52 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /**
+ * smbd_ep_fake_attach() - give a socket a KUnit suite's fake endpoint
+ * @sk: a socket from smbd_sock_alloc(), in CREATED
+ * @ep: the fake: its calls, device limits and verbs objects. A device
+ *	without a dma_device has buffers mapped at their kernel addresses
+ *	(ib_uses_virt_dma()), as rxe and siw have.
+ *
+ * What smbd_qp_create() does on a device: the sizing, the buffers, and
+ * an MR pool only if @ep asks for one. Nothing is posted and the state
+ * is left as it is. A listener's connection request calls it through
+ * the listener's fake (&smbd_fake_qp.child) with @sk's id already set,
+ * and @ep->cm_id NULL.
+ *
+ * Context: process; may sleep. Caller holds @sk->ss_ep.cm_mutex.
+ * Return: 0 or a negative errno (the socket is then only to be freed:
+ * smbd_sock_release(), or the failing handler's own path).
+ */
+int smbd_ep_fake_attach(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
+{
+	int qp_sge, ret;
+
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	sk->ss_ep.fake = ep->ops;
+	sk->ss_ep.ibdev = ep->ibdev;
+	if (ep->cm_id) {
+		ep->cm_id->context = sk;
+		WRITE_ONCE(sk->ss_ep.cm_id, ep->cm_id);
+	}
+	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
+	qp_sge = smbd_ep_size(sk, &ep->sd, ep->mrs);
+	ret = min(qp_sge, 0);
+	if (ret)
+		return ret;
+	sk->ss_ep.pd = ep->pd;
+	sk->ss_ep.send_cq = ep->send_cq;
+	sk->ss_ep.recv_cq = ep->recv_cq;
+	sk->ss_ep.qp = ep->qp;
+	sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
+	sk->ss_ep.tx_sig_bytes = U32_MAX;
+	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
+	if (!ret && ep->mrs)
+		ret = smbd_mr_alloc(sk);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_attach);
+
+/**
  * smbd_ep_fake_start() - start a socket on a KUnit suite's fake endpoint
  * @sk: a socket from smbd_sock_alloc(), in CREATED
  * @ep: the fake: its calls, device limits and verbs objects. A device
@@ -772,8 +818,7 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
  *	(ib_uses_virt_dma()), as rxe and siw have.
  *
  * Does what the connection manager handler does once the device is known,
- * with the same sizing and buffers, and an MR pool only if @ep asks for
- * one: an initiator is left as
+ * on the endpoint smbd_ep_fake_attach() gives it: an initiator is left as
  * at ROUTE_RESOLVED (CONNECTING, the receive for the Negotiate Response
  * posted), a responder as at CONNECT_REQUEST (NEGOTIATING, the receive for
  * the Negotiate Request posted); each with its Negotiation Timer running
@@ -785,29 +830,10 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
  */
 int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 {
-	int qp_sge, ret;
+	int ret;
 
 	mutex_lock(&sk->ss_ep.cm_mutex);
-	sk->ss_ep.fake = ep->ops;
-	sk->ss_ep.ibdev = ep->ibdev;
-	if (ep->cm_id) {
-		ep->cm_id->context = sk;
-		WRITE_ONCE(sk->ss_ep.cm_id, ep->cm_id);
-	}
-	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
-	qp_sge = smbd_ep_size(sk, &ep->sd, ep->mrs);
-	ret = min(qp_sge, 0);
-	if (ret)
-		goto out;
-	sk->ss_ep.pd = ep->pd;
-	sk->ss_ep.send_cq = ep->send_cq;
-	sk->ss_ep.recv_cq = ep->recv_cq;
-	sk->ss_ep.qp = ep->qp;
-	sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
-	sk->ss_ep.tx_sig_bytes = U32_MAX;
-	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
-	if (!ret && ep->mrs)
-		ret = smbd_mr_alloc(sk);
+	ret = smbd_ep_fake_attach(sk, ep);
 	if (ret)
 		goto out;
 	spin_lock_bh(&sk->ss_lock);
@@ -906,7 +932,11 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	mutex_lock(&sk->ss_ep.cm_mutex);
 	WRITE_ONCE(sk->ss_ep.cm_id, id);
 	id->context = sk;
-	ret = smbd_qp_create(sk, id);
+	/* A KUnit suite's listener has its fake build the child's. */
+	if (smbd_fake(lsk))
+		ret = smbd_fake(lsk)->child(lsk, sk);
+	else
+		ret = smbd_qp_create(sk, id);
 	if (ret)
 		goto fail;
 
@@ -964,7 +994,7 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	spin_unlock_bh(&lsk->ss_lock);
 
 	/* Published: from here on the listener's release or reap frees it. */
-	ret = rdma_accept(id, &cp);
+	ret = smbd_ep_accept(sk, id, &cp);
 	if (ret) {
 		mutex_unlock(&sk->ss_ep.cm_mutex);
 		smbd_sock_error(sk, ret);
@@ -976,10 +1006,28 @@ static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
 	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return 0;
 fail:
+	/*
+	 * rdma_cm destroys @id once we return non-zero. From NEGOTIATING
+	 * on, an error (a fatal queue pair event, a receive completed in
+	 * error, a device's fatal error) queues the event work, which
+	 * disconnects the id the socket holds: the socket holds none from
+	 * now on.
+	 */
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	WRITE_ONCE(sk->ss_ep.cm_id, NULL);
 	if (sk->ss_ep.qp)
 		smbd_qp_drain(sk);
 	smbd_qp_destroy(sk, id);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
+	/*
+	 * Nothing queues the event work once the socket is CLOSED; one
+	 * queued before, or running (it may have waited for ss_ep.cm_mutex
+	 * above), is done before the socket goes.
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, SMBD_CLOSED);
+	spin_unlock_bh(&sk->ss_lock);
+	cancel_work_sync(&sk->ss_disconnect_work);
 	smbd_mr_release(sk);
 	smbd_sock_free(sk);
 unadmit:

@@ -7,6 +7,7 @@
  * smbd_rw.c's.
  */
 
+#include <kunit/visibility.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -43,6 +44,20 @@ static void smbd_reap_work(struct work_struct *work)
 		list_del_init(&child->ss_accept_node);
 		smbd_sock_release(child);
 	}
+}
+
+/* A listener's queues of children, and the work that reaps dead ones. */
+static struct smbd_listen_q *smbd_listen_q_alloc(struct smbd_sock *sk)
+{
+	struct smbd_listen_q *lq = kzalloc(sizeof(*lq), GFP_KERNEL);
+
+	if (!lq)
+		return NULL;
+	lq->lsk = sk;
+	INIT_LIST_HEAD(&lq->pending);
+	INIT_LIST_HEAD(&lq->accept_q);
+	INIT_WORK(&lq->reap_work, smbd_reap_work);
+	return lq;
 }
 
 /**
@@ -275,13 +290,9 @@ int smbd_sock_bind(struct smbd_sock *sk, const struct sockaddr *addr)
 		smbd_addr_set_port((struct sockaddr *)&a, ret);
 	}
 	/* Only a listener has queues of children, and children to reap. */
-	lq = kzalloc(sizeof(*lq), GFP_KERNEL);
+	lq = smbd_listen_q_alloc(sk);
 	if (!lq)
 		return -ENOMEM;
-	lq->lsk = sk;
-	INIT_LIST_HEAD(&lq->pending);
-	INIT_LIST_HEAD(&lq->accept_q);
-	INIT_WORK(&lq->reap_work, smbd_reap_work);
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -368,6 +379,38 @@ int smbd_sock_listen(struct smbd_sock *sk, int backlog)
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_listen, SMBD);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * smbd_sock_fake_listen() - a listener on a KUnit suite's fake
+ * @sk: a responder from smbd_sock_alloc(), in CREATED
+ * @fake: the fake; its @child op builds each connection request's child
+ * @backlog: most connections waiting for smbd_sock_accept()
+ *
+ * smbd_sock_bind() and smbd_sock_listen() without an id: the suite plays
+ * RDMA_CM_EVENT_CONNECT_REQUEST through smbd_cm_handler() on ids whose
+ * context is @sk, and smbd_sock_release() frees it as any listener.
+ *
+ * Context: process; may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int smbd_sock_fake_listen(struct smbd_sock *sk, const struct smbd_fake_qp *fake,
+			  int backlog)
+{
+	struct smbd_listen_q *lq = smbd_listen_q_alloc(sk);
+
+	if (!lq)
+		return -ENOMEM;
+	lq->backlog = backlog;
+	sk->ss_ep.fake = fake;
+	WRITE_ONCE(sk->ss_lq, lq);
+	spin_lock_bh(&sk->ss_lock);
+	smbd_set_state(sk, SMBD_LISTENING);
+	spin_unlock_bh(&sk->ss_lock);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_sock_fake_listen);
+#endif
 
 static bool smbd_accept_ready(struct smbd_sock *lsk)
 {

@@ -494,6 +494,10 @@ struct smbd_reg {
  * @destroy_id: as rdma_destroy_id() on the id the suite gave the socket
  *	(required when it gave one): waits for a handler the suite is
  *	running on it, and no event comes after
+ * @child: a listener's only call (smbd_sock_fake_listen()): builds the
+ *	child of a connection request, @sk, in place of the device's
+ *	verbs objects, with smbd_ep_fake_attach(); 0 or an errno. Called
+ *	from the handler, with @sk's ss_ep.cm_mutex held
  *
  * Every verbs call of the data path and the teardown goes through the
  * inline helpers below (smbd_qp_post() and the rest), which call these
@@ -510,6 +514,7 @@ struct smbd_fake_qp {
 	void (*disconnect)(struct smbd_sock *sk);
 	void (*destroy)(struct smbd_sock *sk);
 	void (*destroy_id)(struct smbd_sock *sk, struct rdma_cm_id *id);
+	int (*child)(struct smbd_sock *lsk, struct smbd_sock *sk);
 };
 
 /**
@@ -903,8 +908,12 @@ int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id);
 
 #if IS_ENABLED(CONFIG_KUNIT)
+int smbd_ep_fake_attach(struct smbd_sock *sk, const struct smbd_fake_ep *ep);
 int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep);
 int smbd_ep_fake_established(struct smbd_sock *sk);
+/* smbd_sock.c */
+int smbd_sock_fake_listen(struct smbd_sock *sk, const struct smbd_fake_qp *fake,
+			  int backlog);
 #endif
 
 /* smbd_params.c: the module parameters read outside smbd_params_init() */
@@ -996,6 +1005,15 @@ static inline void smbd_ep_destroy_id(struct smbd_sock *sk,
 		smbd_fake(sk)->destroy_id(sk, id);
 	else
 		rdma_destroy_id(id);
+}
+
+/* Accept a connection request on @id (rdma_accept()); a fake's is taken. */
+static inline int smbd_ep_accept(struct smbd_sock *sk, struct rdma_cm_id *id,
+				 struct rdma_conn_param *cp)
+{
+	if (smbd_fake(sk))
+		return 0;
+	return rdma_accept(id, cp);
 }
 
 /* Tell the peer (rdma_disconnect() on @id, if there is one). */

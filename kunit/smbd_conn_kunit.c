@@ -138,6 +138,17 @@ struct lb_pair {
 	struct lb_end b;		/* the responder */
 	struct ib_device dev;
 	struct ib_pd pd;
+	/*
+	 * A fake listener, whose connection request makes b its child
+	 * (conn_child_fails_in_window()): the request's handler has
+	 * returned; the child's state_change upcalls, those that came
+	 * after that return; its disconnects of an id it still held.
+	 */
+	struct smbd_sock *lsk;
+	bool child_returned;
+	u32 child_upcalls;
+	bool child_upcall_late;
+	u32 child_disc_with_id;
 };
 
 /* The cases run one at a time; the fake's calls find their pair here. */
@@ -812,6 +823,7 @@ static void lb_exit(struct kunit *test)
 
 	if (!lp)
 		return;
+	smbd_sock_release(lp->lsk);
 	for (i = 0; i < ARRAY_SIZE(ends); i++) {
 		/* A poster a failed case left stopped would hold the teardown. */
 		spin_lock_bh(&lp->lock);
@@ -2050,6 +2062,149 @@ static void conn_release_after_error(struct kunit *test)
 	lb_release(&lp->b);
 	lb_release(&lp->a);
 	lb_expect_clean(test, lp);
+}
+
+/*
+ * A fake listener's child is end b: it gets b's verbs objects and id,
+ * and the loopback's calls but two. Its drain, which only the failing
+ * connection request's handler calls, brings an error first, as a
+ * fatal queue pair event would (smbd_qp_event_work()): with the child
+ * in NEGOTIATING, that queues its event work, which starts and waits
+ * for the ss_ep.cm_mutex the handler holds.
+ */
+static void lb_child_drain(struct smbd_sock *sk)
+{
+	smbd_sock_error(sk, -ECONNABORTED);
+	lb_until(work_busy(&sk->ss_disconnect_work) & WORK_BUSY_RUNNING);
+	lb_drain(sk);
+}
+
+/*
+ * rdma_disconnect() on the id the socket still holds: the one rdma_cm
+ * destroys once the handler has failed.
+ */
+static void lb_child_disconnect(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+
+	if (!lp)
+		return;
+	if (READ_ONCE(sk->ss_ep.cm_id)) {
+		spin_lock_bh(&lp->lock);
+		lp->child_disc_with_id++;
+		spin_unlock_bh(&lp->lock);
+	}
+	lb_disconnect(sk);
+}
+
+static const struct smbd_fake_qp lb_child_qp = {
+	.post_send = lb_post_send,
+	.post_recv = lb_post_recv,
+	.to_error = lb_to_error,
+	.drain = lb_child_drain,
+	.disconnect = lb_child_disconnect,
+	.destroy = lb_destroy,
+	.destroy_id = lb_destroy_id,
+};
+
+/*
+ * The last thing the child's event work does. It lingers long enough
+ * for a handler that does not wait for the work to free the socket and
+ * return, and touches only the pair.
+ */
+static void lb_child_state_change(struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	bool late;
+
+	if (!lp)
+		return;
+	wait_event_timeout(lp->raw_wq, READ_ONCE(lp->child_returned),
+			   msecs_to_jiffies(100));
+	late = READ_ONCE(lp->child_returned);
+	spin_lock_bh(&lp->lock);
+	lp->child_upcalls++;
+	lp->child_upcall_late |= late;
+	spin_unlock_bh(&lp->lock);
+	wake_up_all(&lp->raw_wq);
+}
+
+static const struct smbd_sock_ops lb_child_ops = {
+	.state_change = lb_child_state_change,
+};
+
+/*
+ * The listener's fake builds its child on end b; the listener is shut
+ * down meanwhile, after it admitted the request.
+ */
+static int lb_child(struct smbd_sock *lsk, struct smbd_sock *sk)
+{
+	struct lb_pair *lp = lb_cur;
+	struct lb_end *e = &lp->b;
+	struct smbd_fake_ep ep = {
+		.ops = &lb_child_qp,
+		.sd = lb_sd,
+		.ibdev = &lp->dev,
+		.pd = &lp->pd,
+		.qp = &e->qp,
+		.send_cq = &e->send_cq,
+		.recv_cq = &e->recv_cq,
+	};
+	int ret;
+
+	e->send_cq.cq_context = sk;
+	e->recv_cq.cq_context = sk;
+	spin_lock_bh(&lp->lock);
+	e->sk = sk;
+	spin_unlock_bh(&lp->lock);
+	/* Only to see the event work end: a real child has no upcalls. */
+	smbd_sock_set_ops(sk, &lb_child_ops, NULL);
+	ret = smbd_ep_fake_attach(sk, &ep);
+	smbd_sock_shutdown(lsk);
+	return ret;
+}
+
+static const struct smbd_fake_qp lb_listen_qp = {
+	.child = lb_child,
+};
+
+/*
+ * Re-audit R5 ([MS-SMBD] 3.1.7.2): a connection request whose listener
+ * is shut down while the child is being built fails after the child
+ * went NEGOTIATING, and an error comes in that window. rdma_cm destroys
+ * the id once the handler returns; the child's event work, which the
+ * error queued, must neither run on the freed socket nor disconnect
+ * that id. It ends (its upcall) before the handler returns, on no id;
+ * the child's verbs objects go, drained; its place in the listener's
+ * queue is given back.
+ */
+static void conn_child_fails_in_window(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_params p;
+	struct smbd_sock *lsk;
+	int ret;
+
+	smbd_params_init(&p, true);
+	lsk = smbd_sock_alloc(&init_net, &p, true);
+	KUNIT_ASSERT_NOT_NULL(test, lsk);
+	lp->lsk = lsk;
+	KUNIT_ASSERT_EQ(test, smbd_sock_fake_listen(lsk, &lb_listen_qp, 4), 0);
+	/* rdma_cm gives a request's new id the listener's context. */
+	lp->b.id.context = lsk;
+	ret = lb_cm_event(&lp->b, RDMA_CM_EVENT_CONNECT_REQUEST);
+	WRITE_ONCE(lp->child_returned, true);
+	wake_up_all(&lp->raw_wq);
+	KUNIT_EXPECT_EQ(test, ret, -ECONNREFUSED);
+	KUNIT_EXPECT_EQ(test, lp->b.id_destroys, 1);
+	KUNIT_EXPECT_TRUE(test, lb_until(READ_ONCE(lp->child_upcalls) > 0));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->child_upcalls), 1);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(lp->child_upcall_late));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->child_disc_with_id), 0);
+	KUNIT_EXPECT_NULL(test, lp->b.sk);
+	KUNIT_EXPECT_EQ(test, lp->b.leftover, 0);
+	KUNIT_EXPECT_EQ(test, lsk->ss_lq->pending_len, 0);
+	KUNIT_EXPECT_EQ(test, lb_state(lsk), SMBD_CLOSED);
 }
 
 /*
@@ -3376,6 +3531,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_release_negotiating),
 	KUNIT_CASE(conn_release_in_flight),
 	KUNIT_CASE(conn_release_after_error),
+	KUNIT_CASE(conn_child_fails_in_window),
 	KUNIT_CASE_PARAM(conn_device_removal, lb_rm_gen_params),
 	KUNIT_CASE_PARAM(conn_shutdown_steps, lb_sd_gen_params),
 	KUNIT_CASE(conn_device_too_small),
