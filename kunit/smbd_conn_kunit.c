@@ -25,6 +25,7 @@
 #include <kunit/test.h>
 #include <linux/bvec.h>
 #include <linux/cache.h>
+#include <linux/debug_locks.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/kthread.h>
@@ -872,12 +873,12 @@ static u32 lb_send_credits(struct smbd_sock *sk)
 	return info.send_credits;
 }
 
-/* Both ends sockets, negotiated with these parameters. */
-static void lb_connect_sd(struct kunit *test, const struct smbd_params *pa,
-			  const struct smbd_params *pb,
-			  const struct smbd_device *sd)
+/* Both ends of @lp sockets, negotiated with these parameters. */
+static void lb_connect_pair(struct kunit *test, struct lb_pair *lp,
+			    const struct smbd_params *pa,
+			    const struct smbd_params *pb,
+			    const struct smbd_device *sd)
 {
-	struct lb_pair *lp = lb_pair(test);
 	int err;
 
 	lb_sock_sd(test, &lp->a, pa, sd, &err);
@@ -896,6 +897,14 @@ static void lb_connect_sd(struct kunit *test, const struct smbd_params *pa,
 	KUNIT_ASSERT_TRUE(test, lb_until(lb_send_credits(lp->b.sk) > 0));
 	flush_work(&lp->a.sk->ss_grant_work);
 	flush_work(&lp->work);
+}
+
+/* A new pair, both ends sockets, negotiated with these parameters. */
+static void lb_connect_sd(struct kunit *test, const struct smbd_params *pa,
+			  const struct smbd_params *pb,
+			  const struct smbd_device *sd)
+{
+	lb_connect_pair(test, lb_pair(test), pa, pb, sd);
 }
 
 static void lb_connect(struct kunit *test, const struct smbd_params *pa,
@@ -2493,6 +2502,127 @@ static void conn_shutdown_steps(struct kunit *test)
 	lb_expect_clean(test, lp);
 }
 
+/*
+ * include/smbd.h lets the state_change upcall call smbd_deregister(): a
+ * consumer that holds a registration when its connection ends gives it
+ * back from there, whoever ended the connection. The upcall comes from
+ * the event work, which a release and a device removal each cancel
+ * before they take ss_ep.teardown_mutex, the one lock smbd_deregister()
+ * may wait for.
+ */
+enum lb_dereg_end {
+	LB_DEREG_PEER,		/* the peer releases its socket */
+	LB_DEREG_SHUTDOWN,	/* the consumer shuts its own down */
+	LB_DEREG_REMOVAL,	/* the device goes */
+};
+
+struct lb_dereg_case {
+	const char *name;
+	enum lb_dereg_end end;
+};
+
+static const struct lb_dereg_case lb_dereg_cases[] = {
+	{ "peer-gone", LB_DEREG_PEER },
+	{ "shutdown", LB_DEREG_SHUTDOWN },
+	{ "device-removal", LB_DEREG_REMOVAL },
+};
+
+static void lb_dereg_desc(const struct lb_dereg_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(lb_dereg, lb_dereg_cases, lb_dereg_desc);
+
+/* The consumer: the registration it holds, and what its upcall did. */
+struct lb_dereg {
+	struct smbd_reg *reg;
+	struct completion done;
+	int ret;
+};
+
+static void lb_dereg_state_change(struct smbd_sock *sk)
+{
+	struct lb_dereg *d = smbd_sock_priv(sk);
+	struct smbd_sock_info info;
+
+	/* Once the connection is lost (a late "established" is not). */
+	if (!d->reg || !smbd_sock_query(sk, &info))
+		return;
+	d->ret = smbd_deregister(sk, d->reg);
+	d->reg = NULL;
+	complete(&d->done);
+}
+
+static const struct smbd_sock_ops lb_dereg_ops = {
+	.state_change = lb_dereg_state_change,
+};
+
+/* MRs free in @sk's pool. */
+static u32 lb_reg_free(struct smbd_sock *sk)
+{
+	struct list_head *pos;
+	u32 n = 0;
+
+	spin_lock_bh(&sk->ss_lock);
+	list_for_each(pos, &sk->ss_reg_free)
+		n++;
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+/*
+ * The initiator a holds a registration; its connection ends by the
+ * case's way and its state_change upcall deregisters it. The upcall
+ * returns, with the connection's error (nothing was left to
+ * invalidate: a lost queue pair is fenced instead), the MR is back in
+ * the pool, and lockdep, if it was on, still is.
+ */
+static void conn_deregister_in_upcall(struct kunit *test)
+{
+	const struct lb_dereg_case *c = test->param_value;
+	struct lb_pair *lp = lb_pair(test);
+	bool lockdep_on = debug_locks;
+	struct smbd_buf_desc desc;
+	struct lb_dereg *d;
+	struct smbd_sock *a;
+
+	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	init_completion(&d->done);
+	lp->a.mrs = true;
+	lb_connect_pair(test, lp, NULL, NULL, &lb_sd);
+	a = lp->a.sk;
+	KUNIT_ASSERT_GT(test, a->ss_nr_reg, 0);
+	d->reg = lb_register(test, a, &desc);
+	/* Its REG_MR completed, as before a consumer sends the descriptor. */
+	KUNIT_ASSERT_TRUE(test, lb_until(lb_idle(lp, &lp->a)));
+	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_nr_reg - 1);
+	smbd_sock_set_ops(a, &lb_dereg_ops, d);
+	switch (c->end) {
+	case LB_DEREG_PEER:
+		lb_release(&lp->b);
+		break;
+	case LB_DEREG_SHUTDOWN:
+		smbd_sock_shutdown(a);
+		break;
+	case LB_DEREG_REMOVAL:
+		KUNIT_EXPECT_EQ(test, lb_cm_event(&lp->a,
+						  RDMA_CM_EVENT_DEVICE_REMOVAL),
+				1);
+		lp->a.dead = a;
+		break;
+	}
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&d->done,
+							    msecs_to_jiffies(LB_WAIT_MS)));
+	KUNIT_EXPECT_NULL(test, d->reg);
+	KUNIT_EXPECT_EQ(test, d->ret, READ_ONCE(a->ss_err));
+	KUNIT_EXPECT_NE(test, d->ret, 0);
+	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_nr_reg);
+	if (lockdep_on)
+		KUNIT_EXPECT_TRUE(test, debug_locks);
+}
+
 /* Credits a raw peer was granted so far, in all it received. */
 static u32 lb_raw_granted(struct lb_pair *lp, struct lb_end *raw)
 {
@@ -3534,6 +3664,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_child_fails_in_window),
 	KUNIT_CASE_PARAM(conn_device_removal, lb_rm_gen_params),
 	KUNIT_CASE_PARAM(conn_shutdown_steps, lb_sd_gen_params),
+	KUNIT_CASE_PARAM(conn_deregister_in_upcall, lb_dereg_gen_params),
 	KUNIT_CASE(conn_device_too_small),
 	KUNIT_CASE_PARAM(conn_profile, lb_prof_gen),
 	{}
