@@ -28,7 +28,9 @@
  *
  * We must offer a peer what we demand of it ([MS-SMBD] 3.1.5.6, 3.1.5.7):
  * at least 128-byte messages, 128 KiB reassembly and one credit. A send
- * size must leave room for a payload after the 24-byte header.
+ * size must leave room for a payload after the 24-byte header. A
+ * MaxReadWriteSize is 0 (no RDMA read or write) or at least
+ * %SMBD_MIN_READ_WRITE_SIZE, the floor negotiation keeps to.
  *
  * Context: any.
  * Return: 0, or -EINVAL naming no field (the caller logs the values).
@@ -41,6 +43,9 @@ int smbd_params_check(const struct smbd_params *p)
 	    p->max_recv_size < SMBD_MIN_RECEIVE_SIZE)
 		return -EINVAL;
 	if (p->max_fragmented_recv_size < SMBD_MIN_FRAGMENTED_SIZE)
+		return -EINVAL;
+	if (p->max_read_write_size &&
+	    p->max_read_write_size < SMBD_MIN_READ_WRITE_SIZE)
 		return -EINVAL;
 	if (!p->negotiate_timeout_ms)
 		return -EINVAL;
@@ -250,7 +255,8 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_neg_req_build);
  * PreferredSendSize)), MaxSendSize = min(ours, MaxReceiveSize),
  * MaxFragmentedSendSize = MaxFragmentedSize, ReceiveCreditTarget =
  * CreditsRequested, and our SendCredits stay zero until the initiator
- * grants some.
+ * grants some. MaxReadWriteSize is ours alone: the request carries none
+ * ([MS-SMBD] 2.2.1), and smbd_params_check() kept it to the floor.
  *
  * Context: any.
  * Return: %SMBD_NEG_OK or the first rule broken.
@@ -378,9 +384,10 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_neg_resp_build_failure);
  *
  * On success, "ours" being what we offer: MaxReceiveSize = max(128,
  * min(ours, PreferredSendSize)), MaxSendSize = min(ours, MaxReceiveSize),
- * MaxReadWriteSize = min(ours, MaxReadWriteSize), SendCredits =
- * CreditsGranted, ReceiveCreditTarget = CreditsRequested,
- * MaxFragmentedSendSize = MaxFragmentedSize.
+ * MaxReadWriteSize = min(ours, MaxReadWriteSize) or 0 below
+ * %SMBD_MIN_READ_WRITE_SIZE, SendCredits = CreditsGranted,
+ * ReceiveCreditTarget = CreditsRequested, MaxFragmentedSendSize =
+ * MaxFragmentedSize.
  *
  * Context: any.
  * Return: %SMBD_NEG_OK or the first rule broken.
@@ -416,6 +423,14 @@ enum smbd_neg_err smbd_neg_resp_process(const struct smbd_params *p,
 	out->max_send_size = min(smbd_offer_send(p), resp.max_receive_size);
 	out->max_read_write_size = min(p->max_read_write_size,
 				       resp.max_read_write_size);
+	/*
+	 * The section sets no lower bound, nor lists this among the fields
+	 * that fail a response: a peer that offers less than the floor
+	 * gets a connection with no RDMA read or write, as with 0, rather
+	 * than one whose registrations no upper-layer I/O fits.
+	 */
+	if (out->max_read_write_size < SMBD_MIN_READ_WRITE_SIZE)
+		out->max_read_write_size = 0;
 	out->max_fragmented_send_size = resp.max_fragmented_size;
 	out->max_fragmented_recv_size = p->max_fragmented_recv_size;
 	out->peer_credits_requested = resp.credits_requested;

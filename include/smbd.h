@@ -53,7 +53,9 @@ struct smbd_sock;
  *	([MS-SMBD] WIN<6>): a consumer that may connect to one sets 0 here
  *	and keeps @max_send_size within that, as the cifs adapter does.
  * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize
- * @max_read_write_size: Connection.MaxReadWriteSize limit of this side
+ * @max_read_write_size: Connection.MaxReadWriteSize limit of this side:
+ *	0 for no RDMA read or write, else at least
+ *	%SMBD_MIN_READ_WRITE_SIZE
  * @keepalive_interval_ms: Connection.KeepaliveInterval; 0 disables it
  * @keepalive_timeout_ms: wait for the answer to a keep-alive ([MS-SMBD]
  *	3.1.5.1, WIN<4>)
@@ -132,7 +134,9 @@ struct smbd_sock_ops {
  * @max_recv_size: Connection.MaxReceiveSize
  * @max_fragmented_send_size: largest message smbd_sock_send() takes
  * @max_fragmented_recv_size: largest message we receive
- * @max_read_write_size: largest RDMA transfer of one upper-layer I/O
+ * @max_read_write_size: largest RDMA transfer of one upper-layer I/O; 0
+ *	for none (a side's limit is 0, or the peer's is below
+ *	%SMBD_MIN_READ_WRITE_SIZE), else at least %SMBD_MIN_READ_WRITE_SIZE
  * @keepalive_interval_ms: Connection.KeepaliveInterval
  * @send_credits: Send Credits held now
  * @recv_credits: receives posted now (the peer's credits and those about
@@ -286,6 +290,15 @@ struct smbd_reg;	/* a registered buffer: smbd_register() */
 /* Flags of smbd_register(): what the peer may do with the buffer. */
 #define SMBD_REG_PEER_WRITES	0x1	/* peer RDMA-writes into it (a read) */
 #define SMBD_REG_PEER_READS	0x2	/* peer RDMA-reads from it (a write) */
+
+/*
+ * The smallest Connection.MaxReadWriteSize smbd uses. [MS-SMBD] 3.1.5.7
+ * takes whatever the peer offers, but no upper-layer read or write of
+ * less than a page is worth an RDMA transfer, and a consumer sizes its
+ * I/O by it: a smaller offer leaves the connection without RDMA read or
+ * write (0), as an offer of 0 does.
+ */
+#define SMBD_MIN_READ_WRITE_SIZE	4096
 
 /* Default ports ([MS-SMBD] 1.9): iWARP uses 5445, IB and RoCE use 445. */
 #define SMBD_PORT_IWARP		5445

@@ -72,6 +72,15 @@ static void smbd_neg_params_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
 	p.send_credit_target = 1;
 	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	/* MaxReadWriteSize: 0 (none) or at least SMBD_MIN_READ_WRITE_SIZE. */
+	p.max_read_write_size = 0;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
+	p.max_read_write_size = 1;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.max_read_write_size = SMBD_MIN_READ_WRITE_SIZE - 1;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), -EINVAL);
+	p.max_read_write_size = SMBD_MIN_READ_WRITE_SIZE;
+	KUNIT_EXPECT_EQ(test, smbd_params_check(&p), 0);
 	/* The local ACK timeout is a 5-bit exponent; 0 keeps the default. */
 	KUNIT_EXPECT_EQ(test, p.ack_timeout, 0);
 	p.ack_timeout = 31;
@@ -315,6 +324,12 @@ static const struct resp_case resp_cases[] = {
 	RESP_OK("read/write 16 MiB capped to ours",
 		V1, 10, 10, 0, 16 * MIB, 1024, 1024, 131072, 32, 1024, 1024, 8 * MIB),
 	RESP_OK("read/write 0", V1, 10, 10, 0, 0, 1024, 1024, 131072, 32, 1024, 1024, 0),
+	/* Below SMBD_MIN_READ_WRITE_SIZE: no RDMA read or write, as with 0. */
+	RESP_OK("read/write 1 is none", V1, 10, 10, 0, 1, 1024, 1024, 131072, 32, 1024, 1024, 0),
+	RESP_OK("read/write 4095 is none",
+		V1, 10, 10, 0, 4095, 1024, 1024, 131072, 32, 1024, 1024, 0),
+	RESP_OK("read/write 4096",
+		V1, 10, 10, 0, 4096, 1024, 1024, 131072, 32, 1024, 1024, 4096),
 	RESP_OK("max receive 0xffffffff",
 		V1, 10, 10, 0, MIB, 1024, 0xffffffff, 131072, 32, 1024, 1364, MIB),
 };
