@@ -307,7 +307,12 @@ static int smbd_cifs_link_new(struct smbd_cifs_conn *c,
 	ret = smbd_cifs_connect(l, cifs_net_ns(server), dst);
 	if (!ret)
 		ret = smbd_sock_query(l->sk, &si);
-	if (!ret && !si.max_reg_size)
+	/*
+	 * No RDMA I/O, or less than a page: cifs's I/O size would be below
+	 * a page and its max_frmr_depth 0, which netfs takes as no segment
+	 * limit on a read (sreq_max_segs).
+	 */
+	if (!ret && si.max_reg_size < PAGE_SIZE)
 		ret = -EOPNOTSUPP;
 	if (ret) {
 		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
