@@ -335,11 +335,18 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_recv, SMBD);
  *
  * For consumers written for SMB2 over TCP (cifs, ksmbd): each message
  * reads as a 4-byte big-endian length followed by the message, the way
- * Direct TCP frames it (MS-SMB2 2.1). A read stops at the end of a
+ * Direct TCP frames it ([MS-SMB2] 2.1). A read stops at the end of a
  * message. Do not mix with smbd_sock_recv() on one socket.
  *
+ * That header's first byte is zero and its length 24 bits: a message
+ * longer than %SMBD_STREAM_MAX_MSG cannot be framed, and the reader
+ * could not skip it, so it ends the connection with -EMSGSIZE. Only a
+ * socket whose max_fragmented_recv_size exceeds that limit can receive
+ * one.
+ *
  * Context: process; sleeps unless %SMBD_RECV_NONBLOCK.
- * Return: bytes read (0 only for an empty @to); -EAGAIN; the
+ * Return: bytes read (0 only for an empty @to); -EAGAIN; -EMSGSIZE
+ * when the next message is longer than %SMBD_STREAM_MAX_MSG; the
  * connection's error once it is lost and nothing is queued;
  * -ERESTARTSYS.
  */
@@ -384,6 +391,12 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 		if (!mid) {
 			if (copied)	/* stop at a message boundary */
 				goto unlock_break;
+			if (rx->rx_msg_total > SMBD_STREAM_MAX_MSG) {
+				spin_unlock_bh(&sk->ss_lock);
+				smbd_sock_error(sk, -EMSGSIZE);
+				ret = -EMSGSIZE;
+				goto out_err;
+			}
 			sk->ss_stream_hdr_left = 4;
 			sk->ss_stream_msg_left = rx->rx_msg_total;
 		}

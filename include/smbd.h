@@ -52,7 +52,9 @@ struct smbd_sock;
  *	refuses an initiator that offers to send more than 8136 bytes
  *	([MS-SMBD] WIN<6>): a consumer that may connect to one sets 0 here
  *	and keeps @max_send_size within that, as the cifs adapter does.
- * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize
+ * @max_fragmented_recv_size: Connection.MaxFragmentedRecvSize; a consumer
+ *	that reads with smbd_sock_recv_stream() keeps it within
+ *	%SMBD_STREAM_MAX_MSG
  * @max_read_write_size: Connection.MaxReadWriteSize limit of this side:
  *	0 for no RDMA read or write, else at least
  *	%SMBD_MIN_READ_WRITE_SIZE
@@ -250,6 +252,13 @@ static inline unsigned int smbd_send_copy_flag(size_t len)
 
 /* Flags of smbd_sock_recv(), smbd_sock_recv_stream(), smbd_sock_accept(). */
 #define SMBD_RECV_NONBLOCK	0x1
+
+/*
+ * The longest message smbd_sock_recv_stream() can frame: the Direct TCP
+ * header it writes carries a 24-bit length after a zero byte ([MS-SMB2]
+ * 2.1).
+ */
+#define SMBD_STREAM_MAX_MSG	0x00ffffff
 
 /**
  * struct smbd_recv_info - about a message smbd_sock_recv() returned

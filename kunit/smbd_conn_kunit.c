@@ -30,6 +30,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
@@ -1235,17 +1236,17 @@ static u32 lb_data(u8 *buf, u16 requested, u16 granted, u16 flags,
 }
 
 /*
- * On @lp: the initiator a, negotiated by a raw responder b that grants
- * @granted.
+ * On @lp: the initiator a with @p (NULL: the defaults), negotiated by a
+ * raw responder b that grants @granted.
  */
 static void lb_raw_responder_on(struct kunit *test, struct lb_pair *lp,
-				u16 granted)
+				u16 granted, const struct smbd_params *p)
 {
 	struct smbd_neg_resp_pdu r;
 	struct lb_msg *m;
 
 	lb_raw(lp, &lp->b);
-	lb_sock(test, &lp->a, NULL);
+	lb_sock(test, &lp->a, p);
 	KUNIT_ASSERT_EQ(test, smbd_ep_fake_established(lp->a.sk), 0);
 	m = lb_raw_msg(test, lp, &lp->b, 0);
 	KUNIT_ASSERT_NOT_NULL(test, m);
@@ -1259,7 +1260,7 @@ static void lb_raw_responder_on(struct kunit *test, struct lb_pair *lp,
 
 static void lb_raw_responder(struct kunit *test, u16 granted)
 {
-	lb_raw_responder_on(test, lb_pair(test), granted);
+	lb_raw_responder_on(test, lb_pair(test), granted, NULL);
 }
 
 /*
@@ -1692,7 +1693,7 @@ static void conn_inv_token_own_message(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, wire);
 	KUNIT_ASSERT_NOT_NULL(test, rx);
 	lp->a.mrs = true;
-	lb_raw_responder_on(test, lp, 8);
+	lb_raw_responder_on(test, lp, 8, NULL);
 	a = lp->a.sk;
 	/* a grants b its receives: b may send. */
 	KUNIT_ASSERT_GE(test,
@@ -1814,6 +1815,86 @@ static void conn_peer_violations(struct kunit *test)
 				   msecs_to_jiffies(LB_WAIT_MS));
 		KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(lp->b.disconnected),
 				      "%s", bad[i].what);
+		lb_exit(test);
+		test->priv = NULL;
+	}
+}
+
+static bool lb_rx_queued(struct smbd_sock *sk)
+{
+	bool queued;
+
+	spin_lock_bh(&sk->ss_lock);
+	queued = !list_empty(&sk->ss_rx_ready);
+	spin_unlock_bh(&sk->ss_lock);
+	return queued;
+}
+
+static ssize_t lb_recv_stream(struct smbd_sock *sk, void *buf, size_t len,
+			      unsigned int flags)
+{
+	struct kvec v = { .iov_base = buf, .iov_len = len };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_DEST, &v, 1, len);
+	return smbd_sock_recv_stream(sk, &it, flags);
+}
+
+/*
+ * [MS-SMB2] 2.1: smbd_sock_recv_stream() frames each message with a zero
+ * byte and a 24-bit length. A raw responder starts a message of
+ * SMBD_STREAM_MAX_MSG bytes, which reads as such, then (on a new pair)
+ * one a byte longer, which cannot be framed: the read fails with
+ * -EMSGSIZE and the connection ends, where the header would otherwise
+ * have read with a non-zero first byte. Only the first fragment is sent:
+ * the stream reads a message as it arrives.
+ */
+static void conn_stream_too_long(struct kunit *test)
+{
+	static const u32 totals[] = {
+		SMBD_STREAM_MAX_MSG, SMBD_STREAM_MAX_MSG + 1,
+	};
+	u8 wire[64], buf[64] = {}, want[20];
+	struct smbd_params p;
+	u32 i, n;
+
+	smbd_params_init(&p, false);
+	p.max_fragmented_recv_size = SZ_32M;
+	for (i = 0; i < ARRAY_SIZE(totals); i++) {
+		struct lb_pair *lp;
+		struct smbd_sock *a;
+		ssize_t ret;
+
+		lb_raw_responder_on(test, lb_pair(test), 8, &p);
+		lp = test->priv;
+		a = lp->a.sk;
+		/* a's first message grants b credits: b may send. */
+		KUNIT_ASSERT_EQ(test, lb_send(a, buf, 16, SMBD_SEND_COPY),
+				(ssize_t)16);
+		KUNIT_ASSERT_NOT_NULL(test, lb_raw_msg(test, lp, &lp->b, 1));
+		n = lb_data(wire, 8, 1, 0, totals[i] - 16, 24, 16);
+		KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, wire, n),
+				IB_WC_SUCCESS);
+		KUNIT_ASSERT_TRUE(test, lb_until(lb_rx_queued(a)));
+		ret = lb_recv_stream(a, buf, sizeof(buf), SMBD_RECV_NONBLOCK);
+		if (totals[i] <= SMBD_STREAM_MAX_MSG) {
+			__be32 hdr = cpu_to_be32(totals[i]);
+
+			memcpy(want, &hdr, sizeof(hdr));
+			lb_fill(want + 4, 16, totals[i] - 16);
+			KUNIT_EXPECT_EQ(test, ret, (ssize_t)sizeof(want));
+			KUNIT_EXPECT_MEMEQ(test, buf, want, sizeof(want));
+			KUNIT_EXPECT_EQ(test, lb_state(a), SMBD_CONNECTED);
+		} else {
+			KUNIT_EXPECT_EQ(test, ret, -EMSGSIZE);
+			KUNIT_EXPECT_GE(test, lb_wait_state(a, SMBD_DISCONNECTING),
+					SMBD_DISCONNECTING);
+			KUNIT_EXPECT_EQ(test, READ_ONCE(a->ss_err), -EMSGSIZE);
+			/* It stays unframed: the next read fails the same. */
+			KUNIT_EXPECT_LT(test, lb_recv_stream(a, buf, sizeof(buf),
+							     SMBD_RECV_NONBLOCK),
+					0);
+		}
 		lb_exit(test);
 		test->priv = NULL;
 	}
@@ -3649,6 +3730,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_small_buffers),
 	KUNIT_CASE_PARAM(conn_receive_split, split_gen_params),
 	KUNIT_CASE(conn_peer_violations),
+	KUNIT_CASE(conn_stream_too_long),
 	KUNIT_CASE(conn_neg_refused),
 	KUNIT_CASE(conn_neg_no_credits),
 	KUNIT_CASE(conn_neg_timeout),
