@@ -241,8 +241,12 @@ static void smbd_cifs_params(struct smbd_params *p)
 	 * server refuses a PreferredSendSize above 8136 ([MS-SMBD] WIN<6>).
 	 */
 	p->large_size = 0;
-	p->max_fragmented_recv_size = max(smbd_max_fragmented_recv_size,
-					  128 * 1024);
+	/*
+	 * No more than smbd_recv() can frame as the 24-bit length cifs
+	 * reads ([MS-SMB2] 2.1): a longer message would end the connection.
+	 */
+	p->max_fragmented_recv_size = clamp(smbd_max_fragmented_recv_size,
+					    128 * 1024, SMBD_STREAM_MAX_MSG);
 	p->max_read_write_size = clamp_t(u32, smbd_max_frmr_depth, 1, 4096) *
 				 PAGE_SIZE;
 	p->keepalive_interval_ms = max(smbd_keep_alive_interval, 0) * 1000;
