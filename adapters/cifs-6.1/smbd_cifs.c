@@ -19,8 +19,8 @@
  * array of pages (the first one may start at an offset, the last one may
  * end early) where 6.12's uses an iov_iter. smbd takes iov_iters, so the
  * pages become bvecs: for a send, in an array the conn keeps, sized at
- * connection for the largest message; for a registration, in an array
- * that lives with it.
+ * connection for the largest message (within a bound of ours); for a
+ * registration, in an array that lives with it.
  *
  * Lifetime: server->smbd_conn is one smbd_cifs_conn for the life of the
  * cifs server, across reconnects: cifs reads the pointer without a lock
@@ -71,7 +71,8 @@ int smbd_receive_credit_max = 255;
  *	part is sent
  * @bv_n: bvecs of @bv in use
  * @bv_max: room in @bv: enough for any message up to
- *	MaxFragmentedSendSize made of at most %SMBD_MORE_MAX parts
+ *	MaxFragmentedSendSize, at most %SMBD_CIFS_BV_MSG_MAX, made of at
+ *	most %SMBD_MORE_MAX parts
  * @copy: the message does not fit @it or @bv: send it from one copy
  */
 struct smbd_cifs_parts {
@@ -310,6 +311,18 @@ static u32 smbd_cifs_max_io(const struct smbd_sock_info *si)
 }
 
 /*
+ * The longest message the send bvecs are reserved for. The server's
+ * MaxFragmentedSize bounds a message but has no upper bound of its own
+ * ([MS-SMBD] 2.2.2, 3.1.5.7): reserved from it, a server could have every
+ * connection and reconnect allocate 16 MiB of bvecs. cifs's longest
+ * message is a WRITE of the server's MaxWriteSize (8 MiB from Windows and
+ * ksmbd) and its header, which this covers: SMB2's longest message over
+ * Direct TCP ([MS-SMB2] 2.1). A longer one is still sent, from one copy
+ * (smbd_cifs_copy()).
+ */
+#define SMBD_CIFS_BV_MSG_MAX	SMBD_STREAM_MAX_MSG
+
+/*
  * Room in @c's send bvecs for a message of @max_len bytes: each of its
  * page parts (at most %SMBD_MORE_MAX; a message with more is copied)
  * may start and end in a partial page. Under the server mutex (no send
@@ -384,7 +397,8 @@ static int smbd_cifs_link_new(struct smbd_cifs_conn *c,
 	if (!ret && !smbd_cifs_max_io(&si))
 		ret = -EOPNOTSUPP;
 	if (!ret)
-		ret = smbd_cifs_bv_reserve(c, si.max_fragmented_send_size);
+		ret = smbd_cifs_bv_reserve(c, min_t(u32, SMBD_CIFS_BV_MSG_MAX,
+						    si.max_fragmented_send_size));
 	if (ret) {
 		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
 			 dst, ret);
