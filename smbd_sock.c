@@ -153,6 +153,17 @@ int smbd_sock_getname(struct smbd_sock *sk, struct sockaddr_storage *addr,
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
 
+/*
+ * A socket smbd_sock_shutdown() closed before it was used: nothing else
+ * leaves one that is not a listener CLOSED with -ESHUTDOWN while it is
+ * still the consumer's (smbd_sock_release() frees it).
+ */
+static bool smbd_shut_unused(const struct smbd_sock *sk)
+{
+	return READ_ONCE(sk->ss_state) == SMBD_CLOSED &&
+	       READ_ONCE(sk->ss_err) == -ESHUTDOWN;
+}
+
 /**
  * smbd_sock_connect_async() - start connecting ([MS-SMBD] 3.1.4.1)
  * @sk: a new socket
@@ -164,8 +175,9 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_getname, SMBD);
  *
  * Context: process; may sleep. Takes the socket's ss_ep.cm_mutex.
  * Return: 0 if the attempt started (@done will be called); -EINVAL for
- * a bound socket; -EISCONN for one connecting or used already; or an
- * errno.
+ * a bound socket; -ESHUTDOWN for one shut down before it connected
+ * (smbd_sock_shutdown()); -EISCONN for one connecting or used already;
+ * or an errno.
  */
 int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 			    void (*done)(struct smbd_sock *sk, int status))
@@ -179,6 +191,8 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	/* A bound socket is a listener: its id is not for connecting. */
 	if (smbd_is_listener(sk))
 		return -EINVAL;
+	if (smbd_shut_unused(sk))
+		return -ESHUTDOWN;
 	id = rdma_create_id(sk->ss_net, smbd_cm_handler, sk, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
@@ -187,10 +201,12 @@ int smbd_sock_connect_async(struct smbd_sock *sk, const struct sockaddr *dst,
 	mutex_lock(&sk->ss_ep.cm_mutex);
 	spin_lock_bh(&sk->ss_lock);
 	if (!smbd_set_state(sk, SMBD_CONNECTING)) {
+		/* A shutdown may have come since the check above. */
+		ret = smbd_shut_unused(sk) ? -ESHUTDOWN : -EISCONN;
 		spin_unlock_bh(&sk->ss_lock);
 		mutex_unlock(&sk->ss_ep.cm_mutex);
 		rdma_destroy_id(id);
-		return -EISCONN;
+		return ret;
 	}
 	sk->ss_connect_done = done;
 	spin_unlock_bh(&sk->ss_lock);
@@ -223,7 +239,9 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_connect_async, SMBD);
  *
  * Context: process; sleeps.
  * Return: 0 once connected; -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH,
- * -ECONNRESET, -EPROTO (negotiation refused) or -ERESTARTSYS.
+ * -ECONNRESET, -EPROTO (negotiation refused), -ESHUTDOWN (shut down
+ * before or while connecting) or -ERESTARTSYS; or what
+ * smbd_sock_connect_async() returns.
  */
 int smbd_sock_connect(struct smbd_sock *sk, const struct sockaddr *dst)
 {
@@ -529,8 +547,14 @@ EXPORT_SYMBOL_NS_GPL(smbd_sock_stats, SMBD);
  * @sk: the socket
  *
  * Sends and receives fail from now on; on a listener, accepting stops
- * and a blocked smbd_sock_accept() returns. smbd_sock_release() still
- * frees.
+ * and a blocked smbd_sock_accept() returns. A socket not connecting yet
+ * is closed for good rather than left as it was: a later
+ * smbd_sock_connect() fails with -ESHUTDOWN (smbd_sock_bind() and
+ * smbd_sock_listen() with -EINVAL), so a shutdown that comes just before
+ * the connect it was meant to stop is not lost. (shutdown(2) of an
+ * unconnected TCP socket fails with -ENOTCONN instead; this call has no
+ * error to return, and its callers use it to stop whatever the socket
+ * does.) smbd_sock_release() still frees.
  *
  * Context: any.
  */
@@ -543,6 +567,16 @@ void smbd_sock_shutdown(struct smbd_sock *sk)
 		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state == SMBD_CREATED) {
+		/* No connection to end, and none may start. */
+		if (!sk->ss_err)
+			sk->ss_err = -ESHUTDOWN;
+		smbd_set_state(sk, SMBD_CLOSED);
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	spin_unlock_bh(&sk->ss_lock);
 	smbd_sock_error(sk, -ESHUTDOWN);
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_shutdown, SMBD);

@@ -12,7 +12,8 @@
  *     initiator: smbd_sock_connect() or smbd_sock_connect_async()
  *     responder: smbd_sock_bind(), smbd_sock_listen(), smbd_sock_accept()
  *   smbd_sock_send() / smbd_sock_recv() / smbd_sock_recv_stream()
- *   smbd_sock_shutdown()   (optional: end the connection, keep the socket)
+ *   smbd_sock_shutdown()   (optional: end the connection, keep the socket;
+ *                           before a connect, that connect then fails)
  *   smbd_sock_release()    (always: end it and free everything)
  *
  * Exported in the SMBD symbol namespace: MODULE_IMPORT_NS(SMBD).

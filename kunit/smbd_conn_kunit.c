@@ -2074,6 +2074,38 @@ static void conn_shutdown_wakes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->a.sk->ss_err), -ECONNRESET);
 }
 
+/*
+ * A socket shut down before it connects is closed for good: the connect
+ * that was to follow fails with -ESHUTDOWN instead of going ahead with
+ * the shutdown lost, and the socket can no longer be bound or listen.
+ */
+static void conn_shutdown_before_connect(struct kunit *test)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(SMBD_PORT_IWARP),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct sockaddr *dst = (struct sockaddr *)&sin;
+	struct smbd_sock *sk;
+
+	KUNIT_ASSERT_EQ(test, smbd_sock_create(&init_net, NULL, &sk), 0);
+	KUNIT_EXPECT_EQ(test, lb_state(sk), SMBD_CREATED);
+	smbd_sock_shutdown(sk);
+	KUNIT_EXPECT_EQ(test, lb_state(sk), SMBD_CLOSED);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), -ESHUTDOWN);
+	/* Only once closed: a socket still new would connect through rdma_cm. */
+	if (lb_state(sk) == SMBD_CLOSED) {
+		KUNIT_EXPECT_EQ(test, smbd_sock_connect(sk, dst), -ESHUTDOWN);
+		KUNIT_EXPECT_EQ(test, smbd_sock_bind(sk, dst), -EINVAL);
+		KUNIT_EXPECT_EQ(test, smbd_sock_listen(sk, 1), -EINVAL);
+	}
+	/* A second shutdown changes nothing. */
+	smbd_sock_shutdown(sk);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), -ESHUTDOWN);
+	smbd_sock_release(sk);
+}
+
 /* The teardown leaves nothing posted nor queued on the fake. */
 static void lb_expect_clean(struct kunit *test, struct lb_pair *lp)
 {
@@ -3739,6 +3771,7 @@ static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_post_fail_partial),
 	KUNIT_CASE(conn_peer_gone),
 	KUNIT_CASE(conn_shutdown_wakes),
+	KUNIT_CASE(conn_shutdown_before_connect),
 	KUNIT_CASE(conn_release_connecting),
 	KUNIT_CASE(conn_release_negotiating),
 	KUNIT_CASE(conn_release_in_flight),
