@@ -666,19 +666,23 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
  * 3.1.4.4), or the connection is gone.
  *
  * Context: process; sleeps for the local invalidation.
- * Return: 0.
+ * Return: 0, or the error that ended the connection before or while the
+ * MR was invalidated (smbd_deregister()), as cifs's own smbdirect.c
+ * returns a failed invalidation. @mr is freed and the buffer unreachable
+ * either way; cifs's callers go on as for 0.
  */
 int smbd_deregister_mr(struct smbd_mr *mr)
 {
 	struct smbd_cifs_mr *m = container_of(mr, struct smbd_cifs_mr, mr);
 	struct smbd_cifs_link *l = m->link;
+	int ret;
 
-	smbd_deregister(l->sk, m->reg);
+	ret = smbd_deregister(l->sk, m->reg);
 	atomic_dec(&l->conn->info.mr_used_count);
 	kfree(m);
 	/* May be the last of the link, and of the conn. */
 	smbd_cifs_link_put(l);
-	return 0;
+	return ret;
 }
 
 MODULE_IMPORT_NS(SMBD);
