@@ -2812,7 +2812,7 @@ static void conn_device_too_small(struct kunit *test)
 {
 	static const u32 depth[] = { 2, 3, 20 };
 	struct lb_pair *lp = lb_pair(test);
-	u32 i;
+	u32 i, least;
 
 	for (i = 0; i < ARRAY_SIZE(depth); i++) {
 		struct smbd_device sd = lb_sd;
@@ -2822,6 +2822,27 @@ static void conn_device_too_small(struct kunit *test)
 		lb_sock_sd(test, &lp->a, NULL, &sd, &err);
 		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "max_qp_wr %u",
 				    depth[i]);
+		lb_release(&lp->a);
+	}
+	/*
+	 * At the least a fake end needs (no MR pool: 16 sends, the
+	 * rdma_rw work with what rdma_rw adds to the queue pair, 3), and
+	 * one below: the send queue rdma_rw grows must still fit.
+	 */
+	least = 16 + 3 + smbd_rw_wrs(&lb_sd, lb_sd.sd_max_send_sge) +
+		3 * SMBD_RW_CTXS;
+	for (i = 0; i < 2; i++) {
+		struct smbd_device sd = lb_sd;
+		struct smbd_sock *sk;
+		int err;
+
+		sd.sd_max_qp_wr = least - 1 + i;
+		sk = lb_sock_sd(test, &lp->a, NULL, &sd, &err);
+		KUNIT_EXPECT_EQ_MSG(test, err, i ? 0 : -ENOMEM, "max_qp_wr %u",
+				    sd.sd_max_qp_wr);
+		if (!err)
+			KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth +
+					3 * sk->ss_rw_ctxs, sd.sd_max_qp_wr);
 		lb_release(&lp->a);
 	}
 }
