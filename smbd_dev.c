@@ -78,7 +78,7 @@ static int smbd_ib_add(struct ib_device *ibdev)
 	u32 have, need;
 
 	if (!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
-		ibdev_warn(ibdev, "smbd: no fast memory registration (IB_DEVICE_MEM_MGT_EXTENSIONS), not used\n");
+		ibdev_info(ibdev, "smbd: no fast memory registration (IB_DEVICE_MEM_MGT_EXTENSIONS), not used\n");
 		return -EOPNOTSUPP;
 	}
 	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, ibdev_to_node(ibdev));

@@ -379,9 +379,10 @@ static void smbd_qp_event_work(struct work_struct *work)
 /*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
- * @mrs: room for an MR pool (not for a KUnit suite's fake). Returns the
- * gather entries a send request may have, or -ENOMEM when the device's
- * queues are too small.
+ * @mrs: room for an MR pool. Returns the gather entries a send request
+ * may have, or -ENOMEM when the device's queues are too small for the
+ * parameters (smbd_dev_short() already refused a device too small for
+ * the least), or its registrations shorter than two pages.
  */
 static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 			bool mrs)
@@ -429,9 +430,26 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	 * queue is as deep: neither may pass the device's limits.
 	 */
 	room = min_t(u32, sd->sd_max_qp_wr, sd->sd_max_cqe);
+	/*
+	 * A pool smbd chose (not the consumer's mr_count) shrinks towards
+	 * the 8 smbd_dev_short() counts on, to fit a small queue.
+	 */
+	if (mrs && !sk->ss_params.mr_count && sk->ss_nr_reg > 8 &&
+	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs) {
+		sk->ss_nr_reg = 8;
+		if (room > rw_wrs + 16 + 3 + 3 * sk->ss_rw_ctxs + 2 * 8)
+			sk->ss_nr_reg = (room - rw_wrs - 16 - 3 -
+					 3 * sk->ss_rw_ctxs) / 2;
+		extra = 2 * sk->ss_nr_reg + rw_wrs;
+	}
 	if (!sk->ss_ep.rw_chunk ||
-	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs)
+	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs) {
+		pr_warn_ratelimited("smbd: %s: max_qp_wr/max_cqe %u below the %u these parameters need (%u MRs)\n",
+				    sk->ss_ep.devname, room,
+				    extra + 16 + 3 + 3 * sk->ss_rw_ctxs,
+				    sk->ss_nr_reg);
 		return -ENOMEM;
+	}
 	room -= 3;
 	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
 			     room - extra - 3 * sk->ss_rw_ctxs);

@@ -218,9 +218,12 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_profile_apply);
  * smbd_rw_chunk_bytes() - the bytes one rdma_rw context moves
  * @frmr_pages: the device's fast-registration page list length
  *
- * On iWARP, rdma_rw reads through one registration per context only if
- * a piece fits in one (it gives it at most 256 pages); and a piece that
- * starts inside a page spans one page more than its length.
+ * On iWARP (and on InfiniBand or RoCE where max_sgl_rd sends reads
+ * through registrations), rdma_rw moves a context through one
+ * registration only if the piece fits in one (it gives one at most 256
+ * pages); a piece that starts inside a page spans one page more than its
+ * length. The cut applies on every device: it costs nothing where
+ * registrations are long.
  *
  * Context: any.
  * Return: at most %SMBD_RW_CHUNK; 0 when @frmr_pages is below 2.

@@ -214,6 +214,11 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* Sized with the queue pair (smbd_ep_size()), never 0 then. */
+	if (WARN_ON_ONCE(!sk->ss_ep.rw_chunk)) {
+		ret = -ENOTCONN;
+		goto out;
+	}
 	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
 	nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw, seg,
 			       SMBD_RW_SEGS);

@@ -531,7 +531,7 @@ struct smbd_fake_qp {
  *	smbd_cm_handler(); never passed to rdma_cm (@ops stand in)
  * @mrs: an MR pool, sized as on a device (smbd_register()); @ibdev must
  *	then implement alloc_mr, map_mr_sg and dereg_mr, and be @pd's
- *	device, with its attrs.max_fast_reg_page_list_len set
+ *	device; each MR maps up to @sd's sd_max_frmr_pages
  */
 struct smbd_fake_ep {
 	const struct smbd_fake_qp *ops;
@@ -879,6 +879,8 @@ void smbd_debugfs_sock_del(struct smbd_sock *sk);
 /* smbd_dev.c */
 struct dentry;
 bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd);
+
+/* smbd_profile.c */
 u32 smbd_profile_count(void);
 const struct smbd_profile *smbd_profile_at(u32 i);
 const char *smbd_cap_name(enum smbd_cap_id cap);

@@ -2845,6 +2845,28 @@ static void conn_device_too_small(struct kunit *test)
 					3 * sk->ss_rw_ctxs, sd.sd_max_qp_wr);
 		lb_release(&lp->a);
 	}
+	/*
+	 * An initiator's own MR pool (32 here: twice the peer's reads)
+	 * shrinks to fit a queue smbd_dev_short() took: at its least, 8.
+	 */
+	lp->a.mrs = true;
+	for (i = 0; i < 2; i++) {
+		struct smbd_device sd = lb_sd;
+		struct smbd_sock *sk;
+		int err;
+
+		sd.sd_max_qp_wr = least + 2 * 8 + i * 2 * 5;
+		sk = lb_sock_sd(test, &lp->a, NULL, &sd, &err);
+		KUNIT_EXPECT_EQ_MSG(test, err, 0, "max_qp_wr %u",
+				    sd.sd_max_qp_wr);
+		if (!err) {
+			KUNIT_EXPECT_EQ(test, sk->ss_nr_reg, 8 + i * 5);
+			KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth +
+					3 * sk->ss_rw_ctxs, sd.sd_max_qp_wr);
+		}
+		lb_release(&lp->a);
+	}
+	lp->a.mrs = false;
 }
 
 /* Ping-pong of many small messages: credits never leak nor run out. */
