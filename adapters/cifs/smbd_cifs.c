@@ -279,11 +279,15 @@ static void smbd_cifs_info(struct smbd_cifs_conn *c,
 	sp->max_fragmented_send_size = si->max_fragmented_send_size;
 	sp->max_recv_size = si->max_recv_size;
 	sp->max_fragmented_recv_size = si->max_fragmented_recv_size;
-	sp->max_read_write_size = si->max_reg_size;
+	/*
+	 * Whole pages: netfs cuts I/O by max_frmr_depth pages, and a peer's
+	 * MaxReadWriteSize need not be a multiple of one.
+	 */
+	sp->max_read_write_size = round_down(si->max_reg_size, PAGE_SIZE);
 	sp->keepalive_interval_msec = si->keepalive_interval_ms;
 	c->info.socket.status = SMBDIRECT_SOCKET_CONNECTED;
 	c->info.protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
-	c->info.max_frmr_depth = si->max_reg_size / PAGE_SIZE;
+	c->info.max_frmr_depth = sp->max_read_write_size / PAGE_SIZE;
 	c->info.responder_resources = si->responder_resources;
 	c->info.rdma_readwrite_threshold = rdma_readwrite_threshold;
 	c->info.mr_type = IB_MR_TYPE_MEM_REG;
