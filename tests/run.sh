@@ -265,15 +265,20 @@ fi
 
 # The bulk transfer: 16 connections per provider, 16 MiB each, half of
 # them each way (the 16 x 64 MiB soak is its own command, tests/soak.sh:
-# about 20 minutes). SMBD_BULK=CONNSxSIZE changes it. Without kmemleak:
-# its global lock and backtrace on every allocation halve the packet
-# rate, and the same code paths run under kmemleak in the other VMs.
-# KASAN and lockdep stay on.
+# about 20 minutes). SMBD_BULK=CONNSxSIZE changes it. Then smbd as each
+# real NIC (device profiles): the transport, RDMA and cifs on smbd
+# mounting ksmbd on smbd under each (plan-65). Without kmemleak: its
+# global lock and backtrace on every allocation halve the packet rate,
+# and the same code paths run under kmemleak in the other VMs. KASAN and
+# lockdep stay on.
+smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
+	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
-		tests/guest/bulk/plan-60-bulk.sh "bulk" \
-		smbd.ko tests/kmod/smbd_test.ko
+		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh" \
+		"bulk|profiles" \
+		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules
 fi
 
 # The SMB pairings: cifs and ksmbd, each stock or on smbd (adapters/),
@@ -281,17 +286,14 @@ fi
 # (scripts/demo.sh), last as it installs our modules in updates/. With
 # the hostile server for cifs on smbd (plan-73-hostile-mount.sh), and the
 # SMB2 client that reaches ksmbd on smbd the Windows way and the bare SMB
-# Direct connects that check its ports (plan-76); and smbd, cifs and ksmbd
-# under each device profile, with the transport and RDMA test modules
-# (plan-77).
-smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
-smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko tests/kmod/smbd_test.ko tests/mr/smbd_mr_test.ko 2>/dev/null)
+# Direct connects that check its ports (plan-76).
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
 		"smbdtest.plan_timeout=1200" \
 		"$(ls tests/guest/smb/plan-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
-		"smb|hostile-mount|removal|multichannel|windows|profiles" \
+		"smb|hostile-mount|removal|multichannel|windows" \
 		smbd.ko $smb_modules $smb_extra
 else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"

@@ -10,6 +10,8 @@
  *                       Invalidate when asked
  *   stop ADDR PORT
  *   mr ADDR PORT        the client checks (below), each an "ok"/"not ok"
+ *   rw ADDR PORT        only their RDMA reads and writes: every size up to
+ *                       MaxReadWriteSize and 1 to 4,095 descriptors
  *   pool ADDR PORT      16 threads share a pool of 4 MRs
  *   pool-split ADDR PORT 4 threads whose registrations need 2 MRs each
  *                       share a pool of 4 (none may wait holding one);
@@ -825,7 +827,12 @@ static void mt_descs(struct mt_client *m, u32 k, bool misaligned)
 	kvfree(pc);
 }
 
-static void mt_cmd_mr(struct mt_cmd *c)
+/*
+ * The client checks; with @all false only the RDMA reads and writes of
+ * every size and descriptor count ("rw": what a device's limits shape),
+ * not the registration's other rules.
+ */
+static void mt_cmd_mr(struct mt_cmd *c, bool all)
 {
 	static const struct { size_t off, len; } sz[] = {
 		{ 0, 1 }, { 0, 4095 }, { 0, 4096 }, { 0, 4097 },
@@ -867,16 +874,21 @@ static void mt_cmd_mr(struct mt_cmd *c)
 			MT_MAX_DESC, max);
 	mt_xfer(&m, "mr/peer-writes-max", 0, max, true, true, 0, 0, 0);
 	mt_xfer(&m, "mr/peer-reads-max", 0, max, false, false, 0, 0, 0);
-	mt_xfer(&m, "mr/remote-invalidate", 0, 65536, false, true, 1, 0, 1);
-	mt_xfer(&m, "mr/remote-invalidate-read", 5, 65536, true, false, 1, 0, 1);
-	mt_scattered(&m);
+	if (all) {
+		mt_xfer(&m, "mr/remote-invalidate", 0, 65536, false, true, 1, 0, 1);
+		mt_xfer(&m, "mr/remote-invalidate-read", 5, 65536, true, false,
+			1, 0, 1);
+		mt_scattered(&m);
+	}
 	for (i = 0; i < ARRAY_SIZE(ndescs); i++) {
 		mt_descs(&m, ndescs[i], false);
 		mt_descs(&m, ndescs[i], true);
 	}
-	mt_wrong_rkey(&m);
-	mt_window_closed(c, &m);
-	mt_teardown(c, &m);
+	if (all) {
+		mt_wrong_rkey(&m);
+		mt_window_closed(c, &m);
+		mt_teardown(c, &m);
+	}
 out:
 	smbd_sock_release(m.sk);
 	testbuf_free(&m.buf);
@@ -1785,7 +1797,9 @@ static int mt_run(char *line)
 	else if (!strcmp(argv[0], "stop") && srv)
 		mt_server_stop(srv);
 	else if (!strcmp(argv[0], "mr"))
-		mt_cmd_mr(&c);
+		mt_cmd_mr(&c, true);
+	else if (!strcmp(argv[0], "rw"))
+		mt_cmd_mr(&c, false);
 	else if (!strcmp(argv[0], "pool"))
 		mt_cmd_pool(&c);
 	else if (!strcmp(argv[0], "pool-split"))
