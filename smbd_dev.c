@@ -452,28 +452,36 @@ static void smbd_dev_fatal_debugfs(struct dentry *root)
  * (smbd_profile_parse()); "none" lifts them. Reads give the profile in
  * force, then every profile known, one per line with its class.
  */
+/* One profile's line: its head, then each attribute it caps. */
+static void smbd_dev_profile_line(struct seq_file *m, const char *head,
+				  const struct smbd_profile *p)
+{
+	u32 c;
+
+	seq_puts(m, head);
+	for (c = 0; c < SMBD_CAP_NR; c++)
+		if (p->cap[c])
+			seq_printf(m, " %s=%u", smbd_cap_name(c), p->cap[c]);
+	seq_putc(m, '\n');
+}
+
 static int smbd_dev_profile_show(struct seq_file *m, void *v)
 {
 	const struct smbd_profile *p;
-	u32 i, c;
+	struct smbd_profile now;
+	char head[48];
+	u32 i;
 
-	for (i = 0; i <= smbd_profile_count(); i++) {
-		if (!i) {
-			mutex_lock(&smbd_devices_lock);
-			p = &smbd_dev_profile;
-			seq_printf(m, "in force: %s", p->name);
-		} else {
-			p = smbd_profile_at(i - 1);
-			seq_printf(m, "%s %s", p->name,
-				   p->iwarp ? "iwarp" : "ib/roce");
-		}
-		for (c = 0; c < SMBD_CAP_NR; c++)
-			if (p->cap[c])
-				seq_printf(m, " %s=%u", smbd_cap_name(c),
-					   p->cap[c]);
-		seq_putc(m, '\n');
-		if (!i)
-			mutex_unlock(&smbd_devices_lock);
+	mutex_lock(&smbd_devices_lock);
+	now = smbd_dev_profile;
+	mutex_unlock(&smbd_devices_lock);
+	snprintf(head, sizeof(head), "in force: %s", now.name);
+	smbd_dev_profile_line(m, head, &now);
+	for (i = 0; i < smbd_profile_count(); i++) {
+		p = smbd_profile_at(i);
+		snprintf(head, sizeof(head), "%s %s", p->name,
+			 p->iwarp ? "iwarp" : "ib/roce");
+		smbd_dev_profile_line(m, head, p);
 	}
 	return 0;
 }
