@@ -24,6 +24,8 @@ static struct ib_client smbd_ib_client;
 static BLOCKING_NOTIFIER_HEAD(smbd_dev_chain);
 /* Ends the connections on a device that died (smbd_dev_init()). */
 static void (*smbd_dev_dead)(struct ib_device *ibdev, bool quiesce);
+/* Probes the connections on a port whose link came back. */
+static void (*smbd_dev_link_up)(struct ib_device *ibdev, u32 port);
 
 /*
  * A device that died: no new connection on it (smbd_dev_get()), and the
@@ -56,6 +58,8 @@ static void smbd_dev_event(struct ib_event_handler *h, struct ib_event *ev)
 {
 	if (ev->event == IB_EVENT_DEVICE_FATAL)
 		smbd_dev_fatal(ev->device, false);
+	else if (ev->event == IB_EVENT_PORT_ACTIVE)
+		smbd_dev_link_up(ev->device, ev->element.port_num);
 }
 
 /*
@@ -529,14 +533,19 @@ static const struct file_operations smbd_dev_profile_fops = {
  * @root: smbd's debugfs directory, for its "devices" file
  * @dead: called once when a device reports a fatal error, to end the
  *	connections on it (smbd_socks_dead())
+ * @link_up: called when a port becomes active again (a link that went
+ *	down came back), to probe the connections on it
+ *	(smbd_socks_link_up())
  *
  * Context: process (module init).
  * Return: 0 or ib_register_client()'s errno.
  */
 int smbd_dev_init(struct dentry *root,
-		  void (*dead)(struct ib_device *ibdev, bool quiesce))
+		  void (*dead)(struct ib_device *ibdev, bool quiesce),
+		  void (*link_up)(struct ib_device *ibdev, u32 port))
 {
 	smbd_dev_dead = dead;
+	smbd_dev_link_up = link_up;
 	debugfs_create_file("devices", 0444, root, NULL, &smbd_devices_fops);
 	debugfs_create_file("interfaces", 0444, root, NULL,
 			    &smbd_interfaces_fops);

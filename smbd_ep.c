@@ -118,6 +118,55 @@ void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
 	ibdev_warn(ibdev, "smbd: fatal device error: %u connections ended\n", n);
 }
 
+/**
+ * smbd_socks_link_up() - a port whose link went down is active again
+ * @ibdev: the device
+ * @port: the port (IB_EVENT_PORT_ACTIVE's)
+ *
+ * While the link was down the peer may have ended a connection, and a
+ * connection with nothing outstanding would not learn it before its
+ * idle timer, minutes later, with the consumer's requests waiting on a
+ * reply that cannot come. Each connected socket on the port probes its
+ * peer now (smbd_ka_on_link_up(); the keep-alive of [MS-SMBD] 3.1.6.2):
+ * a live peer answers, a gone one ends the connection within the
+ * keep-alive timeout, or sooner when the probe's send fails.
+ *
+ * Not on iWARP: TCP carries the connection there, tells of a peer that
+ * closed it, and may still be backing off its retransmissions when the
+ * link comes back: a probe's timeout would end connections that
+ * survive.
+ *
+ * smbd_dev.c calls it on IB_EVENT_PORT_ACTIVE.
+ *
+ * Context: process; sleeps. Takes smbd_socks_lock, then each socket's
+ * ss_lock.
+ */
+void smbd_socks_link_up(struct ib_device *ibdev, u32 port)
+{
+	struct smbd_sock *sk;
+	u32 n = 0;
+
+	if (rdma_protocol_iwarp(ibdev, port))
+		return;
+	mutex_lock(&smbd_socks_lock);
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev ||
+		    READ_ONCE(sk->ss_ep.port_num) != port)
+			continue;
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_state == SMBD_CONNECTED &&
+		    smbd_ka_on_link_up(&sk->ss_ka)) {
+			mod_delayed_work(smbd_wq, &sk->ss_ka_work, 0);
+			n++;
+		}
+		spin_unlock_bh(&sk->ss_lock);
+	}
+	mutex_unlock(&smbd_socks_lock);
+	if (n)
+		ibdev_info(ibdev, "smbd: port %u active again: %u connections probe their peers\n",
+			   port, n);
+}
+
 /* A new socket, on the debugfs list; the caller sets it up. */
 struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,

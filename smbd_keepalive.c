@@ -16,6 +16,11 @@
  *   send while PENDING -> RESPONSE_REQUESTED set, state SENT,
  *                         timer = keep-alive timeout
  *   timer, not NONE    -> the peer is gone: terminate
+ *   link up again      -> state NONE: the timer fires now and probes
+ *                         as if the interval had passed (the peer may
+ *                         have dropped the connection while the link
+ *                         was down, and with nothing outstanding our
+ *                         side would not learn it for a whole interval)
  *
  * The literal text of 3.1.5.8 would make our reply to the peer's
  * RESPONSE_REQUESTED ask for a reply in turn, and two peers following it
@@ -44,6 +49,7 @@ void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms)
 	ka->interval_ms = interval_ms;
 	ka->timeout_ms = timeout_ms;
 	ka->last_rx_ms = 0;
+	ka->probe = false;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_init);
 
@@ -85,6 +91,8 @@ bool smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, u64 now_ms)
 {
 	ka->state = SMBD_KA_NONE;
 	ka->last_rx_ms = now_ms;
+	/* The peer is there: a probe for a link that came back is moot. */
+	ka->probe = false;
 	if (flags & SMBD_FLAG_RESPONSE_REQUESTED)
 		ka->reply_due = true;
 	return ka->reply_due;
@@ -117,10 +125,11 @@ enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
 	if (ka->state != SMBD_KA_NONE)
 		return SMBD_KA_ACT_TERMINATE;
 	idle = now_ms > ka->last_rx_ms ? now_ms - ka->last_rx_ms : 0;
-	if (idle < ka->interval_ms) {
+	if (idle < ka->interval_ms && !ka->probe) {
 		*rearm_ms = ka->interval_ms - (u32)idle;
 		return SMBD_KA_ACT_NONE;
 	}
+	ka->probe = false;
 	ka->state = SMBD_KA_PENDING;
 	/* If the probe cannot go out in time, the peer is gone too. */
 	*rearm_ms = ka->timeout_ms;
@@ -152,3 +161,30 @@ u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms)
 	return SMBD_FLAG_RESPONSE_REQUESTED;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_send);
+
+/**
+ * smbd_ka_on_link_up() - the connection's port came back (a link up
+ *	after it went down)
+ * @ka: the state
+ *
+ * While the link was down the peer may have ended the connection (its
+ * sends failed) with nothing of ours outstanding to fail in turn: our
+ * side would wait a whole KeepaliveInterval, and the consumer's requests
+ * with it. The idle connection timer ([MS-SMBD] 3.1.6.2) is made to
+ * expire now instead: it sends a message that asks for a reply and waits
+ * the keep-alive timeout for it, as after an idle interval. A probe
+ * already outstanding keeps its own deadline; a message received before
+ * the timer fires cancels the probe (smbd_ka_on_recv()).
+ *
+ * Context: any; caller holds the connection's keep-alive lock.
+ * Return: true when the caller must fire the idle timer now; false when
+ * keep-alives are disabled or a probe is already outstanding.
+ */
+bool smbd_ka_on_link_up(struct smbd_keepalive *ka)
+{
+	if (!ka->interval_ms || ka->state != SMBD_KA_NONE)
+		return false;
+	ka->probe = true;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_link_up);

@@ -26,7 +26,8 @@ static int __init smbd_init(void)
 	smbd_debugfs_init(smbd_debugfs_root);
 	smbd_inject_init(smbd_debugfs_root);
 
-	ret = smbd_dev_init(smbd_debugfs_root, smbd_socks_dead);
+	ret = smbd_dev_init(smbd_debugfs_root, smbd_socks_dead,
+			    smbd_socks_link_up);
 	if (ret) {
 		debugfs_remove_recursive(smbd_debugfs_root);
 		destroy_workqueue(smbd_wq);

@@ -858,6 +858,7 @@ extern struct workqueue_struct *smbd_wq;
 void smbd_cq_graves_wait(void);
 void smbd_sock_dead(struct smbd_sock *sk);
 void smbd_socks_dead(struct ib_device *ibdev, bool quiesce);
+void smbd_socks_link_up(struct ib_device *ibdev, u32 port);
 extern struct list_head smbd_socks;	/* every socket, for debugfs */
 extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
@@ -893,7 +894,8 @@ u32 smbd_rw_wrs(const struct smbd_device *sd, u32 qp_sge);
 const char *smbd_dev_short(const struct smbd_device *sd, u32 *have,
 			   u32 *need);
 int smbd_dev_init(struct dentry *root,
-		  void (*dead)(struct ib_device *ibdev, bool quiesce));
+		  void (*dead)(struct ib_device *ibdev, bool quiesce),
+		  void (*link_up)(struct ib_device *ibdev, u32 port));
 void smbd_dev_exit(void);
 
 /* smbd_ep.c */

@@ -390,6 +390,8 @@ enum smbd_ka_action {
  * @timeout_ms: how long a probe waits for any message from the peer
  * @last_rx_ms: when the last message arrived (or the connection was
  *	established), in ms on the caller's monotonic clock
+ * @probe: the link came back: the idle timer probes when it fires, idle
+ *	or not (smbd_ka_on_link_up())
  *
  * Our probes and the peer's are tracked apart, so a reply never asks for
  * a reply in turn and two peers cannot ping-pong (see
@@ -401,6 +403,7 @@ struct smbd_keepalive {
 	u32 interval_ms;
 	u32 timeout_ms;
 	u64 last_rx_ms;
+	bool probe;
 };
 
 void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms);
@@ -409,6 +412,7 @@ bool smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, u64 now_ms);
 enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
 				     u32 *rearm_ms);
 u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms);
+bool smbd_ka_on_link_up(struct smbd_keepalive *ka);
 
 /*
  * Buffer Descriptors V1 ([MS-SMBD] 2.2.3.1): smbd_desc_encode() and

@@ -223,6 +223,69 @@ static void smbd_ka_no_ping_pong(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, b.reply_due);
 }
 
+/*
+ * A link that came back: the timer probes at once, not an interval
+ * later; the probe then runs as an idle one (asks, waits the timeout).
+ */
+static void smbd_ka_link_up_probes(struct kunit *test)
+{
+	struct smbd_keepalive ka;
+	u32 rearm;
+
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_ASSERT_TRUE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
+			SMBD_KA_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm),
+			SMBD_FLAG_RESPONSE_REQUESTED);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10 + TMO, &rearm),
+			SMBD_KA_ACT_TERMINATE);
+
+	/* Answered: the next probe is an interval after the answer. */
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_link_up(&ka);
+	smbd_ka_on_timer(&ka, T0 + 10, &rearm);
+	smbd_ka_on_send(&ka, &rearm);
+	smbd_ka_on_recv(&ka, 0, T0 + 20);
+	expect_not_idle(test, &ka, T0 + 20, IVL);
+}
+
+/*
+ * A message from the peer before the timer fires cancels the probe; one
+ * outstanding keeps its deadline (no second probe, no early end); with
+ * keep-alives off there is no probe.
+ */
+static void smbd_ka_link_up_moot(struct kunit *test)
+{
+	struct smbd_keepalive ka;
+	u32 rearm;
+
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_link_up(&ka);
+	smbd_ka_on_recv(&ka, 0, T0 + 5);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, IVL - 5);
+
+	smbd_ka_on_timer(&ka, T0 + 5 + IVL, &rearm);
+	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_PENDING);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	smbd_ka_on_send(&ka, &rearm);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_SENT);
+
+	smbd_ka_init(&ka, 0, TMO);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
+			SMBD_KA_ACT_NONE);
+	KUNIT_EXPECT_EQ(test, rearm, 0);
+}
+
 static struct kunit_case smbd_keepalive_cases[] = {
 	KUNIT_CASE(smbd_ka_established),
 	KUNIT_CASE(smbd_ka_probe_unanswered),
@@ -234,6 +297,8 @@ static struct kunit_case smbd_keepalive_cases[] = {
 	KUNIT_CASE(smbd_ka_peer_request),
 	KUNIT_CASE(smbd_ka_reply_stays_due),
 	KUNIT_CASE(smbd_ka_no_ping_pong),
+	KUNIT_CASE(smbd_ka_link_up_probes),
+	KUNIT_CASE(smbd_ka_link_up_moot),
 	{}
 };
 
