@@ -21,14 +21,32 @@
 # drained); the same checks, every consumer told and every dd ended
 # within seconds; then health recovery (rdma link delete and add) and a
 # fresh mount.
+# Then a cable pulled (issue 40): ip link set NETDEV down under the same
+# I/O, for 1 s, 10 s and 15 s, then up. The 15 s round runs with the SMB
+# timeouts shortened so that the outage outlasts them: the mount's
+# echo_interval=2 (cifs calls the server unresponsive after 3 echo
+# intervals) and smbd's keep-alive of 2 s with 2 s for its answer
+# ([MS-SMBD] 3.1.6.2), on both ends. Over rxe the down link leaves no
+# route to the peer's address (the requester's packets are refused, the
+# queue pair errors at once); over siw TCP retransmits under the queue
+# pair. Either way: the down and up return; every dd ends within 60 s of
+# the up (done, or an I/O error); debugfs stays readable and sane; the
+# device is active again; the same mount moves a file both ways intact
+# (the I/O resumed, or cifs reconnected); umount returns.
 # After the rounds, rmmod cifs, stopping ksmbd (ksmbd.control -s) and
 # rmmod ksmbd must each return within 60 s (both once hung after a
 # removal), and smbd must hold no connection. At the end the devices are
 # as /init made them, and smbd.ko unloads (as after plan-72).
 # Every command that might hang runs in the background under a bound
 # (bounded): a task stuck in the kernel cannot stop the plan.
-#   smbdtest.removal_rounds=N     rounds per provider (2)
+#   smbdtest.removal_rounds=N     rounds per provider (1)
 #   smbdtest.fatal_rounds=N       dying-device rounds per provider (1)
+#   smbdtest.cable_downs=S,S,...  a cable round per provider for each down
+#                                 time in seconds (1,10,15; 0: none)
+#   smbdtest.removal_providers=P,...  rxe,siw (the default) or one of them
+#   smbdtest.removal_prefix=NAME  the checks' names begin with NAME/ (removal)
+# Debian's kernels (the stock-kernel VMs) run it over rxe with no dying
+# device: their smbd has no fault points (no CONFIG_FAULT_INJECTION).
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
@@ -39,6 +57,8 @@ SMB_KSMBD_KO=/smbd/ksmbd.ko
 
 RDMA=/usr/bin/rdma
 [ -x $RDMA ] || RDMA=/sbin/rdma
+IP=/usr/sbin/ip
+[ -x $IP ] || IP=/sbin/ip
 DBG=/sys/kernel/debug/smbd
 CONNS=$DBG/connections
 MNT=/mnt/removal
@@ -49,10 +69,18 @@ DEVS=
 for _d in /sys/class/infiniband/*; do
 	[ -e "$_d" ] && DEVS="$DEVS ${_d##*/}"
 done
-ROUNDS=$(karg smbdtest.removal_rounds 2)	# rounds per provider
-case $ROUNDS in '' | *[!0-9]*) ROUNDS=2 ;; esac
+ROUNDS=$(karg smbdtest.removal_rounds 1)	# rounds per provider
+case $ROUNDS in '' | *[!0-9]*) ROUNDS=1 ;; esac
 FATAL_ROUNDS=$(karg smbdtest.fatal_rounds 1)	# and with a dying device
 case $FATAL_ROUNDS in '' | *[!0-9]*) FATAL_ROUNDS=1 ;; esac
+# and with a cable pulled: the down times
+CABLE_DOWNS=$(karg smbdtest.cable_downs 1,10,15 | tr ',' ' ')
+case $CABLE_DOWNS in 0 | *[!0-9\ ]*) CABLE_DOWNS="" ;; esac
+CABLE_LONG=15		# a down time this long outlasts the shortened timeouts
+# the providers (Debian's kernels have no siw)
+PROVIDERS=$(karg smbdtest.removal_providers rxe,siw | tr ',' ' ')
+RP=$(karg smbdtest.removal_prefix removal)	# the checks' names begin so
+PARAMS=/sys/module/smbd/parameters
 DD_MB=${DD_MB:-48}	# MiB each writer and each reader moves (1 MiB requests)
 IO_WAIT=2		# seconds of I/O before the delete
 IO_FLOW=12		# then at most this long for the writers' first MiB
@@ -175,17 +203,179 @@ io_how() {
 	done
 }
 
-# round P DEV TYPE NETDEV ADDR I KIND: one removal (KIND removal) or
-# dying device (fatal) under I/O. Returns non-zero when something hung or
-# the device did not come back: no more rounds.
+# io_ended WHAT: every dd ended within LIMIT of the event (WHAT: its
+# name; t_ev its uptime); a dd still running is shown, killed, and HUNG
+# set if SIGKILL does not end it
+io_ended() {
+	hung=$(io_running)
+	for _io in $IO; do
+		eval "_ie=\$end_$_io"
+		[ -n "$_ie" ] && END_TS="$END_TS $_ie"
+	done
+	if [ -z "$hung" ]; then
+		ok "$t/io-ended" "every dd within $LIMIT s of the $1"
+	else
+		nok "$t/io-ended" "hung:$hung still running $LIMIT s after the $1"
+		for _io in $hung; do
+			eval "_ip=\$pid_$_io"
+			stacks "$_ip"
+			kill -9 "$_ip" 2>/dev/null
+		done
+		smb_task_stacks
+		sleep 5
+		io_poll "$t_ev"
+		if [ -n "$(io_running)" ]; then
+			blog "after SIGKILL, still there:$(io_running)"
+			HUNG=1
+		fi
+	fi
+}
+
+# dbg_end WHAT: smbd's debugfs a moment longer, then its reader stops: it
+# must have read throughout, and only sane lines
+dbg_end() {
+	sleep 2
+	[ $SNAP_HUNG = 0 ] && snapshot && grep -E "^(initiator|responder) " $T/conns | indent "smbd: "
+	touch $T/dbg.stop
+	dbg_rc=0
+	if smb_wait 10 smb_gone $dbg_pid; then
+		wait $dbg_pid
+	else
+		dbg_rc=1
+		HUNG=1
+		stacks $dbg_pid
+		# shellcheck disable=SC2046 # a list of pids
+		kill -9 $dbg_pid $(descendants $dbg_pid) 2>/dev/null
+	fi
+	passes=$(awk '/^D1$/ { on = 1; next } on && /^@$/ { n++ } END { print n + 0 }' $T/dbg.log)
+	errs=$(grep -c '^E ' $T/dbg.log)
+	[ "$errs" = 0 ] || dbg_rc=2
+	[ "$passes" -ge 2 ] || dbg_rc=3
+	[ $SNAP_HUNG = 0 ] || dbg_rc=4
+	result $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the $1 returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after it, 4 a read hung)"
+	if bad=$(dbg_bad "$dev"); then
+		nok "$t/debugfs-sane" "$(echo "$bad" | tr '\n' ';')"
+	else
+		ok "$t/debugfs-sane" "$(grep -c '^[CS] ' $T/dbg.log) lines read, device $dev or -"
+	fi
+	rm -f $T/dbg.log
+}
+
+# same_mount_io: the check file written and read back over the mount the
+# I/O ran on; sets cio_rc (0 or the failed step) and cio_wr/cio_rd
+same_mount_io() {
+	cio_rc=0 cio_wr="" cio_rd="" cio_srv="" cio_got=""
+	bounded $LIMIT dd if=$T/check of=$MNT/check bs=1M oflag=direct || cio_rc=1
+	cio_wr=$B_T
+	if [ $cio_rc = 0 ]; then
+		cio_srv=$(md5 "$share/check")
+		[ "$cio_srv" = "$CHECK_MD5" ] || cio_rc=2
+	fi
+	if [ $cio_rc = 0 ]; then
+		bounded $LIMIT dd if=$MNT/check of=$T/check.back bs=1M iflag=direct || cio_rc=3
+		cio_rd=$B_T
+	fi
+	if [ $cio_rc = 0 ]; then
+		cio_got=$(md5 $T/check.back)
+		[ "$cio_got" = "$CHECK_MD5" ] || cio_rc=4
+	fi
+	case $cio_rc in 1 | 3) blog "$(why $LIMIT):"; show_out ;; esac
+	rm -f $T/check.back
+}
+
+# cable_after: a cable round after the link came up (round() set t,
+# dev, ndev, i, t_ret, w0, ids0 and dbg_pid): the dd's end, debugfs was
+# readable, the device is active, the same mount moves data, umount
+# returns. Returns non-zero when something hung.
+cable_after() {
+	t_ev=$t_ret
+	while ! io_poll "$t_ev" && ! past "$t_ev" $LIMIT; do
+		sleep 0.2
+	done
+	ids1=""
+	snapshot && ids1=$(awk '$2 == "connected" { print $3 }' $T/conns | sort | tr '\n' ' ')
+	kept=0
+	for _id in $ids0; do
+		case " $ids1 " in *" $_id "*) kept=$((kept + 1)) ;; esac
+	done
+	CABLE_KEPT="$CABLE_KEPT ${i}s:$kept/$(echo "$ids0" | wc -w)"
+	echo "SMBD-INFO: $t: down ${i} s (the down and up took $del_t s), $((w0 >> 20)) MiB written before; $kept of the connections before still connected after; dd ended (s after the up):$(io_how)"
+	io_ended up
+	dbg_end up
+
+	smb_wait 10 device_back "$dev" "$ndev"
+	result $? "$t/device-active" "$dev active on $ndev again and in smbd/devices" || return 1
+
+	# rxe sends its packets, the GSI queue pair's too, through a route
+	# lookup: one that fails while the link is down moves the queue pair
+	# to the error state, and a GSI queue pair in error carries no CM
+	# message again (no new connection on the device, cifs's reconnect
+	# included) until the device is added anew. No hardware does that
+	# (a link down drops packets, it fails no send). A CM message sent
+	# in the window (the disconnect of a connection the outage ended)
+	# leaves rxe so: the device is then re-added, as after a removal.
+	gsi=$($RDMA res show qp link "$dev/1" lqpn 1 2>/dev/null)
+	case $gsi in
+	*" state ERR"*)
+		CABLE_GSI="$CABLE_GSI ${i}s"
+		blog "$dev's GSI queue pair is in the error state after the link came back (rxe's route lookup failed a CM send): re-added"
+		bounded $LIMIT $RDMA link delete "$dev" &&
+			bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
+		smb_wait 10 device_back "$dev" "$ndev"
+		result $? "$t/gsi-recovered" "$dev deleted and added ($(why $LIMIT))" || return 1
+		;;
+	*) echo "    removal: $dev's GSI queue pair: $(echo "$gsi" | tr -s ' ' | head -c 160)" ;;
+	esac
+
+	# The mount the I/O ran on: the I/O resumed, or cifs reconnected.
+	t_io=$(uptime_s)
+	same_mount_io
+	result $cio_rc "$t/same-mount-io" "$CHECK_MB MiB O_DIRECT over the mount $(since "$t_io") s after the dd's ended: write ${cio_wr:--} s, read ${cio_rd:--} s; md5 want $CHECK_MD5 server ${cio_srv:--} read ${cio_got:--}; step $cio_rc (1 write, 2 on the server, 3 read, 4 read back)" &&
+		FRESH=$((FRESH + 1))
+
+	bounded $LIMIT umount $MNT
+	_rc=$?
+	um=$(why $LIMIT) umt=$B_T
+	if [ "$B_RC" != hung ] && mounted; then
+		bounded 10 umount -f $MNT
+		mounted && bounded 10 umount -l $MNT
+		_rc=1
+	fi
+	result $_rc "$t/umount" "umount $um, $umt s$(mounted && echo ', still mounted')"
+	[ $_rc = 0 ] || show_out
+	UMOUNT_TS="$UMOUNT_TS $umt"
+	[ $HUNG = 0 ]
+}
+
+# ka_set INTERVAL TIMEOUT: smbd's keep-alive for the connections made
+# from now on (both ends: cifs's and ksmbd's)
+ka_set() {
+	echo "$1" > $PARAMS/keepalive_interval && echo "$2" > $PARAMS/keepalive_timeout
+}
+
+# round P DEV TYPE NETDEV ADDR I KIND: one removal (KIND removal), dying
+# device (fatal) or cable pulled for I seconds (cable) under I/O. Returns
+# non-zero when something hung or the device did not come back: no more
+# rounds.
 round() {
 	p=$1 dev=$2 type=$3 ndev=$4 addr=$5 i=$6 kind=$7
-	t=removal/$p/round$i
-	[ "$kind" = fatal ] && t=removal/$p/fatal$i
+	t=$RP/$p/round$i
+	[ "$kind" = fatal ] && t=$RP/$p/fatal$i
+	[ "$kind" = cable ] && t=$RP/$p/cable${i}s
 	HUNG=0 SNAP_HUNG=0
 	rm -f "$share/w1" "$share/w2" "$share/check"
-	bounded $LIMIT smb_mount "$addr" $MNT
+	mopt=""
+	if [ "$kind" = cable ] && [ "$i" -ge $CABLE_LONG ]; then
+		# the outage outlasts cifs's 3 echo intervals and smbd's
+		# keep-alive with its answer
+		ka0="$(cat $PARAMS/keepalive_interval) $(cat $PARAMS/keepalive_timeout)"
+		ka_set 2 2
+		mopt=echo_interval=2
+	fi
+	bounded $LIMIT smb_mount "$addr" $MNT $mopt
 	_rc=$?
+	# shellcheck disable=SC2086 # two words
+	[ -n "$mopt" ] && ka_set $ka0
 	if ! result $_rc "$t/mount" "$(why $LIMIT), $B_T s"; then
 		show_out
 		[ $HUNG = 0 ]
@@ -220,11 +410,15 @@ round() {
 	fi
 	result $_rc "$t/io-running" "$((w0 >> 20)) MiB written after $(since "$t_io") s; running:$run0;$([ $_rc = 0 ] || io_how) step $_rc (1 a dd not running, 2 no data written, 3 no connection on $dev both ways, 4 connections unreadable)"
 
-	# The removal, or the device's death.
+	# The removal, the device's death, or the cable.
 	t_del=$(uptime_s)
 	if [ "$kind" = fatal ]; then
 		bounded $LIMIT sh -c "echo $dev > $DBG/dev_fatal"
 		step=dev-fatal-returned
+	elif [ "$kind" = cable ]; then
+		ids0=$(awk '$2 == "connected" { print $3 }' $T/conns | sort | tr '\n' ' ')
+		bounded $LIMIT sh -c "$IP link set $ndev down && sleep $i && $IP link set $ndev up"
+		step=link-down-up-returned
 	else
 		bounded $LIMIT $RDMA link delete "$dev"
 		step=link-delete-returned
@@ -235,6 +429,10 @@ round() {
 	DEL_TS="$DEL_TS $del_t"
 	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/$step" "$(why $LIMIT), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
+	if [ "$kind" = cable ]; then
+		cable_after
+		return
+	fi
 
 	# Every connection on the device leaves connected (the removal ends
 	# them: cifs and ksmbd are told); every dd ends.
@@ -263,56 +461,10 @@ round() {
 	fi
 	result "$([ -n "$told" ]; echo $?)" "$t/consumers-told" "no connection connected on $dev: $_s"
 
-	hung=$(io_running)
-	for _io in $IO; do
-		eval "_ie=\$end_$_io"
-		[ -n "$_ie" ] && END_TS="$END_TS $_ie"
-	done
 	echo "SMBD-INFO: $t: delete took $del_t s (rc $del_rc), $((w0 >> 20)) MiB written before; dd ended (s after the delete):$(io_how)"
-	if [ -z "$hung" ]; then
-		ok "$t/io-ended" "every dd within $LIMIT s of the delete"
-	else
-		nok "$t/io-ended" "hung:$hung still running $LIMIT s after the delete"
-		for _io in $hung; do
-			eval "_ip=\$pid_$_io"
-			stacks "$_ip"
-			kill -9 "$_ip" 2>/dev/null
-		done
-		smb_task_stacks
-		sleep 5
-		io_poll "$t_del"
-		if [ -n "$(io_running)" ]; then
-			blog "after SIGKILL, still there:$(io_running)"
-			HUNG=1
-		fi
-	fi
-
-	# debugfs a moment longer, then its reader stops.
-	sleep 2
-	[ $SNAP_HUNG = 0 ] && snapshot && grep -E "^(initiator|responder) " $T/conns | indent "smbd: "
-	touch $T/dbg.stop
-	dbg_rc=0
-	if smb_wait 10 smb_gone $dbg_pid; then
-		wait $dbg_pid
-	else
-		dbg_rc=1
-		HUNG=1
-		stacks $dbg_pid
-		# shellcheck disable=SC2046 # a list of pids
-		kill -9 $dbg_pid $(descendants $dbg_pid) 2>/dev/null
-	fi
-	passes=$(awk '/^D1$/ { on = 1; next } on && /^@$/ { n++ } END { print n + 0 }' $T/dbg.log)
-	errs=$(grep -c '^E ' $T/dbg.log)
-	[ "$errs" = 0 ] || dbg_rc=2
-	[ "$passes" -ge 2 ] || dbg_rc=3
-	[ $SNAP_HUNG = 0 ] || dbg_rc=4
-	result $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the delete returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after the delete, 4 a read hung)"
-	if bad=$(dbg_bad "$dev"); then
-		nok "$t/debugfs-sane" "$(echo "$bad" | tr '\n' ';')"
-	else
-		ok "$t/debugfs-sane" "$(grep -c '^[CS] ' $T/dbg.log) lines read, device $dev or -"
-	fi
-	rm -f $T/dbg.log
+	t_ev=$t_del
+	io_ended delete
+	dbg_end delete
 
 	# umount -f; the device back.
 	bounded $LIMIT umount -f $MNT
@@ -343,33 +495,20 @@ round() {
 	[ $HUNG = 0 ] || return 1
 
 	# A fresh mount moves data both ways, intact.
-	_rc=0 wr="" rd="" srv="" got=""
+	_rc=0 cio_wr="" cio_rd="" cio_srv="" cio_got=""
 	bounded $LIMIT smb_mount "$addr" $MNT || _rc=1
+	[ $_rc = 1 ] && { blog "$(why $LIMIT):"; show_out; }
 	if [ $_rc = 0 ]; then
 		snapshot && grep -qE "^initiator connected conn=[0-9]+ $dev " $T/conns || _rc=2
 	fi
 	if [ $_rc = 0 ]; then
-		bounded $LIMIT dd if=$T/check of=$MNT/check bs=1M oflag=direct || _rc=3
-		wr=$B_T
+		same_mount_io
+		[ $cio_rc = 0 ] || _rc=$((cio_rc + 2))
 	fi
-	if [ $_rc = 0 ]; then
-		srv=$(md5 "$share/check")
-		[ "$srv" = "$CHECK_MD5" ] || _rc=4
-	fi
-	if [ $_rc = 0 ]; then
-		bounded $LIMIT dd if=$MNT/check of=$T/check.back bs=1M iflag=direct || _rc=5
-		rd=$B_T
-	fi
-	if [ $_rc = 0 ]; then
-		got=$(md5 $T/check.back)
-		[ "$got" = "$CHECK_MD5" ] || _rc=6
-	fi
-	case $_rc in 1 | 3 | 5) blog "$(why $LIMIT):"; show_out ;; esac
-	rm -f $T/check.back
 	if mounted; then
 		bounded $LIMIT umount $MNT || { [ $_rc = 0 ] && _rc=7; show_out; }
 	fi
-	result $_rc "$t/fresh-mount" "$CHECK_MB MiB O_DIRECT: write ${wr:--} s, read ${rd:--} s; md5 want $CHECK_MD5 server ${srv:--} read ${got:--}; step $_rc (1 mount, 2 no connection on $dev, 3 write, 4 on the server, 5 read, 6 read back, 7 umount)" &&
+	result $_rc "$t/fresh-mount" "$CHECK_MB MiB O_DIRECT: write ${cio_wr:--} s, read ${cio_rd:--} s; md5 want $CHECK_MD5 server ${cio_srv:--} read ${cio_got:--}; step $_rc (1 mount, 2 no connection on $dev, 3 write, 4 on the server, 5 read, 6 read back, 7 umount)" &&
 		FRESH=$((FRESH + 1))
 	[ $HUNG = 0 ]
 }
@@ -378,9 +517,9 @@ round() {
 removal_provider() {
 	p=$1
 	t0=$(uptime_s)
-	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0
+	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0 CABLE_KEPT="" CABLE_GSI=""
 	smb_server_start
-	if ! result $? "removal/$p/ksmbd-start"; then
+	if ! result $? "$RP/$p/ksmbd-start"; then
 		ksmbd_stop
 		bounded $LIMIT rmmod_wait ksmbd
 		grep -q " $SMB_EXPORT tmpfs " /proc/mounts && umount "$SMB_EXPORT"
@@ -393,20 +532,23 @@ removal_provider() {
 	chmod 0666 "$share"/r?
 	blog "ksmbd listens for SMB Direct on port $(smb_rdma_port)"
 
-	# ri: round() sets i (the shell has no locals).
-	ri=1
-	while [ $ri -le $((ROUNDS + FATAL_ROUNDS)) ]; do
-		if [ $ri -le "$ROUNDS" ]; then
-			round "$@" $ri removal || break
-		else
-			round "$@" $((ri - ROUNDS)) fatal || break
+	# The rounds, "KIND:I" each (round() sets i: the shell has no
+	# locals).
+	rounds=""
+	_n=1
+	while [ $_n -le "$ROUNDS" ]; do rounds="$rounds removal:$_n"; _n=$((_n + 1)); done
+	_n=1
+	while [ $_n -le "$FATAL_ROUNDS" ]; do rounds="$rounds fatal:$_n"; _n=$((_n + 1)); done
+	for _n in $CABLE_DOWNS; do rounds="$rounds cable:$_n"; done
+	all=$(echo "$rounds" | wc -w) done_rounds=0
+	for r in $rounds; do
+		done_rounds=$((done_rounds + 1))
+		if ! round "$@" "${r#*:}" "${r%%:*}"; then
+			blog "rounds stopped after round $done_rounds ($r: a step hung or the device did not come back)"
+			break
 		fi
-		ri=$((ri + 1))
 	done
-	done_rounds=$((ri - 1))
-	[ $ri -le $((ROUNDS + FATAL_ROUNDS)) ] && done_rounds=$ri
-	[ $ri -le $((ROUNDS + FATAL_ROUNDS)) ] && blog "rounds stopped after round $ri (a step hung or the device did not come back)"
-	echo "SMBD-INFO: removal $p: $done_rounds of $((ROUNDS + FATAL_ROUNDS)) rounds ($FATAL_ROUNDS with a dying device) ($FRESH fresh mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete, no connection on $2 $(range "$TOLD_TS") s after it returned, umount -f took $(range "$UMOUNT_TS") s"
+	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $CABLE_DOWNS" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, connections kept over a cable round:${CABLE_KEPT:- -}, rxe GSI queue pair in error after:${CABLE_GSI:- -}"
 
 	# Everything down: each must return within LIMIT.
 	if mounted; then
@@ -414,7 +556,7 @@ removal_provider() {
 		[ "$B_RC" != hung ] && mounted && bounded 10 umount -l $MNT
 	fi
 	rm -f "$share"/* 2>/dev/null
-	stack_down "removal/$p"
+	stack_down "$RP/$p"
 	echo "SMBD-INFO: removal $p: took $(since "$t0") s"
 }
 
@@ -432,17 +574,18 @@ head -c $((CHECK_MB << 20)) /dev/urandom > $T/check
 CHECK_MD5=$(md5 $T/check)
 t_all=$(uptime_s)
 TEARDOWN_HUNG=0 HUNG=0
-echo "SMBD-INFO: removal: $ROUNDS rounds per provider (smbdtest.removal_rounds=N), $DD_MB MiB per dd"
+echo "SMBD-INFO: removal: per provider $ROUNDS removal rounds (smbdtest.removal_rounds=N), $FATAL_ROUNDS with a dying device (smbdtest.fatal_rounds=N), a cable pulled for:${CABLE_DOWNS:- none} s (smbdtest.cable_downs=S,S...); $DD_MB MiB per dd"
 
 for pv in "rxe rxe0 rxe smbdr0 $RXE_ADDR" "siw siw0 siw smbds0 $SIW_ADDR"; do
 	# shellcheck disable=SC2086 # the provider's words
 	set -- $pv
+	case " $PROVIDERS " in *" $1 "*) ;; *) continue ;; esac
 	if [ $TEARDOWN_HUNG = 1 ]; then
-		nok "removal/$1/not-run" "the previous provider's teardown hung"
+		nok "$RP/$1/not-run" "the previous provider's teardown hung"
 		continue
 	fi
 	if ! device_back "$2" "$4"; then
-		nok "removal/$1/not-run" "no active $2 on $4 to start with"
+		nok "$RP/$1/not-run" "no active $2 on $4 to start with"
 		continue
 	fi
 	removal_provider "$@"
@@ -460,23 +603,23 @@ for d in rxe0:rxe:smbdr0 siw0:siw:smbds0; do
 		bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
 	smb_wait 10 device_back "$dev" "$ndev" || _rc=1
 done
-result $_rc removal/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
+result $_rc $RP/devices-restored "${miss:+missing at the end, added again:$miss; }$($RDMA link show 2>/dev/null | tr '\n' ';')"
 
 left=$(grep -E ' cifs | smb3 ' /proc/mounts; grep -E '^(cifs|ksmbd) ' /proc/modules)
 _rc=0
 [ -z "$left" ] || _rc=1
-result $_rc removal/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
+result $_rc $RP/clean "${left:+left: $(echo "$left" | tr '\n' ';')}"
 
 holders=""
 for h in /sys/module/smbd/holders/*; do
 	[ -e "$h" ] && holders="$holders ${h##*/}"
 done
 if [ -n "$holders" ]; then
-	skip removal/rmmod-smbd "held by:$holders"
+	skip $RP/rmmod-smbd "held by:$holders"
 else
 	bounded $LIMIT rmmod_wait smbd
 	_rc=$?
-	result $_rc removal/rmmod-smbd "$(why $LIMIT), $B_T s"
+	result $_rc $RP/rmmod-smbd "$(why $LIMIT), $B_T s"
 fi
 rm -rf $T
 echo "SMBD-INFO: removal: the plan took $(since "$t_all") s"
