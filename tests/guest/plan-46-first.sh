@@ -12,7 +12,7 @@
 # where one takes about 0.2 s). A connect that fails dumps the provider's
 # counters and the kernel log, with ksmbd's RDMA debug log in it, and
 # smbd's own account of the negotiation ("our message posted, sent or
-# failed; a message or nothing from the peer"). smbdtest.first=N sets N (default 15); the
+# failed; a message or nothing from the peer"). smbdtest.first=N sets N (default 8); the
 # 200 per provider of tests/soak.sh take about N minutes.
 
 # shellcheck source=tests/guest/lib-smb.sh
@@ -22,7 +22,7 @@
 . /smbd/lib-st.sh
 
 D=/sys/kernel/debug/smbd_interop
-N=$(karg smbdtest.first 15)
+N=$(karg smbdtest.first 8)
 TIMEOUT=10
 
 # dump WHAT: the provider counters that moved and the recent kernel log
