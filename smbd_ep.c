@@ -813,14 +813,34 @@ static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
 }
 
 /* [MS-SMBD] 3.1.5.2: connected; the initiator sends the first message. */
-static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id)
+static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id,
+			       const struct rdma_conn_param *reply)
 {
 	struct smbd_neg_req_pdu req;
+	u32 ird, ord;
 	bool ok;
+	int ret;
 
 	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	if (sk->ss_ep.cm_id != id || !sk->ss_ep.qp)
 		return -ECONNABORTED;
+	/*
+	 * [MS-SMBD] 6.2: on iWARP the accepting peer's reply may carry the
+	 * IRD/ORD negotiate header (an MPA v1 peer's only way to say them);
+	 * ours are then the values it transmits.
+	 */
+	if (sk->ss_ep.iwarp) {
+		ret = smbd_irdord_reply(sk->ss_ep.responder_resources,
+					sk->ss_ep.initiator_depth,
+					reply->private_data,
+					reply->private_data_len, &ird, &ord);
+		if (ret == -ECONNREFUSED)
+			return ret;
+		if (!ret) {
+			sk->ss_ep.responder_resources = ird;
+			sk->ss_ep.initiator_depth = ord;
+		}
+	}
 	spin_lock_bh(&sk->ss_lock);
 	ok = smbd_set_state(sk, SMBD_NEGOTIATING);
 	spin_unlock_bh(&sk->ss_lock);
@@ -927,10 +947,11 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_start);
  */
 int smbd_ep_fake_established(struct smbd_sock *sk)
 {
+	struct rdma_conn_param reply = {};
 	int ret;
 
 	mutex_lock(&sk->ss_ep.cm_mutex);
-	ret = smbd_cm_established(sk, sk->ss_ep.cm_id);
+	ret = smbd_cm_established(sk, sk->ss_ep.cm_id, &reply);
 	mutex_unlock(&sk->ss_ep.cm_mutex);
 	return ret;
 }
@@ -1142,7 +1163,7 @@ int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!sk->ss_responder) {
 			mutex_lock(&sk->ss_ep.cm_mutex);
-			ret = smbd_cm_established(sk, id);
+			ret = smbd_cm_established(sk, id, &event->param.conn);
 			mutex_unlock(&sk->ss_ep.cm_mutex);
 		}
 		break;

@@ -482,6 +482,32 @@ void smbd_irdord_encode(u32 ird, u32 ord, struct smbd_irdord_pdu *pdu)
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_irdord_encode);
 
+/*
+ * The IRD/ORD negotiate header of @priv, when it holds one: network order,
+ * or the host (little-endian) order of old Linux initiators. A big-endian
+ * reading that gives a value above 0xffff while the little-endian one does
+ * not is taken as such a peer, as ksmbd does.
+ */
+static bool smbd_irdord_decode(const void *priv, u32 len, u32 *ird, u32 *ord)
+{
+	const struct smbd_irdord_pdu *pdu = priv;
+
+	if (!priv || len < sizeof(*pdu))
+		return false;
+	*ird = get_unaligned_be32(&pdu->ird);
+	*ord = get_unaligned_be32(&pdu->ord);
+	if (*ird > U16_MAX || *ord > U16_MAX) {
+		u32 le_ird = get_unaligned_le32(&pdu->ird);
+		u32 le_ord = get_unaligned_le32(&pdu->ord);
+
+		if (le_ird <= U16_MAX && le_ord <= U16_MAX) {
+			*ird = le_ird;
+			*ord = le_ord;
+		}
+	}
+	return true;
+}
+
 /**
  * smbd_irdord_accept() - the accepting side's IRD/ORD ([MS-SMBD] 6.2)
  * @own_ird: our incoming RDMA read depth
@@ -491,9 +517,8 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_irdord_encode);
  * @ird: IRD to program and reply with: min(own ORD, peer IRD)
  * @ord: ORD to program and reply with: min(own IRD, peer ORD)
  *
- * Old Linux initiators wrote the header in host (little-endian) order.
- * A big-endian reading that gives a value above 0xffff while the
- * little-endian one does not is taken as such a peer, as ksmbd does.
+ * The header may be in the host order of old Linux initiators
+ * (smbd_irdord_decode()).
  *
  * Context: any.
  * Return: 0 with *@ird and *@ord set; -ENODATA when no header is present
@@ -503,24 +528,10 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_irdord_encode);
 int smbd_irdord_accept(u32 own_ird, u32 own_ord, const void *priv, u32 len,
 		       u32 *ird, u32 *ord)
 {
-	const struct smbd_irdord_pdu *pdu = priv;
 	u32 peer_ird, peer_ord;
 
-	if (!priv || len < sizeof(*pdu))
+	if (!smbd_irdord_decode(priv, len, &peer_ird, &peer_ord))
 		return -ENODATA;
-
-	peer_ird = get_unaligned_be32(&pdu->ird);
-	peer_ord = get_unaligned_be32(&pdu->ord);
-	if (peer_ird > U16_MAX || peer_ord > U16_MAX) {
-		u32 le_ird = get_unaligned_le32(&pdu->ird);
-		u32 le_ord = get_unaligned_le32(&pdu->ord);
-
-		if (le_ird <= U16_MAX && le_ord <= U16_MAX) {
-			peer_ird = le_ird;
-			peer_ord = le_ord;
-		}
-	}
-
 	*ird = min(own_ord, peer_ird);
 	*ord = min(own_ird, peer_ord);
 	if (!*ird || !*ord)
@@ -528,3 +539,37 @@ int smbd_irdord_accept(u32 own_ird, u32 own_ord, const void *priv, u32 len,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_irdord_accept);
+
+/**
+ * smbd_irdord_reply() - the connecting side's IRD/ORD ([MS-SMBD] 6.2)
+ * @own_ird: the incoming RDMA read depth we asked for
+ * @own_ord: the outgoing RDMA read depth we asked for
+ * @priv: the private data of the accepting peer's reply (may be NULL)
+ * @len: its length
+ * @ird: set to the IRD the reply transmits, at most @own_ird
+ * @ord: set to the ORD the reply transmits, at most @own_ord
+ *
+ * The connecting peer's IRD and ORD are the values the accepting peer
+ * transmitted: what it computed from ours and its own (smbd_irdord_accept()
+ * on our side), so never more than we asked for from a peer that follows
+ * 6.2; one that offers more is held to what we asked.
+ *
+ * Context: any.
+ * Return: 0 with *@ird and *@ord set; -ENODATA when the reply holds no
+ * header (an MPA v2 peer: the provider negotiated them); -ECONNREFUSED
+ * when it transmits a depth of zero, which no accepted connection has.
+ */
+int smbd_irdord_reply(u32 own_ird, u32 own_ord, const void *priv, u32 len,
+		      u32 *ird, u32 *ord)
+{
+	u32 peer_ird, peer_ord;
+
+	if (!smbd_irdord_decode(priv, len, &peer_ird, &peer_ord))
+		return -ENODATA;
+	if (!peer_ird || !peer_ord)
+		return -ECONNREFUSED;
+	*ird = min(own_ird, peer_ird);
+	*ord = min(own_ord, peer_ord);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_irdord_reply);

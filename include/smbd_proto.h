@@ -166,6 +166,8 @@ const char *smbd_neg_err_str(enum smbd_neg_err err);
 void smbd_irdord_encode(u32 ird, u32 ord, struct smbd_irdord_pdu *pdu);
 int smbd_irdord_accept(u32 own_ird, u32 own_ord, const void *priv, u32 len,
 		       u32 *ird, u32 *ord);
+int smbd_irdord_reply(u32 own_ird, u32 own_ord, const void *priv, u32 len,
+		      u32 *ird, u32 *ord);
 
 /**
  * struct smbd_data_hdr - host-order Data Transfer header ([MS-SMBD] 2.2.3)

@@ -569,6 +569,57 @@ static void smbd_neg_irdord(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ord, 1);
 }
 
+/*
+ * [MS-SMBD] 6.2: the connecting side takes the values the accepting
+ * peer transmits, never above what it asked for; no header leaves them
+ * to the provider; a depth of zero is no connection.
+ */
+static void smbd_neg_irdord_reply(struct kunit *test)
+{
+	static const u8 legacy_le[8] = { 3, 0, 0, 0, 2, 0, 0, 0 };
+	struct smbd_irdord_pdu pdu;
+	u32 ird = 0, ord = 0;
+
+	/* Our side accepting (32, 8) from a peer asking (4, 16). */
+	smbd_irdord_encode(4, 16, &pdu);
+	KUNIT_ASSERT_EQ(test, smbd_irdord_accept(32, 8, &pdu, 8, &ird, &ord), 0);
+	/* The reply the peer takes: its IRD 4 (our ORD), its ORD 16. */
+	smbd_irdord_encode(ird, ord, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(4, 16, &pdu, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 4);
+	KUNIT_EXPECT_EQ(test, ord, 16);
+
+	/* Less than asked: taken. */
+	smbd_irdord_encode(1, 2, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, &pdu, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 1);
+	KUNIT_EXPECT_EQ(test, ord, 2);
+	/* More than asked: held to what was asked. */
+	smbd_irdord_encode(64, 64, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, &pdu, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 32);
+	KUNIT_EXPECT_EQ(test, ord, 8);
+	/* Host order, as old Linux peers wrote it. */
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, legacy_le, 8, &ird, &ord), 0);
+	KUNIT_EXPECT_EQ(test, ird, 3);
+	KUNIT_EXPECT_EQ(test, ord, 2);
+
+	ird = 7;
+	ord = 7;
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, NULL, 0, &ird, &ord),
+			-ENODATA);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, &pdu, 7, &ird, &ord),
+			-ENODATA);
+	KUNIT_EXPECT_EQ(test, ird, 7);
+	KUNIT_EXPECT_EQ(test, ord, 7);
+	smbd_irdord_encode(0, 8, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, &pdu, 8, &ird, &ord),
+			-ECONNREFUSED);
+	smbd_irdord_encode(4, 0, &pdu);
+	KUNIT_EXPECT_EQ(test, smbd_irdord_reply(32, 8, &pdu, 8, &ird, &ord),
+			-ECONNREFUSED);
+}
+
 static struct kunit_case smbd_negotiate_cases[] = {
 	KUNIT_CASE(smbd_neg_defaults),
 	KUNIT_CASE(smbd_neg_params_check),
@@ -582,6 +633,7 @@ static struct kunit_case smbd_negotiate_cases[] = {
 	KUNIT_CASE(smbd_neg_large_pref_send),
 	KUNIT_CASE(smbd_neg_split),
 	KUNIT_CASE(smbd_neg_irdord),
+	KUNIT_CASE(smbd_neg_irdord_reply),
 	{}
 };
 
