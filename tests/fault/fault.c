@@ -55,6 +55,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uio.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -1207,6 +1208,162 @@ static void test_async_check(void)
 	async_release();
 }
 
+/*
+ * [MS-SMBD] 6.1, 6.2 over iWARP: the IRD/ORD negotiate header, the only
+ * way an MPA v1 peer (Windows, older Chelsio) learns them. The raw peer
+ * reads back the header smbd sends and sends smbd other values.
+ */
+static void irdord_put(u8 *b, u32 ird, u32 ord, bool le)
+{
+	if (le) {
+		put_unaligned_le32(ird, b);
+		put_unaligned_le32(ord, b + 4);
+	} else {
+		put_unaligned_be32(ird, b);
+		put_unaligned_be32(ord, b + 4);
+	}
+}
+
+/* @addr with the next port: a second listener beside the first. */
+static void next_port(struct sockaddr_storage *ss, struct sockaddr *addr)
+{
+	memcpy(ss, addr, sizeof(*ss));
+	if (ss->ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_port = htons(ntohs(s6->sin6_port) + 1);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_port = htons(ntohs(s4->sin_port) + 1);
+	}
+}
+
+/*
+ * A raw initiator offering rdma_cm IRD/ORD 16 and @hdr (or none) to the
+ * smbd listener at @addr: 0 once accepted, the reply's private data in
+ * @t; or tpeer_connect()'s error.
+ */
+static int irdord_connect(struct sockaddr *addr, const u8 *hdr,
+			  struct tpeer **tp)
+{
+	struct tpeer_cfg cfg = raw_cfg;
+
+	cfg.priv = hdr;
+	cfg.priv_len = hdr ? 8 : 0;
+	cfg.ird = 16;
+	cfg.ord = 16;
+	*tp = tpeer_alloc(&cfg);
+	return *tp ? tpeer_connect(*tp, addr) : -ENOMEM;
+}
+
+/* The reply's header as "IRD/ORD", or "none" */
+static void irdord_str(const struct tpeer *t, char *b, size_t n, u32 *ird,
+		       u32 *ord)
+{
+	*ird = 0;
+	*ord = 0;
+	if (t->cm_priv_len < 8) {
+		snprintf(b, n, "none (%u bytes)", t->cm_priv_len);
+		return;
+	}
+	*ird = get_unaligned_be32(t->cm_priv);
+	*ord = get_unaligned_be32(t->cm_priv + 4);
+	snprintf(b, n, "IRD %u ORD %u", *ird, *ord);
+}
+
+static void test_irdord(struct sockaddr *addr)
+{
+	static const struct {
+		const char *name;
+		u32 ird, ord;
+		bool le, none;
+		int want;		/* tpeer_connect()'s result */
+		u32 want_ird, want_ord;	/* in smbd's reply; 0: no header */
+	} acc[] = {
+		/* smbd: IRD min(32, 16), ORD min(8, 16) from rdma_cm */
+		{ "accept-header", 3, 2, false, false, 0, 3, 2 },
+		{ "accept-header-large", 64, 64, false, false, 0, 8, 16 },
+		{ "accept-legacy-le", 5, 4, true, false, 0, 5, 4 },
+		{ "accept-ird-zero-refused", 0, 4, false, false, -ECONNREFUSED },
+		{ "accept-ord-zero-refused", 4, 0, false, false, -ECONNREFUSED },
+		{ "accept-no-header", 0, 0, false, true, 0, 0, 0 },
+	};
+	struct smbd_sock *lsk = NULL, *csk = NULL;
+	struct sockaddr_storage ss2;
+	struct tpeer_cfg cfg = raw_cfg;
+	struct smbd_sock_info info = {};
+	struct raw_peer *p = NULL;
+	struct smbd_params sp;
+	struct tpeer *t;
+	u32 ird, ord;
+	char got[48];
+	u8 hdr[8];
+	int i, ret;
+
+	/*
+	 * smbd connects: its request carries the IRD/ORD it gives rdma_cm
+	 * (what an MPA v1 peer has no other way to learn), and it takes
+	 * what the reply's header says.
+	 */
+	irdord_put(hdr, 1, 2, false);
+	cfg.priv = hdr;
+	cfg.priv_len = sizeof(hdr);
+	cfg.ird = 16;
+	cfg.ord = 16;
+	smbd_params_init(&sp, false);
+	ret = smbd_to_raw_ops(&p, addr, &cfg, &sp, NULL, NULL, &csk);
+	if (ret) {
+		report(false, "irdord connect", "%d", ret);
+	} else {
+		t = &p->t;
+		ird = t->cm_priv_len >= 8 ? get_unaligned_be32(t->cm_priv) : 0;
+		ord = t->cm_priv_len >= 8 ? get_unaligned_be32(t->cm_priv + 4) : 0;
+		report(t->cm_priv_len >= 8 && ird && ord &&
+		       ird == t->cm_init && ord == t->cm_resp,
+		       "irdord request-header",
+		       "%u bytes: IRD %u ORD %u; rdma_cm's (MPA): IRD %u ORD %u",
+		       t->cm_priv_len, ird, ord, t->cm_init, t->cm_resp);
+		smbd_sock_query(csk, &info);
+		report(info.responder_resources == 1 && info.initiator_depth == 2,
+		       "irdord reply-taken",
+		       "the reply said IRD 1 ORD 2; smbd now IRD %u ORD %u",
+		       info.responder_resources, info.initiator_depth);
+	}
+	if (csk)
+		smbd_sock_release(csk);
+	raw_destroy(p);
+
+	/* smbd accepts: its reply follows 6.2 from what it was sent. */
+	next_port(&ss2, addr);
+	ret = smbd_listener((struct sockaddr *)&ss2, &lsk);
+	if (ret) {
+		report(false, "irdord listen", "%d", ret);
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(acc); i++) {
+		irdord_put(hdr, acc[i].ird, acc[i].ord, acc[i].le);
+		ret = irdord_connect((struct sockaddr *)&ss2,
+				     acc[i].none ? NULL : hdr, &t);
+		if (t)
+			irdord_str(t, got, sizeof(got), &ird, &ord);
+		else
+			strscpy(got, "-", sizeof(got));
+		report(ret == acc[i].want &&
+		       (ret || (ird == acc[i].want_ird && ord == acc[i].want_ord)),
+		       acc[i].name,
+		       "sent %s IRD %u ORD %u: connect %d (want %d), reply %s (want IRD %u ORD %u)",
+		       acc[i].none ? "no header, not" :
+		       acc[i].le ? "little-endian" : "network order",
+		       acc[i].ird, acc[i].ord, ret, acc[i].want, got,
+		       acc[i].want_ird, acc[i].want_ord);
+		tpeer_destroy(t);
+	}
+out:
+	if (lsk)
+		smbd_sock_release(lsk);
+}
+
 static int fault_run(char *cmd)
 {
 	char test[32], ip[40];
@@ -1249,6 +1406,8 @@ static int fault_run(char *cmd)
 		test_bad((struct sockaddr *)&ss, test + 4);
 	else if (!strcmp(test, "big-nb"))
 		test_big_nb((struct sockaddr *)&ss);
+	else if (!strcmp(test, "irdord"))
+		test_irdord((struct sockaddr *)&ss);
 	else if (!strcmp(test, "send-fail"))
 		test_send_fail((struct sockaddr *)&ss, 1000, 1);
 	else if (!strcmp(test, "send-fail-copied"))

@@ -48,6 +48,11 @@ for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	fault_run "$1" big-nb "$2" 7120
 done
 
+# [MS-SMBD] 6.1, 6.2: the IRD/ORD negotiate header on iWARP, read back
+# and answered with other values by the raw peer (what an MPA v1 peer
+# lives on). siw only: RoCE has no such header.
+fault_run siw irdord "$SIW_ADDR" 7130
+
 # A blocking send whose send fails must say so. Over rxe only: a send
 # into a queue pair with no receive posted completes with an RNR error
 # there; siw completes a send once it has gone out, before the peer's

@@ -37,6 +37,11 @@
  * @rnr_retry: the RNR retry count we offer (7: for ever)
  * @size: bytes to allocate per connection, at least sizeof(struct tpeer):
  *	the module's structure, with its struct tpeer first
+ * @priv: private data to send with the connect request or the accept
+ *	(an IRD/ORD negotiate header, [MS-SMBD] 6.1), or NULL for none
+ * @priv_len: its length
+ * @ird: the RDMA read depth offered to rdma_cm, incoming (0: 1)
+ * @ord: outgoing (0: 1)
  */
 struct tpeer_cfg {
 	u32 nr_rx;
@@ -45,7 +50,13 @@ struct tpeer_cfg {
 	u32 buf_size;
 	u8 rnr_retry;
 	size_t size;
+	const void *priv;
+	u8 priv_len;
+	u8 ird, ord;
 };
+
+/* The most private data of the peer a connection keeps. */
+#define TPEER_PRIV_MAX	32
 
 struct tpeer;
 
@@ -91,6 +102,15 @@ enum { TPEER_LISTENER = 1, TPEER_CONN };
  *	is no such event, before
  * @tx_err: -EIO once a send completed in error; it stays
  * @disc: the connection ended or a receive completed in error
+ * @active: made by tpeer_connect()
+ * @cm_priv: the private data the other end sent (its request, for an
+ *	accepted connection; its reply, once one of tpeer_connect()'s is
+ *	established), the first TPEER_PRIV_MAX bytes
+ * @cm_priv_len: how much of it there was, up to TPEER_PRIV_MAX
+ * @cm_resp: responder_resources of the same event, as rdma_cm gave it
+ *	(a request's: the requester's ORD, seen from here)
+ * @cm_init: initiator_depth of the same event (a request's: the
+ *	requester's IRD)
  */
 struct tpeer {
 	int kind;
@@ -110,6 +130,10 @@ struct tpeer {
 	struct completion resolved, established;
 	int cm_event;
 	bool disc;
+	bool active;
+	u8 cm_priv[TPEER_PRIV_MAX];
+	u8 cm_priv_len;
+	u8 cm_resp, cm_init;
 };
 
 /**

@@ -233,16 +233,31 @@ void tpeer_destroy(struct tpeer *p)
 	tpeer_free(p);
 }
 
-static int tpeer_accept(struct tpeer_listener *l, struct rdma_cm_id *id)
+/* What the other end sent with its request or reply. */
+static void tpeer_keep_priv(struct tpeer *p, const struct rdma_conn_param *c)
+{
+	p->cm_priv_len = c->private_data ?
+			 min_t(u32, c->private_data_len, TPEER_PRIV_MAX) : 0;
+	memcpy(p->cm_priv, c->private_data, p->cm_priv_len);
+	p->cm_resp = c->responder_resources;
+	p->cm_init = c->initiator_depth;
+}
+
+static int tpeer_accept(struct tpeer_listener *l, struct rdma_cm_id *id,
+			const struct rdma_cm_event *ev)
 {
 	struct rdma_conn_param cp = {
-		.responder_resources = 1, .initiator_depth = 1,
+		.responder_resources = l->cfg.ird ?: 1,
+		.initiator_depth = l->cfg.ord ?: 1,
 		.retry_count = 6, .rnr_retry_count = l->cfg.rnr_retry,
+		.private_data = l->cfg.priv,
+		.private_data_len = l->cfg.priv_len,
 	};
 	struct tpeer *p = tpeer_alloc(&l->cfg);
 
 	if (!p)
 		return -ENOMEM;
+	tpeer_keep_priv(p, &ev->param.conn);
 	p->id = id;
 	id->context = p;
 	if (tpeer_qp_create(p, id) || rdma_accept(id, &cp)) {
@@ -265,7 +280,7 @@ static int tpeer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	/* A request's new id has its listener's context until accepted. */
 	if (*kind == TPEER_LISTENER)
 		return ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
-		       tpeer_accept(id->context, id) : 0;
+		       tpeer_accept(id->context, id, ev) : 0;
 
 	p = id->context;
 	switch (ev->event) {
@@ -280,6 +295,8 @@ static int tpeer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		complete(&p->resolved);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (p->active)
+			tpeer_keep_priv(p, &ev->param.conn);
 		complete(&p->established);
 		wake_up(&p->wait);
 		break;
@@ -314,11 +331,15 @@ static int tpeer_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 int tpeer_connect(struct tpeer *p, struct sockaddr *dst)
 {
 	struct rdma_conn_param cp = {
-		.responder_resources = 1, .initiator_depth = 1,
+		.responder_resources = p->cfg.ird ?: 1,
+		.initiator_depth = p->cfg.ord ?: 1,
 		.retry_count = 6, .rnr_retry_count = p->cfg.rnr_retry,
+		.private_data = p->cfg.priv,
+		.private_data_len = p->cfg.priv_len,
 	};
 	int ret;
 
+	p->active = true;
 	p->id = rdma_create_id(&init_net, tpeer_cm_handler, p, RDMA_PS_TCP,
 			       IB_QPT_RC);
 	if (IS_ERR(p->id)) {
