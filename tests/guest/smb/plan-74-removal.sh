@@ -102,7 +102,7 @@ range() {
 # conn/<id> directory may go between the glob and the read: no error.
 dbg_loop() {
 	while [ ! -e $T/dbg.stop ]; do
-		echo @
+		echo "@ $(uptime_s)"
 		_c=0
 		{ while IFS= read -r _l; do
 			case $_l in
@@ -247,12 +247,15 @@ dbg_end() {
 		# shellcheck disable=SC2046 # a list of pids
 		kill -9 $dbg_pid $(descendants $dbg_pid) 2>/dev/null
 	fi
-	passes=$(awk '/^D1$/ { on = 1; next } on && /^@$/ { n++ } END { print n + 0 }' $T/dbg.log)
+	passes=$(awk '/^D1$/ { on = 1; next } on && /^@ / { n++ } END { print n + 0 }' $T/dbg.log)
+	# the longest pass (a read that blocked shows here)
+	gap=$(awk '/^@ / { if (n++ && $2 - t > g) g = $2 - t; t = $2 } END { printf "%.1f", g }' $T/dbg.log)
+	DBG_GAPS="$DBG_GAPS $gap"
 	errs=$(grep -c '^E ' $T/dbg.log)
 	[ "$errs" = 0 ] || dbg_rc=2
 	[ "$passes" -ge 2 ] || dbg_rc=3
 	[ $SNAP_HUNG = 0 ] || dbg_rc=4
-	result $dbg_rc "$t/debugfs-readable" "$(grep -c '^@$' $T/dbg.log) passes, $passes after the $1 returned; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after it, 4 a read hung)"
+	result $dbg_rc "$t/debugfs-readable" "$(grep -c '^@ ' $T/dbg.log) passes, $passes after the $1 returned, the longest $gap s; step $dbg_rc (1 the reader hung, 2 connections read empty $errs times, 3 fewer than 2 passes after it, 4 a read hung)"
 	if bad=$(dbg_bad "$dev"); then
 		nok "$t/debugfs-sane" "$(echo "$bad" | tr '\n' ';')"
 	else
@@ -517,7 +520,7 @@ round() {
 removal_provider() {
 	p=$1
 	t0=$(uptime_s)
-	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0 CABLE_KEPT="" CABLE_GSI=""
+	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0 CABLE_KEPT="" CABLE_GSI="" DBG_GAPS=""
 	smb_server_start
 	if ! result $? "$RP/$p/ksmbd-start"; then
 		ksmbd_stop
@@ -548,7 +551,7 @@ removal_provider() {
 			break
 		fi
 	done
-	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $CABLE_DOWNS" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, connections kept over a cable round:${CABLE_KEPT:- -}, rxe GSI queue pair in error after:${CABLE_GSI:- -}"
+	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $CABLE_DOWNS" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, the longest debugfs pass $(range "$DBG_GAPS") s, connections kept over a cable round:${CABLE_KEPT:- -}, rxe GSI queue pair in error after:${CABLE_GSI:- -}"
 
 	# Everything down: each must return within LIMIT.
 	if mounted; then
