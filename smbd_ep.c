@@ -347,6 +347,20 @@ void smbd_cq_graves_wait(void)
 }
 
 /*
+ * Close the gate of a socket whose setup failed, under the handler's
+ * ss_ep.cm_mutex (a teardown has smbd_qp_close()): no thread posts from
+ * now on (a fence of smbd_qp_event_work() among them), and the threads
+ * inside have returned from their posts.
+ */
+static void smbd_qp_gate_shut(struct smbd_sock *sk)
+{
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_ep.qp_closed = true;
+	spin_unlock_bh(&sk->ss_lock);
+	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_ep.posting));
+}
+
+/*
  * Free the verbs objects; the queue pair, if any, must be drained. By
  * the handler that failed to build them (ss_ep.cm_mutex), or by a teardown
  * (ss_ep.teardown_mutex) once the id is detached.
@@ -355,14 +369,8 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
 		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
-	/*
-	 * Closed already by a teardown; on a failed setup, close it here:
-	 * a fence (smbd_qp_event_work()) must not post to it any more.
-	 */
-	spin_lock_bh(&sk->ss_lock);
-	sk->ss_ep.qp_closed = true;
-	spin_unlock_bh(&sk->ss_lock);
-	wait_event(sk->ss_res_wq, !READ_ONCE(sk->ss_ep.posting));
+	/* Closed already by a teardown or a failed connection request. */
+	smbd_qp_gate_shut(sk);
 	complete_all(&sk->ss_ep.fence_done);
 	if (smbd_fake(sk)) {
 		smbd_fake(sk)->destroy(sk);
@@ -1103,6 +1111,11 @@ fail:
 	 */
 	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	WRITE_ONCE(sk->ss_ep.cm_id, NULL);
+	/*
+	 * The gate first, as a teardown does: a post after the drain's
+	 * marker would leave the device a request when the queue pair goes.
+	 */
+	smbd_qp_gate_shut(sk);
 	if (sk->ss_ep.qp)
 		smbd_qp_drain(sk);
 	smbd_qp_destroy(sk, id);

@@ -151,6 +151,11 @@ struct lb_pair {
 	u32 child_upcalls;
 	bool child_upcall_late;
 	u32 child_disc_with_id;
+	/*
+	 * Drains that began with the socket's gate open: a thread could
+	 * still post behind the drain's marker (every case checks none).
+	 */
+	u32 drain_gate_open;
 };
 
 /* The cases run one at a time; the fake's calls find their pair here. */
@@ -554,6 +559,8 @@ static void lb_drain(struct smbd_sock *sk)
 	struct lb_end *e;
 
 	spin_lock_bh(&lp->lock);
+	if (!READ_ONCE(sk->ss_ep.qp_closed))
+		lp->drain_gate_open++;
 	e = lb_end_of(lp, sk);
 	if (e) {
 		lb_error(lp, e);
@@ -839,6 +846,8 @@ static void lb_exit(struct kunit *test)
 	}
 	destroy_workqueue(lp->wq);
 	lb_cur = NULL;
+	KUNIT_EXPECT_EQ_MSG(test, lp->drain_gate_open, 0,
+			    "a queue pair drained with its gate open");
 }
 
 static enum smbd_state lb_state(struct smbd_sock *sk)
