@@ -309,26 +309,25 @@ cable_after() {
 	smb_wait 10 device_back "$dev" "$ndev"
 	result $? "$t/device-active" "$dev active on $ndev again and in smbd/devices" || return 1
 
-	# rxe sends its packets, the GSI queue pair's too, through a route
-	# lookup: one that fails while the link is down moves the queue pair
-	# to the error state, and a GSI queue pair in error carries no CM
-	# message again (no new connection on the device, cifs's reconnect
-	# included) until the device is added anew. No hardware does that
-	# (a link down drops packets, it fails no send). A CM message sent
-	# in the window (the disconnect of a connection the outage ended)
-	# leaves rxe so: the device is then re-added, as after a removal.
-	gsi=$($RDMA res show qp link "$dev/1" lqpn 1 2>/dev/null)
-	case $gsi in
-	*" state ERR"*)
-		CABLE_GSI="$CABLE_GSI ${i}s"
-		blog "$dev's GSI queue pair is in the error state after the link came back (rxe's route lookup failed a CM send): re-added"
+	# rxe sends its packets through a route lookup, and one that fails
+	# while the link is down moves the queue pair to the error state:
+	# when a CM message goes out in the window (the disconnect of a
+	# connection the outage ended), the GSI queue pair too on 6.12
+	# (rdma res shows it), and no connection is made on the device
+	# again until it is added anew. No hardware does that: a link down
+	# drops packets, it fails no send. Whether the device still makes
+	# connections is asked of rping, which knows nothing of smbd; when
+	# it cannot, the device is re-added, as after a removal, and the
+	# log says so.
+	gsi=$($RDMA res show qp link "$dev/1" lqpn 1 2>/dev/null | tr -s ' ')
+	if ! cm_works "$addr"; then
+		CABLE_CM="$CABLE_CM ${i}s"
+		blog "no rdma_cm connection on $dev after the link came back (rping; its GSI queue pair: ${gsi:-?}): re-added"
 		bounded $LIMIT $RDMA link delete "$dev" &&
 			bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
-		smb_wait 10 device_back "$dev" "$ndev"
-		result $? "$t/gsi-recovered" "$dev deleted and added ($(why $LIMIT))" || return 1
-		;;
-	*) echo "    removal: $dev's GSI queue pair: $(echo "$gsi" | tr -s ' ' | head -c 160)" ;;
-	esac
+		smb_wait 10 device_back "$dev" "$ndev" && cm_works "$addr"
+		result $? "$t/cm-recovered" "$dev deleted and added ($(why $LIMIT)): rping connects" || return 1
+	fi
 
 	# The mount the I/O ran on: the I/O resumed, or cifs reconnected.
 	t_io=$(uptime_s)
@@ -348,6 +347,22 @@ cable_after() {
 	[ $_rc = 0 ] || show_out
 	UMOUNT_TS="$UMOUNT_TS $umt"
 	[ $HUNG = 0 ]
+}
+
+# cm_works ADDR: rping (rdma_cm, no smbd) connects to a listener of its
+# own on ADDR and makes one round trip, within 10 s
+cm_works() {
+	timeout 15 rping -s -a "$1" -p 7998 -C 1 > /dev/null 2>&1 &
+	_rp=$!
+	_rc=1
+	for _ in 1 2 3; do
+		sleep 1
+		timeout 10 rping -c -a "$1" -p 7998 -C 1 > /dev/null 2>&1 && { _rc=0; break; }
+		kill -0 $_rp 2>/dev/null || break
+	done
+	kill $_rp 2>/dev/null
+	wait $_rp 2>/dev/null
+	return $_rc
 }
 
 # ka_set INTERVAL TIMEOUT: smbd's keep-alive for the connections made
@@ -420,6 +435,13 @@ round() {
 		step=dev-fatal-returned
 	elif [ "$kind" = cable ]; then
 		ids0=$(awk '$2 == "connected" { print $3 }' $T/conns | sort | tr '\n' ' ')
+		# A link taken down loses its IPv6 addresses unless told to
+		# keep them; a cable pulled keeps them (and the plans after
+		# this one need them).
+		kad=/proc/sys/net/ipv6/conf/$ndev/keep_addr_on_down
+		kad0=$(cat "$kad" 2>/dev/null)
+		[ -n "$kad0" ] && echo 1 > "$kad"
+		addrs0=$($IP -o addr show dev "$ndev" scope global | awk '{ print $4 }' | sort | tr '\n' ' ')
 		bounded $LIMIT sh -c "$IP link set $ndev down && sleep $i && $IP link set $ndev up"
 		step=link-down-up-returned
 	else
@@ -433,6 +455,10 @@ round() {
 	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/$step" "$(why $LIMIT), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
 	if [ "$kind" = cable ]; then
+		[ -n "$kad0" ] && echo "$kad0" > "$kad"
+		addrs1=$($IP -o addr show dev "$ndev" scope global | awk '{ print $4 }' | sort | tr '\n' ' ')
+		[ "$addrs1" = "$addrs0" ]
+		result $? "$t/addresses-kept" "$ndev before: $addrs0; after: $addrs1"
 		cable_after
 		return
 	fi
@@ -520,7 +546,7 @@ round() {
 removal_provider() {
 	p=$1
 	t0=$(uptime_s)
-	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0 CABLE_KEPT="" CABLE_GSI="" DBG_GAPS=""
+	DEL_TS="" TOLD_TS="" END_TS="" UMOUNT_TS="" FRESH=0 CABLE_KEPT="" CABLE_CM="" DBG_GAPS=""
 	smb_server_start
 	if ! result $? "$RP/$p/ksmbd-start"; then
 		ksmbd_stop
@@ -551,7 +577,7 @@ removal_provider() {
 			break
 		fi
 	done
-	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $CABLE_DOWNS" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, the longest debugfs pass $(range "$DBG_GAPS") s, connections kept over a cable round:${CABLE_KEPT:- -}, rxe GSI queue pair in error after:${CABLE_GSI:- -}"
+	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $CABLE_DOWNS" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, the longest debugfs pass $(range "$DBG_GAPS") s, connections kept over a cable round:${CABLE_KEPT:- -}, no rdma_cm connection (device re-added) after:${CABLE_CM:- -}"
 
 	# Everything down: each must return within LIMIT.
 	if mounted; then
@@ -600,6 +626,7 @@ _rc=0 miss=""
 for d in rxe0:rxe:smbdr0 siw0:siw:smbds0; do
 	dev=${d%%:*} ndev=${d##*:} type=${d#*:}
 	type=${type%:*}
+	case " $PROVIDERS " in *" $type "*) ;; *) continue ;; esac
 	device_back "$dev" "$ndev" && continue
 	miss="$miss $dev"
 	$RDMA link show 2>/dev/null | grep -q "^link $dev/" ||
