@@ -269,34 +269,35 @@ fi
 # real NIC (device profiles): the transport, RDMA and cifs on smbd
 # mounting ksmbd on smbd under each (plan-65). Then the SMB pairings
 # (tests/guest/smb/plan-70 to 72): cifs and ksmbd, each stock or on smbd
-# (adapters/), over rxe and siw. Without kmemleak: its global lock and
+# (adapters/), over rxe and siw; the SMB2 client that reaches ksmbd on
+# smbd the Windows way and the bare SMB Direct connects that check its
+# ports (plan-76); then the demo's own plan (scripts/demo.sh), last as it
+# installs our modules in updates/. Without kmemleak: its global lock and
 # backtrace on every allocation halve the packet rate (a pairing's cycle
 # takes a quarter longer under it), and the same code paths run under
 # kmemleak in the other VMs (the SMB VM's plans mount cifs on smbd on
 # ksmbd on smbd). KASAN and lockdep stay on.
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
-		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh $(ls tests/guest/smb/plan-7[012]-*.sh | tr '\n' ' ')" \
-		"bulk|profiles|smb" \
-		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules
+		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh $(ls tests/guest/smb/plan-7[0126]-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
+		"bulk|profiles|smb|windows" \
+		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules $smb_extra
 fi
 
-# The SMB VM, under kmemleak: cifs on smbd against the hostile server
-# (plan-73-hostile-mount.sh), the device removed, dying and its cable
-# pulled under SMB I/O (plan-74), multichannel (plan-75), the SMB2 client
-# that reaches ksmbd on smbd the Windows way and the bare SMB Direct
-# connects that check its ports (plan-76); then the demo's own plan
-# (scripts/demo.sh), last as it installs our modules in updates/.
-smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
+# The SMB VM, under kmemleak, for the paths where leaks hide: cifs on
+# smbd against the hostile server (plan-73-hostile-mount.sh), the device
+# removed, dying and its cable pulled under SMB I/O (plan-74), and
+# multichannel with a device deleted under a write (plan-75).
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
 		"smbdtest.plan_timeout=1200" \
-		"$(ls tests/guest/smb/plan-*.sh | grep -v 'plan-7[012]-' | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
-		"hostile-mount|removal|multichannel|windows" \
+		"$(ls tests/guest/smb/plan-*.sh | grep -v 'plan-7[0126]-' | tr '\n' ' ')" \
+		"hostile-mount|removal|multichannel" \
 		smbd.ko $smb_modules $smb_extra
 else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"
@@ -307,7 +308,8 @@ fi
 # Debian package's DKMS installed them (above) go to updates/dkms,
 # modprobe loads them, and cifs on smbd mounts ksmbd on smbd over rxe.
 # Then the removal and cable-pull rounds of plan-74 over rxe (Debian's
-# kernels have no siw, and their smbd no fault points: no dying device).
+# kernels have no siw, and their smbd no fault points: no dying device),
+# the cable pulled for 1 s and for 15 s.
 # No KASAN there: the log checker counts WARN, BUG and hung tasks.
 for skdir in "${stock_dirs[@]}"; do
 	rel=$(cat "$skdir/build/include/config/kernel.release")
@@ -331,7 +333,7 @@ for skdir in "${stock_dirs[@]}"; do
 	series=$(echo "$rel" | cut -d. -f1,2)
 	SMBD_VM_UPDATES=$updates SMBD_VM_KERNEL=$skdir \
 		vm_run "vm-stock-$rel" "stock-kernel $rel VM run" 1500 \
-		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=0 smbdtest.removal_prefix=stock-$series/removal" \
+		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=0 smbdtest.cable_downs=1,15 smbdtest.removal_prefix=stock-$series/removal" \
 		"tests/guest/stock/plan-80-stock.sh tests/guest/smb/plan-74-removal.sh" "stock" \
 		"$plain/smbd.ko" "$plain/cifs.ko" "$plain/ksmbd.ko"
 done
