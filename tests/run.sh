@@ -333,7 +333,7 @@ for skdir in "${stock_dirs[@]}"; do
 	series=$(echo "$rel" | cut -d. -f1,2)
 	SMBD_VM_UPDATES=$updates SMBD_VM_KERNEL=$skdir \
 		vm_run "vm-stock-$rel" "stock-kernel $rel VM run" 1500 \
-		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=0 smbdtest.cable_downs=1,15 smbdtest.removal_prefix=stock-$series/removal" \
+		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=0 smbdtest.cable_downs_rxe=1,15 smbdtest.removal_prefix=stock-$series/removal" \
 		"tests/guest/stock/plan-80-stock.sh tests/guest/smb/plan-74-removal.sh" "stock" \
 		"$plain/smbd.ko" "$plain/cifs.ko" "$plain/ksmbd.ko"
 done

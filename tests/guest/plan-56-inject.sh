@@ -10,7 +10,7 @@
 # own allocations are its business: rxe once left a queue pair that
 # never flushed its receive queue after one failed inside it). For each point: a server ("listen"), the point on, 4
 # client threads doing registrations, RDMA reads and writes and messages
-# of several segments for 6 s, connecting again after every error
+# of several segments for 5 s, connecting again after every error
 # ("faults"), the point off. Checks: the point fired; every thread ended
 # in time; no I/O that succeeded moved other data or touched the bytes
 # around its buffer; after a deregistration (every failed one, and 1 in
@@ -30,7 +30,7 @@
 . /smbd/lib-st.sh
 D=/sys/kernel/debug/smbd_mr_test
 FI=/sys/kernel/debug/smbd
-SECS=6
+SECS=5
 THREADS=4
 # failslab and fail_page_alloc count no faults of their own: "times"
 # counts down from here, one per fault
@@ -314,7 +314,7 @@ smbd_text
 [ -n "$TEXT_START" ] &&
 	echo "SMBD-INFO: inject: smbd.ko's text for the stack filters: 0x$TEXT_START to 0x$TEXT_END"
 
-# Faults per point: smbd's points are called thousands of times in 6 s
+# Faults per point: smbd's points are called thousands of times in 5 s
 # (fail_mr once per I/O, hence more); failslab once in 8 of smbd's
 # allocations at 1 %, so that most connects still succeed.
 for p in "rxe:$RXE_ADDR:6545" "siw:$SIW_ADDR:6555"; do
