@@ -369,7 +369,10 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 {
 	lockdep_assert(lockdep_is_held(&sk->ss_ep.cm_mutex) ||
 		       lockdep_is_held(&sk->ss_ep.teardown_mutex));
-	/* Closed already by a teardown or a failed connection request. */
+	/*
+	 * Closed already by a teardown or a failed connection request; a
+	 * setup that failed before posting anything closes it here.
+	 */
 	smbd_qp_gate_shut(sk);
 	complete_all(&sk->ss_ep.fence_done);
 	if (smbd_fake(sk)) {
