@@ -16,8 +16,8 @@
  *   send while PENDING -> RESPONSE_REQUESTED set, state SENT,
  *                         timer = keep-alive timeout
  *   timer, not NONE    -> the peer is gone: terminate
- *   link up again      -> state NONE: the timer fires now and probes
- *                         as if the interval had passed (the peer may
+ *   link up, NONE      -> the timer fires now and probes as if the
+ *                         interval had passed (the peer may
  *                         have dropped the connection while the link
  *                         was down, and with nothing outstanding our
  *                         side would not learn it for a whole interval)
