@@ -535,7 +535,7 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	/* From now on smbd_socks_dead() finds the socket by its device. */
 	WRITE_ONCE(sk->ss_ep.ibdev, ibdev);
 	strscpy(sk->ss_ep.devname, dev_name(&ibdev->dev), sizeof(sk->ss_ep.devname));
-	sk->ss_ep.port_num = id->port_num;
+	WRITE_ONCE(sk->ss_ep.port_num, id->port_num);
 	qp_sge = smbd_ep_size(sk, &sd, true);
 	if (qp_sge < 0)
 		return qp_sge;
