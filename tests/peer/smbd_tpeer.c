@@ -238,7 +238,8 @@ static void tpeer_keep_priv(struct tpeer *p, const struct rdma_conn_param *c)
 {
 	p->cm_priv_len = c->private_data ?
 			 min_t(u32, c->private_data_len, TPEER_PRIV_MAX) : 0;
-	memcpy(p->cm_priv, c->private_data, p->cm_priv_len);
+	if (p->cm_priv_len)
+		memcpy(p->cm_priv, c->private_data, p->cm_priv_len);
 	p->cm_resp = c->responder_resources;
 	p->cm_init = c->initiator_depth;
 }
