@@ -585,7 +585,7 @@ removal_provider() {
 			break
 		fi
 	done
-	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $_downs" | sed 's/ \([0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, the longest debugfs pass $(range "$DBG_GAPS") s, connections kept over a cable round:${CABLE_KEPT:- -}, no rdma_cm connection (device re-added) after:${CABLE_CM:- -}"
+	echo "SMBD-INFO: removal $p: $done_rounds of $all rounds ($ROUNDS removed, $FATAL_ROUNDS with a dying device, cable pulled for:$(echo " $_downs" | sed 's/ \([0-9][0-9]*\)/ \1 s/g')) ($FRESH fresh or same mounts good), delete took $(range "$DEL_TS") s, dd ended $(range "$END_TS") s after the delete or up, no connection on $2 $(range "$TOLD_TS") s after the delete returned, umount took $(range "$UMOUNT_TS") s, the longest debugfs pass $(range "$DBG_GAPS") s, connections kept over a cable round:${CABLE_KEPT:- -}, no rdma_cm connection (device re-added) after:${CABLE_CM:- -}"
 
 	# Everything down: each must return within LIMIT.
 	if mounted; then
