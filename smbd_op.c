@@ -48,22 +48,32 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool orphan;
 
 	spin_lock_bh(&sk->ss_lock);
-	/* Live and counting this request: not freed, not reused. */
-	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE || !op->op_posted,
-		      "smbd: completion for an op that is gone (magic %#x, %u posted)\n",
-		      op->op_magic, op->op_posted)) {
+	/* Live: not freed, not reused (the op outlives its completions). */
+	if (WARN_ONCE(op->op_magic != SMBD_OP_LIVE,
+		      "smbd: completion for an op that is gone (magic %#x)\n",
+		      op->op_magic)) {
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	if (status != IB_WC_SUCCESS)
+		op->op_errored = true;
+	if (!op->op_posted) {
+		/*
+		 * One completion more than was posted. siw flushes an RDMA
+		 * Read that it had queued but not sent twice, from its
+		 * outbound read queue and from its send slot: a flush, on a
+		 * connection already failing, whose op is kept to the end.
+		 * A success here would be a provider's or our own bug.
+		 */
+		WARN_ONCE(status == IB_WC_SUCCESS,
+			  "smbd: connection %u: a completion beyond those posted\n",
+			  sk->ss_id);
 		spin_unlock_bh(&sk->ss_lock);
 		return;
 	}
 	op->op_posted--;
 	orphan = op->op_orphan;
-	if (orphan) {
-		/* Its thread left after a fence: the last one frees it. */
-		if (op->op_posted)
-			op = NULL;
-		else
-			list_del(&op->op_node);
-	} else if (op->op_pending) {
+	if (!orphan && op->op_pending) {
 		/* Zero after a fence gave the wait up (smbd_ops_abandon()). */
 		if (status != IB_WC_SUCCESS && !op->op_status)
 			op->op_status = status == IB_WC_WR_FLUSH_ERR ?
@@ -75,14 +85,8 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 	}
 	spin_unlock_bh(&sk->ss_lock);
-	if (orphan) {
-		if (op) {
-			op->op_magic = SMBD_OP_DEAD;
-			kfree(op);
-		}
-		return;
-	}
-	if (status != IB_WC_SUCCESS)
+	/* An orphan's thread has left after a fence: the connection failed. */
+	if (!orphan && status != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, status, "memory or RDMA work");
 }
 
@@ -114,6 +118,7 @@ struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 	op->op_posted = 0;
 	op->op_finished = true;
 	op->op_orphan = false;
+	op->op_errored = false;
 	op->op_magic = SMBD_OP_LIVE;
 	spin_lock_bh(&sk->ss_lock);
 	ok = !sk->ss_ep.qp_closed && sk->ss_ep.qp &&
@@ -198,7 +203,8 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 		 * smbd_ops_abandon() left nothing pending to take back.
 		 */
 		op->op_pending -= min(op->op_pending, nsig - went);
-		op->op_posted -= nsig - went;
+		/* Completions counted twice may have taken some already. */
+		op->op_posted -= min(op->op_posted, nsig - went);
 		if (!op->op_pending && !op->op_finished) {
 			op->op_finished = true;
 			complete(&op->op_done);
@@ -239,8 +245,10 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_op_wait);
  * @sk: the socket
  * @op: a started op, with nothing pending; the thread's no more
  *
- * The op is freed, or, while completions a fence gave up may still name
- * it, left to the last of them or to the teardown.
+ * The op is freed when every request it counted completed and none in
+ * error. Else completions may still name it: those a fence gave up, and
+ * those a provider makes twice when it flushes (siw); it is left on
+ * ss_op_orphans until the completion queue is gone.
  *
  * Context: process.
  */
@@ -249,7 +257,7 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 	spin_lock_bh(&sk->ss_lock);
 	WARN_ON_ONCE(op->op_pending);
 	list_del(&op->op_node);
-	if (op->op_posted) {
+	if (op->op_posted || op->op_errored) {
 		op->op_orphan = true;
 		list_add_tail(&op->op_node, &sk->ss_op_orphans);
 		op = NULL;
@@ -270,8 +278,9 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_op_end);
  *
  * A provider may deliver the completions of a dying queue pair late, or
  * not at all (siw, after the error state): every op still waiting
- * finishes, with its first error or -ECONNABORTED. A completion that still comes for one
- * finds nothing pending, or an orphan (smbd_op_end()), and only counts.
+ * finishes, with its first error or -ECONNABORTED. A completion that
+ * still comes for one finds nothing pending, or an orphan (smbd_op_end()),
+ * and only counts.
  *
  * Context: any; caller holds ss_lock.
  */

@@ -412,17 +412,21 @@ struct smbd_send_ctx {
 
 /**
  * struct smbd_op - a thread waiting for its signalled work requests
- * @op_node: on ss_op_list while its thread uses the queue pair; then on
- *	ss_op_orphans until the last of its requests is accounted for
+ * @op_node: on ss_op_list while its thread uses the queue pair; then, if
+ *	completions may still name it, on ss_op_orphans until the completion
+ *	queue is gone
  * @op_cqe: completion entry of the requests; .done is smbd_op_done()
  * @op_done: completed by the last request's completion, or by teardown
  * @op_status: 0, or why a request or the connection failed
  * @op_pending: requests the thread waits for (under ss_lock)
  * @op_posted: signalled requests posted whose completion was not seen
- *	(under ss_lock); the op is freed only at 0, or once the completion
- *	queue is gone
+ *	(under ss_lock); smbd_op_end() frees the op only at 0
  * @op_finished: @op_done was completed (under ss_lock)
- * @op_orphan: the thread has left; the op waits for @op_posted to drop
+ * @op_orphan: the thread has left; the op stays until the completion
+ *	queue is gone
+ * @op_errored: a completion in error came (under ss_lock): the provider
+ *	flushed, and may flush a request twice (siw, an RDMA Read queued but
+ *	not sent), so a completion may still come; the op is an orphan then
  * @op_magic: SMBD_OP_LIVE from smbd_op_start() until it is freed, then
  *	SMBD_OP_DEAD: a completion that finds anything else names an op
  *	that is gone (Documentation/smbd.rst, "Posted work")
@@ -442,6 +446,7 @@ struct smbd_op {
 	u32 op_posted;
 	bool op_finished;
 	bool op_orphan;
+	bool op_errored;
 	u32 op_magic;
 };
 

@@ -503,8 +503,8 @@ static void smbd_op_no_post_after_close(struct kunit *test)
 /*
  * A fence gives up a wait whose completions have not come (siw, after a
  * TERMINATE, delivers some later, some never). The thread then leaves;
- * a completion that comes after must find its op, still live, and free
- * it as the last one.
+ * a completion that comes after must find its op, still live; the op
+ * stays (a flush may come twice) until the completion queue is gone.
  */
 static void smbd_op_late_completion_after_give_up(struct kunit *test)
 {
@@ -518,7 +518,78 @@ static void smbd_op_late_completion_after_give_up(struct kunit *test)
 	/* Still counted: kept for the completion to come. */
 	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
 	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, c->op->op_posted, 0U);
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	/* The exit frees it, as the teardown does (kmemleak otherwise). */
+}
+
+/*
+ * siw flushes an RDMA Read it had queued but not yet sent twice: from
+ * its outbound read queue, where the Read goes when it is queued, and
+ * from its send slot, which it still holds (siw_sq_flush(): the slot's
+ * Read counts as queued). The second completion counts a request that
+ * is still to complete, and one more comes after everything posted was
+ * counted. The op must then outlive its thread, and the thread must
+ * return only after the fence: a completion counted twice ends its wait
+ * early, while a request it waits for may still be on the queue.
+ */
+static void smbd_op_flushed_twice(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+	struct smbd_op *op;
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	op = c->op;
+	/* s s: two Reads, each the end of a piece. */
+	opk_chain(c, 2, BIT(0) | BIT(1));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(2));
+	smbd_sock_error(c->sk, -ECONNRESET);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	/* The first Read flushed twice: both requests look done... */
+	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	/* ... but the thread waits for the marker: it is in error. */
+	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
+	/* The second Read's flush, then the marker, in the queue's order. */
+	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
+	opk_end(c);
+	/* Nothing counted, yet kept: a flush may still come for it. */
+	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	KUNIT_EXPECT_EQ(test, op->op_posted, 0U);
+	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, op->op_magic, SMBD_OP_LIVE);
+	mutex_lock(&c->sk->ss_ep.teardown_mutex);
+	smbd_ops_free_orphans(c->sk);
+	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
+}
+
+/*
+ * An op whose every request completed, in order and without error, is
+ * freed when its thread leaves: ops do not pile up on a connection.
+ */
+static void smbd_op_done_freed_at_end(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	opk_chain(c, 3, BIT(1) | BIT(2));
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_wrs(3));
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_SUCCESS);
+	opk_complete(c, &c->op->op_cqe.cqe, IB_WC_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, 0);
+	KUNIT_EXPECT_FALSE(test, opk_marker());
+	opk_end(c);
+	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_list));
 }
 
 /*
@@ -583,6 +654,8 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_dead_device_marker_out),
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),
+	KUNIT_CASE(smbd_op_flushed_twice),
+	KUNIT_CASE(smbd_op_done_freed_at_end),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
 	{}
 };
