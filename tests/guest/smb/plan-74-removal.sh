@@ -271,9 +271,10 @@ dbg_end() {
 }
 
 # same_mount_io: the check file written and read back over the mount the
-# I/O ran on; sets cio_rc (0 or the failed step) and cio_wr/cio_rd
+# I/O ran on; sets cio_rc (0 or the failed step), cio_wr/cio_rd and
+# cio_err (what a dd that failed said, its last line)
 same_mount_io() {
-	cio_rc=0 cio_wr="" cio_rd="" cio_srv="" cio_got=""
+	cio_rc=0 cio_wr="" cio_rd="" cio_srv="" cio_got="" cio_err=""
 	bounded $LIMIT dd if=$T/check of=$MNT/check bs=1M oflag=direct || cio_rc=1
 	cio_wr=$B_T
 	if [ $cio_rc = 0 ]; then
@@ -288,7 +289,13 @@ same_mount_io() {
 		cio_got=$(md5 $T/check.back)
 		[ "$cio_got" = "$CHECK_MD5" ] || cio_rc=4
 	fi
-	case $cio_rc in 1 | 3) blog "$(why $LIMIT):"; show_out ;; esac
+	case $cio_rc in
+	1 | 3)
+		cio_err="; dd: $(why $LIMIT), $(grep -v records $T/b.out 2>/dev/null | tail -n 1)"
+		blog "$(why $LIMIT):"
+		show_out
+		;;
+	esac
 	rm -f $T/check.back
 }
 
@@ -338,8 +345,17 @@ cable_after() {
 	# The mount the I/O ran on: the I/O resumed, or cifs reconnected.
 	t_io=$(uptime_s)
 	same_mount_io
-	result $cio_rc "$t/same-mount-io" "$CHECK_MB MiB O_DIRECT over the mount $(since "$t_io") s after the dd's ended: write ${cio_wr:--} s, read ${cio_rd:--} s; md5 want $CHECK_MD5 server ${cio_srv:--} read ${cio_got:--}; step $cio_rc (1 write, 2 on the server, 3 read, 4 read back)" &&
+	result $cio_rc "$t/same-mount-io" "$CHECK_MB MiB O_DIRECT over the mount $(since "$t_io") s after the dd's ended: write ${cio_wr:--} s, read ${cio_rd:--} s; md5 want $CHECK_MD5 server ${cio_srv:--} read ${cio_got:--}; step $cio_rc (1 write, 2 on the server, 3 read, 4 read back)$cio_err" &&
 		FRESH=$((FRESH + 1))
+
+	# Once the link is back, the server answers at once: cifs must not
+	# find it unresponsive. Without adapters/patches/both/cifs-reconnect-
+	# lstrp.patch it did, after a reconnect that took over three echo
+	# intervals (the last response's time was that of the abort), and
+	# tore the new connection down under the request that waited for it.
+	late=$(dmesg | awk -v m="$up_mark" 'index($0, m) { on = 1; next } on && /has not responded/' | head -n 1)
+	[ -z "$late" ]
+	result $? "$t/no-late-unresponsive" "cifs after the up: ${late:-nothing unresponsive}"
 
 	bounded $LIMIT umount $MNT
 	_rc=$?
@@ -457,6 +473,9 @@ round() {
 	del_rc=$B_RC del_t=$B_T
 	echo D1 >> $T/dbg.log
 	t_ret=$(uptime_s)
+	# the kernel log from here on (cable_after)
+	up_mark="smbdtest: $t: up at $t_ret"
+	echo "$up_mark" > /dev/kmsg
 	DEL_TS="$DEL_TS $del_t"
 	result "$([ "$del_rc" = 0 ]; echo $?)" "$t/$step" "$(why $LIMIT), $del_t s"
 	[ "$del_rc" = 0 ] || show_out
