@@ -129,7 +129,9 @@ void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
  * reply that cannot come. Each connected socket on the port probes its
  * peer now (smbd_ka_on_link_up(); the keep-alive of [MS-SMBD] 3.1.6.2):
  * a live peer answers, a gone one ends the connection within the
- * keep-alive timeout, or sooner when the probe's send fails.
+ * keep-alive timeout (plus one retransmission of the queue pair: the
+ * first packets after a link up may be lost), or sooner when the probe's
+ * send fails.
  *
  * Not on iWARP: TCP carries the connection there, tells of a peer that
  * closed it, and may still be backing off its retransmissions when the
@@ -155,7 +157,7 @@ void smbd_socks_link_up(struct ib_device *ibdev, u32 port)
 			continue;
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_state == SMBD_CONNECTED &&
-		    smbd_ka_on_link_up(&sk->ss_ka)) {
+		    smbd_ka_on_link_up(&sk->ss_ka, sk->ss_ep.resend_ms)) {
 			mod_delayed_work(smbd_wq, &sk->ss_ka_work, 0);
 			n++;
 		}
@@ -607,10 +609,15 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 */
 	if (!sk->ss_ep.iwarp && (sk->ss_params.ack_timeout ||
 				 ib_uses_virt_dma(ibdev))) {
-		ret = rdma_set_ack_timeout(id, sk->ss_params.ack_timeout ?:
-					   SMBD_SOFT_ROCE_ACK_TIMEOUT);
+		u8 ack = sk->ss_params.ack_timeout ?: SMBD_SOFT_ROCE_ACK_TIMEOUT;
+
+		ret = rdma_set_ack_timeout(id, ack);
 		if (ret)
 			goto fail;
+		/* 4.096 us << ack (IBA 9.7.6.1.3), in ms, rounded up */
+		sk->ss_ep.resend_ms = min_t(u64, U32_MAX,
+					    DIV_ROUND_UP_ULL(4096ULL << ack,
+							     NSEC_PER_MSEC));
 	}
 
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);

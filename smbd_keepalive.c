@@ -20,7 +20,8 @@
  *                         interval had passed (the peer may
  *                         have dropped the connection while the link
  *                         was down, and with nothing outstanding our
- *                         side would not learn it for a whole interval)
+ *                         side would not learn it for a whole interval);
+ *                         that probe waits one retransmission longer
  *
  * The literal text of 3.1.5.8 would make our reply to the peer's
  * RESPONSE_REQUESTED ask for a reply in turn, and two peers following it
@@ -50,6 +51,8 @@ void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms)
 	ka->timeout_ms = timeout_ms;
 	ka->last_rx_ms = 0;
 	ka->probe = false;
+	ka->probe_grace_ms = 0;
+	ka->wait_ms = timeout_ms;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_init);
 
@@ -107,7 +110,8 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_recv);
  *
  * [MS-SMBD] 3.1.6.2: with no probe outstanding and nothing received for
  * KeepaliveInterval, start one, and wait at most the keep-alive timeout
- * for it to be answered; with one outstanding (pending for lack of a
+ * for it to be answered (a probe for a link that came back, one
+ * retransmission longer); with one outstanding (pending for lack of a
  * credit, or sent and unanswered), the peer is gone. A receive within
  * the interval only moves the timer to the end of the new idle period.
  *
@@ -129,10 +133,13 @@ enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
 		*rearm_ms = ka->interval_ms - (u32)idle;
 		return SMBD_KA_ACT_NONE;
 	}
+	ka->wait_ms = ka->timeout_ms;
+	if (ka->probe)
+		ka->wait_ms += ka->probe_grace_ms;
 	ka->probe = false;
 	ka->state = SMBD_KA_PENDING;
 	/* If the probe cannot go out in time, the peer is gone too. */
-	*rearm_ms = ka->timeout_ms;
+	*rearm_ms = ka->wait_ms;
 	return SMBD_KA_ACT_SEND;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_timer);
@@ -140,8 +147,9 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_timer);
 /**
  * smbd_ka_on_send() - a Data Transfer message is about to be posted
  * @ka: the state
- * @rearm_ms: set to the keep-alive timeout when this message is our
- *	probe, else 0 (leave the timer alone)
+ * @rearm_ms: set to the probe's wait (the keep-alive timeout, or more
+ *	after a link up) when this message is our probe, else 0 (leave the
+ *	timer alone)
  *
  * [MS-SMBD] 3.1.5.1: the first message sent while a probe is pending
  * carries RESPONSE_REQUESTED and moves the state to SENT. Any message
@@ -157,7 +165,7 @@ u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms)
 	if (ka->state != SMBD_KA_PENDING)
 		return 0;
 	ka->state = SMBD_KA_SENT;
-	*rearm_ms = ka->timeout_ms;
+	*rearm_ms = ka->wait_ms;
 	return SMBD_FLAG_RESPONSE_REQUESTED;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_send);
@@ -166,25 +174,34 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_send);
  * smbd_ka_on_link_up() - the connection's port came back (a link up
  *	after it went down)
  * @ka: the state
+ * @resend_ms: how long the transport waits before it resends a packet
+ *	that was not acknowledged (the queue pair's local ACK timeout),
+ *	0 when that is short next to the keep-alive timeout
  *
  * While the link was down the peer may have ended the connection (its
  * sends failed) with nothing of ours outstanding to fail in turn: our
  * side would wait a whole KeepaliveInterval, and the consumer's requests
  * with it. The idle connection timer ([MS-SMBD] 3.1.6.2) is made to
  * expire now instead: it sends a message that asks for a reply and waits
- * the keep-alive timeout for it, as after an idle interval. A probe
- * already outstanding keeps its own deadline; a message received before
- * the timer fires cancels the probe (smbd_ka_on_recv()).
+ * for it, as after an idle interval. The first packets after a link up
+ * may be lost (the neighbour entry is resolved anew), and a soft RoCE
+ * queue pair resends only after its ACK timeout (about 8.6 s, longer
+ * than the keep-alive timeout): this probe waits the keep-alive timeout
+ * plus @resend_ms, capped at the interval, so that a live peer keeps its
+ * connection. A probe already outstanding keeps its own deadline; a
+ * message received before the timer fires cancels the probe
+ * (smbd_ka_on_recv()).
  *
  * Context: any; caller holds the connection's keep-alive lock.
  * Return: true when the caller must fire the idle timer now; false when
  * keep-alives are disabled or a probe is already outstanding.
  */
-bool smbd_ka_on_link_up(struct smbd_keepalive *ka)
+bool smbd_ka_on_link_up(struct smbd_keepalive *ka, u32 resend_ms)
 {
 	if (!ka->interval_ms || ka->state != SMBD_KA_NONE)
 		return false;
 	ka->probe = true;
+	ka->probe_grace_ms = min(resend_ms, ka->interval_ms);
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ka_on_link_up);

@@ -586,6 +586,8 @@ struct smbd_cq_grave;
  * @tx_sig_bytes: sends this big are signalled
  * @initiator_depth: RDMA reads we may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
+ * @resend_ms: the local ACK timeout smbd gave the queue pair, in ms (a
+ *	packet lost is resent after it); 0 when rdma_cm's own is kept
  * @qp_closed: the gate (Documentation/smbd.rst, "Posted work"; under the
  *	socket's ss_lock): no thread posts once the teardown set it, before
  *	it drains
@@ -643,6 +645,7 @@ struct smbd_ep {
 	u32 rw_chunk;
 	u8 initiator_depth;
 	u8 responder_resources;
+	u32 resend_ms;
 
 	bool qp_closed;
 	bool fence_posted;

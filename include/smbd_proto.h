@@ -394,6 +394,8 @@ enum smbd_ka_action {
  *	established), in ms on the caller's monotonic clock
  * @probe: the link came back: the idle timer probes when it fires, idle
  *	or not (smbd_ka_on_link_up())
+ * @probe_grace_ms: how much longer than @timeout_ms that probe waits
+ * @wait_ms: how long the probe under way waits for the peer
  *
  * Our probes and the peer's are tracked apart, so a reply never asks for
  * a reply in turn and two peers cannot ping-pong (see
@@ -406,6 +408,8 @@ struct smbd_keepalive {
 	u32 timeout_ms;
 	u64 last_rx_ms;
 	bool probe;
+	u32 probe_grace_ms;
+	u32 wait_ms;
 };
 
 void smbd_ka_init(struct smbd_keepalive *ka, u32 interval_ms, u32 timeout_ms);
@@ -414,7 +418,7 @@ bool smbd_ka_on_recv(struct smbd_keepalive *ka, u16 flags, u64 now_ms);
 enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
 				     u32 *rearm_ms);
 u16 smbd_ka_on_send(struct smbd_keepalive *ka, u32 *rearm_ms);
-bool smbd_ka_on_link_up(struct smbd_keepalive *ka);
+bool smbd_ka_on_link_up(struct smbd_keepalive *ka, u32 resend_ms);
 
 /*
  * Buffer Descriptors V1 ([MS-SMBD] 2.2.3.1): smbd_desc_encode() and

@@ -234,7 +234,7 @@ static void smbd_ka_link_up_probes(struct kunit *test)
 
 	smbd_ka_init(&ka, IVL, TMO);
 	smbd_ka_on_established(&ka, T0);
-	KUNIT_ASSERT_TRUE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_ASSERT_TRUE(test, smbd_ka_on_link_up(&ka, 0));
 	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
 			SMBD_KA_ACT_SEND);
 	KUNIT_EXPECT_EQ(test, rearm, TMO);
@@ -246,11 +246,54 @@ static void smbd_ka_link_up_probes(struct kunit *test)
 	/* Answered: the next probe is an interval after the answer. */
 	smbd_ka_init(&ka, IVL, TMO);
 	smbd_ka_on_established(&ka, T0);
-	smbd_ka_on_link_up(&ka);
+	smbd_ka_on_link_up(&ka, 0);
 	smbd_ka_on_timer(&ka, T0 + 10, &rearm);
 	smbd_ka_on_send(&ka, &rearm);
 	smbd_ka_on_recv(&ka, 0, T0 + 20);
 	expect_not_idle(test, &ka, T0 + 20, IVL);
+}
+
+/*
+ * The first packets after a link up may be lost, and a soft RoCE queue
+ * pair resends only after its ACK timeout (about 8.6 s, more than the
+ * keep-alive timeout): the link-up probe waits one resend longer, both
+ * while it waits for a credit and once sent, so that a live peer keeps
+ * its connection. Only that probe: the next idle one waits the timeout.
+ * The wait never exceeds timeout + interval.
+ */
+#define RESEND 8590
+
+static void smbd_ka_link_up_waits_resend(struct kunit *test)
+{
+	struct smbd_keepalive ka;
+	u32 rearm;
+
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	KUNIT_ASSERT_TRUE(test, smbd_ka_on_link_up(&ka, RESEND));
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
+			SMBD_KA_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, rearm, TMO + RESEND);
+	KUNIT_EXPECT_EQ(test, smbd_ka_on_send(&ka, &rearm),
+			SMBD_FLAG_RESPONSE_REQUESTED);
+	KUNIT_EXPECT_EQ(test, rearm, TMO + RESEND);
+	/* The answer, after the resend: the connection lives. */
+	smbd_ka_on_recv(&ka, 0, T0 + 10 + RESEND + 100);
+	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_NONE);
+
+	/* The next probe is an idle one: the timeout alone. */
+	KUNIT_ASSERT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10 + RESEND + 100 + IVL,
+					       &rearm), SMBD_KA_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
+	smbd_ka_on_send(&ka, &rearm);
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
+
+	/* A queue pair that resends after hours waits an interval more. */
+	smbd_ka_init(&ka, IVL, TMO);
+	smbd_ka_on_established(&ka, T0);
+	smbd_ka_on_link_up(&ka, U32_MAX);
+	smbd_ka_on_timer(&ka, T0 + 10, &rearm);
+	KUNIT_EXPECT_EQ(test, rearm, TMO + IVL);
 }
 
 /*
@@ -265,7 +308,7 @@ static void smbd_ka_link_up_moot(struct kunit *test)
 
 	smbd_ka_init(&ka, IVL, TMO);
 	smbd_ka_on_established(&ka, T0);
-	smbd_ka_on_link_up(&ka);
+	smbd_ka_on_link_up(&ka, RESEND);
 	smbd_ka_on_recv(&ka, 0, T0 + 5);
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
 			SMBD_KA_ACT_NONE);
@@ -273,14 +316,16 @@ static void smbd_ka_link_up_moot(struct kunit *test)
 
 	smbd_ka_on_timer(&ka, T0 + 5 + IVL, &rearm);
 	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_PENDING);
-	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka, RESEND));
 	smbd_ka_on_send(&ka, &rearm);
-	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	/* It keeps its own deadline: an idle probe's. */
+	KUNIT_EXPECT_EQ(test, rearm, TMO);
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka, RESEND));
 	KUNIT_EXPECT_EQ(test, ka.state, SMBD_KA_SENT);
 
 	smbd_ka_init(&ka, 0, TMO);
 	smbd_ka_on_established(&ka, T0);
-	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka));
+	KUNIT_EXPECT_FALSE(test, smbd_ka_on_link_up(&ka, RESEND));
 	KUNIT_EXPECT_EQ(test, smbd_ka_on_timer(&ka, T0 + 10, &rearm),
 			SMBD_KA_ACT_NONE);
 	KUNIT_EXPECT_EQ(test, rearm, 0);
@@ -298,6 +343,7 @@ static struct kunit_case smbd_keepalive_cases[] = {
 	KUNIT_CASE(smbd_ka_reply_stays_due),
 	KUNIT_CASE(smbd_ka_no_ping_pong),
 	KUNIT_CASE(smbd_ka_link_up_probes),
+	KUNIT_CASE(smbd_ka_link_up_waits_resend),
 	KUNIT_CASE(smbd_ka_link_up_moot),
 	{}
 };
