@@ -396,14 +396,17 @@ static int smbd_interfaces_show(struct seq_file *m, void *v)
 
 DEFINE_SHOW_ATTRIBUTE(smbd_interfaces);
 
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
- * The fault point dev_fatal: writing a device's name plays mlx5's
- * internal error on it, as IB_EVENT_DEVICE_FATAL would. A soft device
- * still moves data, so each connection's queue pair is first flushed
- * through the fence (as a device that stopped leaves it); from then on
- * the device is dead to smbd: posts refused, no drain, no new
- * connection, until it is removed and added again.
+ * debugfs smbd/dev_fatal: writing a device's name plays mlx5's internal
+ * error on it, as IB_EVENT_DEVICE_FATAL would. The device may still move
+ * data (a soft one does), so each connection's queue pair is first
+ * flushed through the fence (as a device that stopped leaves it): none
+ * of its requests runs any more and the peer reaches none of its MRs.
+ * From then on the device is dead to smbd: posts refused, no drain, no
+ * new connection, until it is removed and added again. Not a fault
+ * point of the kernel's framework: it is there without
+ * CONFIG_FAULT_INJECTION, so that the dying-device rounds also run on
+ * the kernels users have (Documentation/testing.rst).
  */
 static ssize_t smbd_dev_fatal_write(struct file *f, const char __user *ubuf,
 				    size_t len, loff_t *pos)
@@ -444,11 +447,6 @@ static void smbd_dev_fatal_debugfs(struct dentry *root)
 {
 	debugfs_create_file("dev_fatal", 0200, root, NULL, &smbd_dev_fatal_fops);
 }
-#else
-static void smbd_dev_fatal_debugfs(struct dentry *root)
-{
-}
-#endif
 
 /*
  * debugfs smbd/dev_profile: which limits smbd takes of each device added

@@ -80,15 +80,16 @@ void smbd_sock_dead(struct smbd_sock *sk)
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_dead);
 
-/* How long the fault point waits for each queue pair to flush. */
+/* How long debugfs dev_fatal waits for each queue pair to flush. */
 #define SMBD_DEAD_QUIESCE_MS	10000
 
 /**
  * smbd_socks_dead() - every connection on a device that stopped for good
  * @ibdev: the device
  * @quiesce: first flush each connection's queue pair through the fence
- *	and wait for it (the fault point's stand-in for a device that
- *	stopped: a soft device still moves data)
+ *	and wait for it (debugfs dev_fatal's stand-in for a device that
+ *	stopped: a soft device still moves data); one not flushed in time
+ *	is left to its teardown
  *
  * smbd_dev.c calls it on IB_EVENT_DEVICE_FATAL (see smbd_sock_dead()).
  *
@@ -98,24 +99,36 @@ void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
 {
 	unsigned long tmo = msecs_to_jiffies(SMBD_DEAD_QUIESCE_MS);
 	struct smbd_sock *sk;
-	u32 n = 0;
+	u32 n = 0, late = 0;
 
 	mutex_lock(&smbd_socks_lock);
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
 		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
 			continue;
-		/* Bounded: a fence that could not be posted waits for a release. */
+		/*
+		 * Bounded: a fence that could not be posted waits for a
+		 * release. A queue pair not known to be flushed may still
+		 * run requests: that connection only ends, and its teardown
+		 * drains it as on a live device.
+		 */
 		if (quiesce) {
 			smbd_sock_error(sk, -EIO);
-			if (smbd_qp_fence_start(sk))
-				wait_for_completion_timeout(&sk->ss_ep.fence_done,
-							    tmo);
+			if (smbd_qp_fence_start(sk) &&
+			    !wait_for_completion_timeout(&sk->ss_ep.fence_done,
+							 tmo)) {
+				late++;
+				continue;
+			}
 		}
 		smbd_sock_dead(sk);
 		n++;
 	}
 	mutex_unlock(&smbd_socks_lock);
-	ibdev_warn(ibdev, "smbd: fatal device error: %u connections ended\n", n);
+	ibdev_warn(ibdev, "smbd: fatal device error: %u connections ended\n",
+		   n + late);
+	if (late)
+		ibdev_warn(ibdev, "smbd: %u of them not flushed within %u ms: drained by their teardown\n",
+			   late, SMBD_DEAD_QUIESCE_MS);
 }
 
 /**

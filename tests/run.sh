@@ -307,9 +307,9 @@ fi
 # 6.12 and 6.1, with their rdma_rxe: smbd.ko, cifs.ko and ksmbd.ko as the
 # Debian package's DKMS installed them (above) go to updates/dkms,
 # modprobe loads them, and cifs on smbd mounts ksmbd on smbd over rxe.
-# Then the removal and cable-pull rounds of plan-74 over rxe (Debian's
-# kernels have no siw, and their smbd no fault points: no dying device),
-# the cable pulled for 1 s and for 15 s.
+# Then the removal, dying-device and cable-pull rounds of plan-74 over
+# rxe (Debian's kernels have no siw), the cable pulled for 1 s and for
+# 15 s.
 # No KASAN there: the log checker counts WARN, BUG and hung tasks.
 for skdir in "${stock_dirs[@]}"; do
 	rel=$(cat "$skdir/build/include/config/kernel.release")
@@ -333,7 +333,7 @@ for skdir in "${stock_dirs[@]}"; do
 	series=$(echo "$rel" | cut -d. -f1,2)
 	SMBD_VM_UPDATES=$updates SMBD_VM_KERNEL=$skdir \
 		vm_run "vm-stock-$rel" "stock-kernel $rel VM run" 1500 \
-		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=0 smbdtest.cable_downs_rxe=1,15 smbdtest.removal_prefix=stock-$series/removal" \
+		"smbdtest.stock=1 smbdtest.plan_timeout=1200 smbdtest.removal_providers=rxe smbdtest.fatal_rounds=1 smbdtest.cable_downs_rxe=1,15 smbdtest.removal_prefix=stock-$series/removal" \
 		"tests/guest/stock/plan-80-stock.sh tests/guest/smb/plan-74-removal.sh" "stock" \
 		"$plain/smbd.ko" "$plain/cifs.ko" "$plain/ksmbd.ko"
 done

@@ -15,7 +15,7 @@
 #   must return; the device comes back (rdma link add) and a fresh mount
 #   moves a file both ways intact.
 # Then the same rounds with a device that dies instead (issue 40; mlx5's
-# internal error): the fault point smbd/dev_fatal plays
+# internal error): smbd's debugfs smbd/dev_fatal plays
 # IB_EVENT_DEVICE_FATAL on it (each queue pair flushed first, as a
 # device that stopped leaves it; then every post refused and nothing
 # drained); the same checks, every consumer told and every dd ended
@@ -47,8 +47,8 @@
 #   smbdtest.cable_downs_rxe=S,S,...  the same over rxe (1,15)
 #   smbdtest.removal_providers=P,...  rxe,siw (the default) or one of them
 #   smbdtest.removal_prefix=NAME  the checks' names begin with NAME/ (removal)
-# Debian's kernels (the stock-kernel VMs) run it over rxe with no dying
-# device: their smbd has no fault points (no CONFIG_FAULT_INJECTION).
+# Debian's kernels (the stock-kernel VMs) run it over rxe (no siw there);
+# dev_fatal is smbd's own, there without CONFIG_FAULT_INJECTION.
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
