@@ -458,6 +458,7 @@ const char *smbd_neg_err_str(enum smbd_neg_err err)
 		[SMBD_NEG_ERR_FRAG_SIZE] = "max fragmented size below 131072",
 		[SMBD_NEG_ERR_PREF_SEND_SIZE] = "preferred send size too large",
 		[SMBD_NEG_ERR_STATUS] = "failure status",
+		[SMBD_NEG_ERR_EARLY] = "message before the request",
 	};
 
 	if ((unsigned int)err >= ARRAY_SIZE(names))

@@ -299,6 +299,19 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	case SMBD_CONNECTED:
 		ret = smbd_recv_data(sk, rx, wc, &act);
 		break;
+	case SMBD_CONNECTING:
+		/*
+		 * [MS-SMBD] 3.1.5.2, 3.1.5.7: the initiator speaks first,
+		 * its Negotiate Request once the connection is established;
+		 * the responder only answers it. A message before that is a
+		 * violation; it took the one receive posted for the
+		 * response, which would then find none.
+		 */
+		list_add(&rx->rx_node, &sk->ss_rx_free);
+		smbd_refuse(sk, &sk->ss_cnt.neg_refused[SMBD_NEG_ERR_EARLY],
+			    "3.1.5.7", smbd_neg_err_str(SMBD_NEG_ERR_EARLY));
+		ret = -EPROTO;
+		break;
 	default:
 		list_add(&rx->rx_node, &sk->ss_rx_free);
 		break;

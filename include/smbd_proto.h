@@ -66,6 +66,8 @@ struct smbd_negotiated {
  * @SMBD_NEG_ERR_PREF_SEND_SIZE: PreferredSendSize above our
  *	MaxReceiveSize (response)
  * @SMBD_NEG_ERR_STATUS: Status is not STATUS_SUCCESS (response)
+ * @SMBD_NEG_ERR_EARLY: a message came before our Negotiate Request went
+ *	out (initiator): the peer spoke first
  * @SMBD_NEG_ERR_NR: how many values there are
  */
 enum smbd_neg_err {
@@ -78,6 +80,7 @@ enum smbd_neg_err {
 	SMBD_NEG_ERR_FRAG_SIZE,
 	SMBD_NEG_ERR_PREF_SEND_SIZE,
 	SMBD_NEG_ERR_STATUS,
+	SMBD_NEG_ERR_EARLY,
 	SMBD_NEG_ERR_NR
 };
 

@@ -1334,6 +1334,43 @@ static void conn_negotiate(struct kunit *test)
 }
 
 /*
+ * [MS-SMBD] 3.1.5.2, 3.1.5.7: the initiator speaks first. A responder
+ * that sends before the initiator's Negotiate Request went out (here a
+ * valid response, to no request) is refused: the connection ends with
+ * -EPROTO and the refusal is counted (it took the one receive posted
+ * for the response, which would have found none: an RNR, or the
+ * Negotiation Timer), and the ESTABLISHED that comes after sends nothing.
+ */
+static void conn_message_before_request(struct kunit *test)
+{
+	struct lb_pair *lp = lb_pair(test);
+	struct smbd_neg_resp_pdu r;
+	struct smbd_sock *a;
+	u32 refused;
+	int i;
+
+	lb_raw(lp, &lp->b);
+	a = lb_sock(test, &lp->a, NULL);
+	KUNIT_ASSERT_EQ(test, lb_state(a), SMBD_CONNECTING);
+	lb_neg_resp(&r, 10, 1364, 8192);
+	KUNIT_ASSERT_EQ(test, lb_raw_send(lp, &lp->b, &r, sizeof(r)),
+			IB_WC_SUCCESS);
+	for (i = 0; i < 100 && !READ_ONCE(a->ss_err); i++)
+		usleep_range(10000, 11000);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(a->ss_err), -EPROTO);
+	spin_lock_bh(&a->ss_lock);
+	refused = a->ss_cnt.neg_refused[SMBD_NEG_ERR_EARLY];
+	spin_unlock_bh(&a->ss_lock);
+	KUNIT_EXPECT_EQ(test, refused, 1U);
+	/* Ended meanwhile: ESTABLISHED leaves it so and sends nothing. */
+	KUNIT_EXPECT_EQ(test, smbd_ep_fake_established(a), 0);
+	KUNIT_EXPECT_NE(test, lb_state(a), SMBD_NEGOTIATING);
+	msleep(100);	/* a send would reach b through the loopback's work */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(lp->b.nmsgs), 0U);
+	KUNIT_EXPECT_EQ(test, lp->a.rnr + lp->b.rnr, 0);
+}
+
+/*
  * Every size across the segment boundaries, both ways, in every order;
  * with the defaults (32 KiB messages, the receive split) or, @classic,
  * without the large size (8 KiB messages in 64 receives each way).
@@ -3798,6 +3835,7 @@ static void conn_profile(struct kunit *test)
 static struct kunit_case smbd_conn_cases[] = {
 	KUNIT_CASE(conn_state_transitions),
 	KUNIT_CASE(conn_negotiate),
+	KUNIT_CASE(conn_message_before_request),
 	KUNIT_CASE(conn_sizes_fifo),
 	KUNIT_CASE(conn_sizes_recv_first),
 	KUNIT_CASE(conn_sizes_send_first),
