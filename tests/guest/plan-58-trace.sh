@@ -108,10 +108,10 @@ for d in $C/*; do
 	if [ "${sent:-0}" -gt 0 ] && [ "${bytes:-0}" -gt 0 ] &&
 	   [ "${sent2:-0}" -gt "$sent" ] && [ "${ms:-0}" -ge 128 ] &&
 	   [ "${tgt:-0}" -gt 0 ] && [ "${posted:-0}" -gt 0 ] &&
-	   [ "$reasons" = 18 ]; then
+	   [ "$reasons" = 19 ]; then
 		ok "debugfs/$r" "msgs_sent $sent then $sent2, max_send_size $ms, send_credit_target $tgt, receives_posted $posted, $reasons reasons at 0"
 	else
-		nok "debugfs/$r" "msgs_sent $sent then $sent2, bytes_sent $bytes, max_send_size $ms, send_credit_target $tgt, receives_posted $posted, $reasons of 18 reasons at 0"
+		nok "debugfs/$r" "msgs_sent $sent then $sent2, bytes_sent $bytes, max_send_size $ms, send_credit_target $tgt, receives_posted $posted, $reasons of 19 reasons at 0"
 		sed 's/^/    /' $d/*
 	fi
 done
