@@ -106,16 +106,17 @@ void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
 		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
 			continue;
 		/*
-		 * Bounded: a fence that could not be posted waits for a
-		 * release. A queue pair not known to be flushed may still
-		 * run requests: that connection only ends, and its teardown
-		 * drains it as on a live device.
+		 * A queue pair not known to be flushed (no marker out, or
+		 * none completed within the bound) may still run requests:
+		 * that connection only ends, and its teardown drains it as
+		 * on a live device.
 		 */
 		if (quiesce) {
 			smbd_sock_error(sk, -EIO);
 			if (smbd_qp_fence_start(sk) &&
-			    !wait_for_completion_timeout(&sk->ss_ep.fence_done,
-							 tmo)) {
+			    (READ_ONCE(sk->ss_ep.fence_err) ||
+			     !wait_for_completion_timeout(&sk->ss_ep.fence_done,
+							  tmo))) {
 				late++;
 				continue;
 			}

@@ -26,9 +26,10 @@
  *    was posted, so only their completions (or a fence or the teardown,
  *    once nothing posted before is running) wake it. The op is not the
  *    thread's: a completion may name it after a fence gave the wait up
- *    (siw delivers some after the error state), so it lives on, as an
- *    orphan, until every request it counted is accounted for, or the
- *    completion queue is gone.
+ *    (siw delivers some after the error state), or twice (siw flushes a
+ *    queued RDMA Read from two places), so an op whose requests did not
+ *    all complete, or one of which completed in error, lives on, as an
+ *    orphan, until the completion queue is gone.
  */
 
 #include <kunit/visibility.h>
@@ -324,7 +325,7 @@ void smbd_ops_abort(struct smbd_sock *sk)
 }
 
 /**
- * smbd_ops_take_orphans() - take the ops whose completions never came
+ * smbd_ops_take_orphans() - take the ops left for completions to come
  * @sk: a socket whose queue pair is destroyed: no completion names an op
  *	any more, but the send completion queue may not be freed yet
  * @to: the list they move to, freed by smbd_ops_free_list() once the
