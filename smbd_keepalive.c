@@ -135,7 +135,8 @@ enum smbd_ka_action smbd_ka_on_timer(struct smbd_keepalive *ka, u64 now_ms,
 	}
 	ka->wait_ms = ka->timeout_ms;
 	if (ka->probe)
-		ka->wait_ms += ka->probe_grace_ms;
+		ka->wait_ms = min_t(u64, (u64)ka->timeout_ms +
+				    ka->probe_grace_ms, U32_MAX);
 	ka->probe = false;
 	ka->state = SMBD_KA_PENDING;
 	/* If the probe cannot go out in time, the peer is gone too. */
