@@ -628,10 +628,12 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 		ret = rdma_set_ack_timeout(id, ack);
 		if (ret)
 			goto fail;
-		/* 4.096 us << ack (IBA 9.7.6.1.3), in ms, rounded up */
-		sk->ss_ep.resend_ms = min_t(u64, U32_MAX,
-					    DIV_ROUND_UP_ULL(4096ULL << ack,
-							     NSEC_PER_MSEC));
+		/*
+		 * 4.096 us << ack (IBA 9.7.6.1.3), in ms, rounded up; ack is
+		 * at most 31 (smbd_params_check()): under 9e6 ms.
+		 */
+		sk->ss_ep.resend_ms = DIV_ROUND_UP_ULL(4096ULL << ack,
+						       NSEC_PER_MSEC);
 	}
 
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
