@@ -14,7 +14,7 @@
 
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
-MSGS=10000
+MSGS=6000
 FATAL=60
 
 st_seed hostile

@@ -2348,7 +2348,7 @@ static struct hsnd *hsnd_reader(struct hpair *p, u32 len, bool stream)
 
 /* The few-credits peer: its CreditsRequested, and its message. */
 #define FC_CREDITS	10
-#define FC_SEGS		4096
+#define FC_SEGS		2048
 #define FC_SEND		(H_MSG_MAX * 2)	/* smbd's own message, with @busy */
 
 /*

@@ -19,7 +19,7 @@ SMB_CIFS_KO=/smbd/cifs.ko	# cifs on smbd (adapters/cifs)
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 
-CONNS=60		# connections the hostile server serves per provider
+CONNS=36		# connections the hostile server serves per provider
 SECS=300		# the most it serves them for
 MOUNT_TIMEOUT=60	# a mount still running past it has hung
 H=/sys/kernel/debug/smbd_hostile0
