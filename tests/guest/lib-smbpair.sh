@@ -26,13 +26,16 @@ SIZES="1 4095 4096 4097 1048576 8388608 16777216"
 # in a row; 64 MiB proved nothing more and cost minutes per cycle (over
 # siw reads run at 1-3 MiB/s in the TCG guest).
 BIG=16777216
+# Each of concurrent()'s files: four 1 MiB requests, eight transfers at
+# once (8 MiB files found nothing more and took a sixth of a cycle)
+CONC=4194304
 PAIR_DATA=/tmp/smbpair-data
 
 pair_data() {
 	[ -f $PAIR_DATA/.done ] && return 0
 	mkdir -p $PAIR_DATA
-	for s in $SIZES; do
-		head -c "$s" /dev/urandom > $PAIR_DATA/$s
+	for s in $SIZES $CONC; do
+		[ -f $PAIR_DATA/$s ] || head -c "$s" /dev/urandom > $PAIR_DATA/$s
 	done
 	touch $PAIR_DATA/.done
 }
@@ -81,18 +84,18 @@ xfer() {
 	result $? "$_t/$_m-$_s" "write rc=$_wrc read rc=$_rrc; server md5 ${_srv:-none}, read ${_got:-none}, want $_want"
 }
 
-# concurrent T MNT: 4 writers and then 4 readers at once, 8 MiB each,
-# while 4 other readers read files written before
+# concurrent T MNT: 4 writers and then 4 readers at once, CONC bytes
+# each, while 4 other readers read files written before
 concurrent() {
-	_t=$1 _mnt=$2 _want=$(md5 $PAIR_DATA/8388608) _rc=0
+	_t=$1 _mnt=$2 _want=$(md5 $PAIR_DATA/$CONC) _rc=0
 	for i in 1 2 3 4; do
-		cp $PAIR_DATA/8388608 "$_mnt/old-$i"
+		cp $PAIR_DATA/$CONC "$_mnt/old-$i"
 	done
 	sync
 	drop_caches
 	_pids=""
 	for i in 1 2 3 4; do
-		dd if=$PAIR_DATA/8388608 of="$_mnt/new-$i" bs=1M oflag=direct 2>/dev/null &
+		dd if=$PAIR_DATA/$CONC of="$_mnt/new-$i" bs=1M oflag=direct 2>/dev/null &
 		_pids="$_pids $!"
 		dd if="$_mnt/old-$i" of=/tmp/smbpair-old-$i bs=1M iflag=direct 2>/dev/null &
 		_pids="$_pids $!"
