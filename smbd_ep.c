@@ -80,46 +80,54 @@ void smbd_sock_dead(struct smbd_sock *sk)
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_dead);
 
-/* How long debugfs dev_fatal waits for each queue pair to flush. */
+/* How long debugfs dev_fatal waits for the queue pairs to flush. */
 #define SMBD_DEAD_QUIESCE_MS	10000
 
 /**
- * smbd_socks_dead() - every connection on a device that stopped for good
+ * smbd_socks_dead_ms() - every connection on a device that stopped for good
  * @ibdev: the device
- * @quiesce: first flush each connection's queue pair through the fence
- *	and wait for it (debugfs dev_fatal's stand-in for a device that
- *	stopped: a soft device still moves data); one not flushed in time
- *	is left to its teardown
+ * @quiesce_ms: when not 0, first flush every connection's queue pair
+ *	through its fence, and wait up to this long for them all (debugfs
+ *	dev_fatal's stand-in for a device that stopped: a soft device still
+ *	moves data); one not flushed by then is left to its teardown
  *
- * smbd_dev.c calls it on IB_EVENT_DEVICE_FATAL (see smbd_sock_dead()).
+ * The fences are all started before the first wait, so that the wait is
+ * bounded once, not once per connection: smbd_socks_lock holds up every
+ * connect and release meanwhile.
  *
  * Context: process; sleeps. Takes smbd_socks_lock.
  */
-void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
+VISIBLE_IF_KUNIT void smbd_socks_dead_ms(struct ib_device *ibdev,
+					 unsigned int quiesce_ms)
 {
-	unsigned long tmo = msecs_to_jiffies(SMBD_DEAD_QUIESCE_MS);
+	unsigned long end = jiffies + msecs_to_jiffies(quiesce_ms);
 	struct smbd_sock *sk;
 	u32 n = 0, late = 0;
 
 	mutex_lock(&smbd_socks_lock);
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		if (!quiesce_ms || READ_ONCE(sk->ss_ep.ibdev) != ibdev)
+			continue;
+		smbd_sock_error(sk, -EIO);
+		smbd_qp_fence_start(sk);
+	}
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
 		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
 			continue;
 		/*
 		 * A queue pair not known to be flushed (no marker out, or
-		 * none completed within the bound) may still run requests:
-		 * that connection only ends, and its teardown drains it as
-		 * on a live device.
+		 * none completed in time) may still run requests: that
+		 * connection only ends, and its teardown drains it as on a
+		 * live device. The fence was started above: this only
+		 * finds the marker.
 		 */
-		if (quiesce) {
-			smbd_sock_error(sk, -EIO);
-			if (smbd_qp_fence_start(sk) &&
-			    (READ_ONCE(sk->ss_ep.fence_err) ||
-			     !wait_for_completion_timeout(&sk->ss_ep.fence_done,
-							  tmo))) {
-				late++;
-				continue;
-			}
+		if (quiesce_ms && smbd_qp_fence_start(sk) &&
+		    (READ_ONCE(sk->ss_ep.fence_err) ||
+		     !wait_for_completion_timeout(&sk->ss_ep.fence_done,
+						  time_after(end, jiffies) ?
+						  end - jiffies : 1))) {
+			late++;
+			continue;
 		}
 		smbd_sock_dead(sk);
 		n++;
@@ -129,7 +137,23 @@ void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
 		   n + late);
 	if (late)
 		ibdev_warn(ibdev, "smbd: %u of them not flushed within %u ms: drained by their teardown\n",
-			   late, SMBD_DEAD_QUIESCE_MS);
+			   late, quiesce_ms);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_socks_dead_ms);
+
+/**
+ * smbd_socks_dead() - every connection on a device that stopped for good
+ * @ibdev: the device
+ * @quiesce: flush the queue pairs first, for up to SMBD_DEAD_QUIESCE_MS
+ *	(smbd_socks_dead_ms())
+ *
+ * smbd_dev.c calls it on IB_EVENT_DEVICE_FATAL (see smbd_sock_dead()).
+ *
+ * Context: process; sleeps. Takes smbd_socks_lock.
+ */
+void smbd_socks_dead(struct ib_device *ibdev, bool quiesce)
+{
+	smbd_socks_dead_ms(ibdev, quiesce ? SMBD_DEAD_QUIESCE_MS : 0);
 }
 
 /**

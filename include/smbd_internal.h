@@ -866,6 +866,9 @@ extern struct workqueue_struct *smbd_wq;
 void smbd_cq_graves_wait(void);
 void smbd_sock_dead(struct smbd_sock *sk);
 void smbd_socks_dead(struct ib_device *ibdev, bool quiesce);
+#if IS_ENABLED(CONFIG_KUNIT)
+void smbd_socks_dead_ms(struct ib_device *ibdev, unsigned int quiesce_ms);
+#endif
 void smbd_socks_link_up(struct ib_device *ibdev, u32 port);
 extern struct list_head smbd_socks;	/* every socket, for debugfs */
 extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
