@@ -33,18 +33,23 @@ struct opk_fake {
 	int marker_ret;			/* with this error */
 	/* a fence's marker completes while the refused post returns */
 	struct opk_ctx *fence_on_refusal;
+	/* and these flushes of its op's requests, before it */
+	struct opk_ctx *flush_on_refusal;
+	u32 flushes_on_refusal;
 };
 
 static struct opk_fake opk;
 
 static void opk_complete(struct opk_ctx *c, struct ib_cqe *cqe,
 			 enum ib_wc_status status);
+static void opk_flush_op(struct opk_ctx *c, u32 n);
 
 static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			 const struct ib_send_wr **bad)
 {
-	struct opk_ctx *fence;
+	struct opk_ctx *fence, *flush;
 	const struct ib_send_wr *wr;
+	u32 flushes;
 	int ret = 0;
 
 	spin_lock(&opk.lock);
@@ -74,7 +79,12 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 	}
 	fence = ret ? opk.fence_on_refusal : NULL;
 	opk.fence_on_refusal = NULL;
+	flush = ret ? opk.flush_on_refusal : NULL;
+	flushes = flush ? opk.flushes_on_refusal : 0;
+	opk.flush_on_refusal = NULL;
 	spin_unlock(&opk.lock);
+	if (flush)
+		opk_flush_op(flush, flushes);
 	if (fence)
 		opk_complete(fence, &sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	return ret;
@@ -192,6 +202,13 @@ static void opk_complete(struct opk_ctx *c, struct ib_cqe *cqe,
 	local_bh_disable();
 	cqe->done(&c->cq, &wc);
 	local_bh_enable();
+}
+
+/* @n flushes of c->op's requests. */
+static void opk_flush_op(struct opk_ctx *c, u32 n)
+{
+	while (n--)
+		opk_complete(c, &c->op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 }
 
 static int opk_waiter(void *arg)
@@ -340,6 +357,43 @@ static void smbd_op_partial_post_under_fence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->op->op_pending, 0U);
 	spin_unlock_bh(&c->sk->ss_lock);
 	opk_end(c);
+}
+
+/*
+ * A chain taken in part, and the one request that went is flushed twice
+ * (siw, as in smbd_op_flushed_twice below) before its poster takes back
+ * the requests that did not go. The doubled flush already took one of
+ * those from the count of posted requests: it must stop at zero, not
+ * wrap to wait for 4 billion completions.
+ */
+static void smbd_op_partial_post_flushed_twice(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, 1);
+	struct smbd_op *op;
+
+	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
+	op = c->op;
+	/* s s s: the provider takes the first, and flushes it twice. */
+	opk_chain(c, 3, BIT(0) | BIT(1) | BIT(2));
+	opk.flush_on_refusal = c;
+	opk.flushes_on_refusal = 2;
+	opk_wait_start(test, c);
+	KUNIT_ASSERT_TRUE(test, opk_until_marker());
+	spin_lock_bh(&c->sk->ss_lock);
+	KUNIT_EXPECT_EQ(test, op->op_posted, 0U);
+	KUNIT_EXPECT_EQ(test, op->op_pending, 0U);
+	KUNIT_EXPECT_TRUE(test, op->op_errored);
+	spin_unlock_bh(&c->sk->ss_lock);
+	/* In error: the thread returns after the marker, not before. */
+	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	/* The flush came first: the request's error, not the post's. */
+	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
+	opk_end(c);
+	KUNIT_EXPECT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	KUNIT_EXPECT_EQ(test, op->op_posted, 0U);
 }
 
 /* The connection ends; its event work moves the queue pair and fences. */
@@ -569,6 +623,83 @@ static void smbd_op_flushed_twice(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 }
 
+/* A fence's marker flushed, as the CQ's poller delivers it. */
+static void opk_fence_flushed(struct smbd_sock *sk)
+{
+	struct ib_wc wc = { .wr_cqe = &sk->ss_ep.fence_cqe.cqe,
+			    .status = IB_WC_WR_FLUSH_ERR };
+	struct ib_cq *cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+
+	if (!cq)
+		return;
+	cq->cq_context = sk;
+	local_bh_disable();
+	wc.wr_cqe->done(cq, &wc);
+	local_bh_enable();
+	kfree(cq);
+}
+
+#define OPK_DEAD_SOCKS	4
+#define OPK_DEAD_MS	300
+
+/*
+ * debugfs dev_fatal on a device whose queue pairs flush nothing: every
+ * connection's fence is started before the first wait, so the wait is
+ * bounded once (OPK_DEAD_MS), not once per connection, while
+ * smbd_socks_lock holds up every connect and release. Each connection
+ * ends; none is marked dead (its teardown drains it).
+ */
+static void smbd_op_dead_fences_waited_once(struct kunit *test)
+{
+	struct smbd_sock *sks[OPK_DEAD_SOCKS] = {};
+	struct opk_ctx *c = opk_setup(test, -1);
+	struct ib_device *dev;
+	struct smbd_params params;
+	unsigned long t0, ms;
+	int i;
+
+	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	dev->dev.init_name = "smbd_opk";	/* its log lines' name */
+	smbd_params_init(&params, false);
+	for (i = 0; i < OPK_DEAD_SOCKS; i++) {
+		sks[i] = i ? smbd_sock_alloc(&init_net, &params, false) :
+			     c->sk;
+		if (!sks[i])
+			break;
+		sks[i]->ss_ep.fake = &opk_qp;
+		sks[i]->ss_ep.qp = &opk_ib_qp;
+		sks[i]->ss_ep.ibdev = dev;
+		spin_lock_bh(&sks[i]->ss_lock);
+		sks[i]->ss_state = SMBD_CONNECTED;
+		spin_unlock_bh(&sks[i]->ss_lock);
+	}
+	if (i == OPK_DEAD_SOCKS) {
+		t0 = jiffies;
+		smbd_socks_dead_ms(dev, OPK_DEAD_MS);
+		ms = jiffies_to_msecs(jiffies - t0);
+		/* One at a time, it took OPK_DEAD_SOCKS * OPK_DEAD_MS. */
+		KUNIT_EXPECT_GE(test, ms, OPK_DEAD_MS);
+		KUNIT_EXPECT_LT(test, ms, 2 * OPK_DEAD_MS);
+		for (i = 0; i < OPK_DEAD_SOCKS; i++) {
+			KUNIT_EXPECT_FALSE(test, READ_ONCE(sks[i]->ss_ep.dead));
+			KUNIT_EXPECT_EQ(test, READ_ONCE(sks[i]->ss_err), -EIO);
+		}
+	} else {
+		KUNIT_FAIL(test, "socket %d not allocated", i);
+	}
+	/* The markers flush at last; the sockets go (c's with the case). */
+	for (i = 0; i < OPK_DEAD_SOCKS && sks[i]; i++) {
+		opk_fence_flushed(sks[i]);
+		flush_work(&sks[i]->ss_disconnect_work);
+		sks[i]->ss_ep.ibdev = NULL;
+		if (!i)
+			continue;
+		sks[i]->ss_ep.qp = NULL;
+		smbd_sock_free(sks[i]);
+	}
+}
+
 /*
  * An op whose every request completed, in order and without error, is
  * freed when its thread leaves: ops do not pile up on a connection.
@@ -648,6 +779,7 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_cqe_named),
 	KUNIT_CASE(smbd_op_partial_post_fences),
 	KUNIT_CASE(smbd_op_partial_post_under_fence),
+	KUNIT_CASE(smbd_op_partial_post_flushed_twice),
 	KUNIT_CASE(smbd_op_fence_needs_error_state),
 	KUNIT_CASE(smbd_op_fence_refused),
 	KUNIT_CASE(smbd_op_dead_device),
@@ -657,6 +789,7 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_flushed_twice),
 	KUNIT_CASE(smbd_op_done_freed_at_end),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
+	KUNIT_CASE(smbd_op_dead_fences_waited_once),
 	{}
 };
 
