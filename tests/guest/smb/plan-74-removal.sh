@@ -332,11 +332,16 @@ cable_after() {
 	# drops packets, it fails no send. Whether the device still makes
 	# connections is asked of rping, which knows nothing of smbd; when
 	# it cannot, the device is re-added, as after a removal, and the
-	# log says so.
+	# log says so. A GSI queue pair in the error state answers without
+	# rping's 15 s.
 	gsi=$($RDMA res show qp link "$dev/1" lqpn 1 2>/dev/null | tr -s ' ')
-	if ! cm_works "$addr"; then
+	case $gsi in
+	*" state ERR "*) _cm=1 ;;
+	*) cm_works "$addr"; _cm=$? ;;
+	esac
+	if [ $_cm != 0 ]; then
 		CABLE_CM="$CABLE_CM ${i}s"
-		blog "no rdma_cm connection on $dev after the link came back (rping; its GSI queue pair: ${gsi:-?}): re-added"
+		blog "no rdma_cm connection on $dev after the link came back (rping, or its GSI queue pair: ${gsi:-?}): re-added"
 		bounded $LIMIT $RDMA link delete "$dev" &&
 			bounded $LIMIT $RDMA link add "$dev" type "$type" netdev "$ndev"
 		smb_wait 10 device_back "$dev" "$ndev" && cm_works "$addr"
