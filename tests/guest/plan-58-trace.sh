@@ -53,7 +53,7 @@ $RMMOD smbd_test
 $INSMOD /smbd/smbd_mr_test.ko
 D=/sys/kernel/debug/smbd_mr_test
 run trace/mr listen $A 6447
-run trace/mr mr $A 6447
+run trace/mr mr-brief $A 6447
 run trace/mr stop $A 6447
 $RMMOD smbd_mr_test
 

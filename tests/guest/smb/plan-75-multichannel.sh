@@ -16,7 +16,7 @@
 #   cifs's DebugData shows more than one channel, and a channel on each
 #   of the two addresses' interfaces; smbd's debugfs shows a connection
 #   in each device, cifs's (initiator) and ksmbd's (responder).
-#   32 MiB written and read back with O_DIRECT (1 MiB requests), intact
+#   16 MiB written and read back with O_DIRECT (1 MiB requests), intact
 #   on the server's disk and as read; each device carried part of it
 #   (smbd's RDMA byte counters, summed per device, are printed).
 #   The second device deleted (rdma link delete) under a 32 MiB O_DIRECT
@@ -57,7 +57,7 @@ LIMIT=60	# a command (or the write after the delete) running longer has hung
 TOLD=10		# seconds after the delete for no connection on the device
 BACK=60		# seconds after the add for cifs's channel on the device again
 CHANNELS=10	# seconds after the mount for the channels in DebugData
-DATA_MB=32	# the transfer over both channels
+DATA_MB=16	# the transfer over both channels
 DEL_MB=$(karg smbdtest.multichannel_mb 32)	# the write under the removal
 case $DEL_MB in '' | *[!0-9]* | 0) DEL_MB=32 ;; esac
 CHECK_MB=16	# the transfer after the device is back
