@@ -21,6 +21,10 @@
 #   SMBD_BENCH_JOBS (only these fio jobs, e.g. "randread_4k_qd1")
 #   SMBD_BENCH_SCALE_MAX (256: the scale part fills one listener up to
 #   this many connections)
+#   SMBD_BENCH_KERNEL (bench; plain: the bench kernel without the fixes
+#   to the stock code, as users build it from Debian's source)
+#   SMBD_BENCH_SRC (a tree, e.g. a worktree of an older commit: its
+#   smbd.ko, smbd_test.ko, cifs.ko and ksmbd.ko, run by this tree's plan)
 #   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
 #   chart from this run.
 set -euo pipefail
@@ -45,14 +49,20 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-kc=$(bash "$top/tests/vm/build-kernel.sh" bench)
+case ${SMBD_BENCH_KERNEL:-bench} in
+bench | plain) kc=$(bash "$top/tests/vm/build-kernel.sh" "${SMBD_BENCH_KERNEL:-bench}") ;;
+*) echo "bench: SMBD_BENCH_KERNEL is bench or plain" >&2; exit 2 ;;
+esac
 echo "bench: kernel $kc"
 
 # Build in a copy: the tree's own modules are for the test kernel.
 src=$out/src
 rm -rf "$src"
 mkdir -p "$src"
-tar -C "$top" --exclude=./out --exclude=./.git -cf - . | tar -C "$src" -xf -
+# SMBD_BENCH_SRC: the modules of another commit's tree (say a worktree
+# of an older one), measured by this tree's plan.
+mods_top=${SMBD_BENCH_SRC:-$top}
+tar -C "$mods_top" --exclude=./out --exclude=./.git -cf - . | tar -C "$src" -xf -
 make -s -C "$src" clean >/dev/null 2>&1 || true
 make -s -C "$src" -j"$(nproc)" KDIR="$kc/build" >"$out/build.log" 2>&1 ||
 	{ tail -n 30 "$out/build.log"; exit 1; }
@@ -82,6 +92,7 @@ append+=" smbdbench.providers=$(arg "${SMBD_BENCH_PROVIDERS:-siw rxe}")"
 append+=" smbdbench.parts=$(arg "${SMBD_BENCH_PARTS:-verbs api smb trace scale mc tcp}")"
 append+=" smbdbench.pairs=$(arg "${SMBD_BENCH_PAIRS:-stock.stock smbd.stock stock.smbd smbd.smbd}")"
 append+=" smbdbench.profile=${SMBD_BENCH_PROFILE:-1}"
+append+=" smbdbench.kernel=${SMBD_BENCH_KERNEL:-bench}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
 [ -n "${SMBD_BENCH_SCALE_MAX:-}" ] && append+=" smbdbench.scale_max=$SMBD_BENCH_SCALE_MAX"
 [ -n "${SMBD_BENCH_JOBS:-}" ] && append+=" smbdbench.jobs=$(arg "$SMBD_BENCH_JOBS")"

@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build (or reuse) the smbd test kernel from Debian's linux-source-6.12.
-#   build-kernel.sh [bench]
+#   build-kernel.sh [bench|plain]
 # With "bench", the bench kernel (scripts/bench.sh) instead: the same
 # kernel without the bug finders (tests/kernel/smbd-bench.config).
+# With "plain", the bench kernel without the fixes to the stock code
+# (tests/kernel/*.patch, adapters/patches/*.patch): the kernel users
+# build from Debian's source, for the benchmark's SMBD_BENCH_KERNEL=plain.
+# Only the siw lock change below stays (a lock's flavour, for lockdep).
 #
 # The result is cached outside the tree, keyed by the source package version
 # and the hash of tests/kernel/smbd-test.config, of the fixes in
@@ -21,8 +25,9 @@ flavour=${1:-test}
 cache=${SMBD_CACHE:-$HOME/.cache/smbd}
 case $flavour in
 test) name=kernel ;;
-bench)
+bench | plain)
 	name=bench-kernel
+	[ "$flavour" = bench ] || name=bench-plain-kernel
 	# The test fragment above its bug finders, less the keys the bench
 	# fragment sets, then the bench fragment.
 	bfrag=$top/tests/kernel/smbd-bench.config
@@ -32,7 +37,7 @@ bench)
 	{ sed '/^# Bug finders/,$d' "$frag" | grep -vF "$keys"; cat "$bfrag"; } > "$merged"
 	frag=$merged
 	;;
-*) echo "usage: $0 [bench]" >&2; exit 2 ;;
+*) echo "usage: $0 [bench|plain]" >&2; exit 2 ;;
 esac
 tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || { echo "linux-source-6.12 is not installed (run scripts/setup.sh)" >&2; exit 1; }
@@ -42,6 +47,9 @@ shopt -s nullglob	# either folder may hold none
 # The fixes: the test kernel's own, and those the adapters carry too
 # (adapters/build.sh applies them to the cifs and ksmbd it builds).
 patches=("$top"/tests/kernel/*.patch "$top"/adapters/patches/*.patch)
+if [ "$flavour" = plain ]; then
+	patches=()
+fi
 hash=$( { cat "$frag" "${patches[@]}"; sed -n '/^# KEY-BEGIN/,/^# KEY-END/p' "$0"; } | sha256sum | cut -c1-12)
 out=$cache/$name-$ver-$hash
 mkdir -p "$cache"
@@ -74,7 +82,7 @@ progress() {
 SECONDS=0
 progress &
 watcher=$!
-[ "$flavour" = bench ] || trap 'kill $watcher 2>/dev/null || true' EXIT
+[ "$flavour" != test ] || trap 'kill $watcher 2>/dev/null || true' EXIT
 
 # KEY-BEGIN: changes between here and KEY-END rebuild the kernel.
 rm -rf "$out"

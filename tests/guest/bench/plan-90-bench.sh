@@ -644,7 +644,7 @@ scale_stop() {
 # ------------------------------------------------------------ the run
 
 t_start=$(uptime_s)
-echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) smbd=${SMBD_ARGS:-defaults}"
+echo "SMBD-BENCH-BEGIN repeat=$REPEAT runtime=$RUNTIME kernel=$(uname -r)$([ "$(barg kernel bench)" = plain ] && echo -plain) cpus=$(grep -c ^processor /proc/cpuinfo) smbd=${SMBD_ARGS:-defaults}"
 # Latencies and the trace need a clock finer than the jiffies one.
 _cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
 [ "$_cs" = tsc ] || problem "clocksource is ${_cs:-unknown}, not tsc: latencies are in jiffies"
