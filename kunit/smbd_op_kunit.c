@@ -294,6 +294,21 @@ static void opk_release_waiter(struct opk_ctx *c, u32 nwr)
 }
 
 /*
+ * The fence's marker completes, in the queue's order after the case's
+ * requests: the thread returns @ret, and its op, which saw an error, is
+ * kept for completions still to come, with nothing counted.
+ */
+static void opk_fenced_kept(struct kunit *test, struct opk_ctx *c, int ret)
+{
+	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
+	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
+	KUNIT_EXPECT_EQ(test, c->ret, ret);
+	opk_end(c);
+	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	KUNIT_EXPECT_EQ(test, c->op->op_posted, 0U);
+}
+
+/*
  * [MS-SMBD] 3.1.4.4 and the reliability audit's finding 2: a chain the
  * provider takes in part leaves an unsignalled request on the queue
  * that no completion reports. The waiter must not return (and hand its
@@ -387,13 +402,8 @@ static void smbd_op_partial_post_flushed_twice(struct kunit *test)
 	spin_unlock_bh(&c->sk->ss_lock);
 	/* In error: the thread returns after the marker, not before. */
 	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
-	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
-	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	/* The flush came first: the request's error, not the post's. */
-	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
-	opk_end(c);
-	KUNIT_EXPECT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
-	KUNIT_EXPECT_EQ(test, op->op_posted, 0U);
+	opk_fenced_kept(test, c, -ECONNABORTED);
 }
 
 /* The connection ends; its event work moves the queue pair and fences. */
@@ -608,13 +618,8 @@ static void smbd_op_flushed_twice(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, opk_waited(c, HZ / 4));
 	/* The second Read's flush, then the marker, in the queue's order. */
 	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
-	opk_complete(c, &c->sk->ss_ep.fence_cqe.cqe, IB_WC_WR_FLUSH_ERR);
-	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
-	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
-	opk_end(c);
 	/* Nothing counted, yet kept: a flush may still come for it. */
-	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
-	KUNIT_EXPECT_EQ(test, op->op_posted, 0U);
+	opk_fenced_kept(test, c, -ECONNABORTED);
 	opk_complete(c, &op->op_cqe.cqe, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, op->op_magic, SMBD_OP_LIVE);
 	mutex_lock(&c->sk->ss_ep.teardown_mutex);
