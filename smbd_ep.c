@@ -105,11 +105,13 @@ VISIBLE_IF_KUNIT void smbd_socks_dead_ms(struct ib_device *ibdev,
 	u32 n = 0, late = 0;
 
 	mutex_lock(&smbd_socks_lock);
-	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
-		if (!quiesce_ms || READ_ONCE(sk->ss_ep.ibdev) != ibdev)
-			continue;
-		smbd_sock_error(sk, -EIO);
-		smbd_qp_fence_start(sk);
+	if (quiesce_ms) {
+		list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+			if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
+				continue;
+			smbd_sock_error(sk, -EIO);
+			smbd_qp_fence_start(sk);
+		}
 	}
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
 		if (READ_ONCE(sk->ss_ep.ibdev) != ibdev)
