@@ -628,20 +628,16 @@ static void smbd_op_flushed_twice(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 }
 
-/* A fence's marker flushed, as the CQ's poller delivers it. */
-static void opk_fence_flushed(struct smbd_sock *sk)
+/* A fence's marker flushed on @cq, as the CQ's poller delivers it. */
+static void opk_fence_flushed(struct smbd_sock *sk, struct ib_cq *cq)
 {
 	struct ib_wc wc = { .wr_cqe = &sk->ss_ep.fence_cqe.cqe,
 			    .status = IB_WC_WR_FLUSH_ERR };
-	struct ib_cq *cq = kzalloc(sizeof(*cq), GFP_KERNEL);
 
-	if (!cq)
-		return;
 	cq->cq_context = sk;
 	local_bh_disable();
 	wc.wr_cqe->done(cq, &wc);
 	local_bh_enable();
-	kfree(cq);
 }
 
 #define OPK_DEAD_SOCKS	4
@@ -658,12 +654,16 @@ static void smbd_op_dead_fences_waited_once(struct kunit *test)
 {
 	struct smbd_sock *sks[OPK_DEAD_SOCKS] = {};
 	struct opk_ctx *c = opk_setup(test, -1);
-	struct ib_device *dev;
 	struct smbd_params params;
+	struct ib_device *dev;
 	unsigned long t0, ms;
+	struct ib_cq *cqs;
 	int i;
 
+	/* Taken first: a marker left unflushed would hold the event work. */
+	cqs = kunit_kcalloc(test, OPK_DEAD_SOCKS, sizeof(*cqs), GFP_KERNEL);
 	dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cqs);
 	KUNIT_ASSERT_NOT_NULL(test, dev);
 	dev->dev.init_name = "smbd_opk";	/* its log lines' name */
 	smbd_params_init(&params, false);
@@ -695,7 +695,7 @@ static void smbd_op_dead_fences_waited_once(struct kunit *test)
 	}
 	/* The markers flush at last; the sockets go (c's with the case). */
 	for (i = 0; i < OPK_DEAD_SOCKS && sks[i]; i++) {
-		opk_fence_flushed(sks[i]);
+		opk_fence_flushed(sks[i], &cqs[i]);
 		flush_work(&sks[i]->ss_disconnect_work);
 		sks[i]->ss_ep.ibdev = NULL;
 		if (!i)
