@@ -888,7 +888,8 @@ static void mt_cmd_mr(struct mt_cmd *c, bool all, bool brief)
 			1, 0, 1);
 		mt_scattered(&m);
 	}
-	for (i = 0; i < ARRAY_SIZE(ndescs) - brief; i++) {
+	/* brief: not the last count, MT_WIRE_DESC */
+	for (i = 0; i < ARRAY_SIZE(ndescs) - (brief ? 1 : 0); i++) {
 		mt_descs(&m, ndescs[i], false);
 		mt_descs(&m, ndescs[i], true);
 	}

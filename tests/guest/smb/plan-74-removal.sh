@@ -24,11 +24,11 @@
 # Then a cable pulled (issue 40): ip link set NETDEV down under the same
 # I/O, for 10 s and 15 s over siw (a 1 s outage ends there as a 10 s one
 # does: the connections kept) and for 1 s and 15 s over rxe (there 10 s
-# ends as 1 s does: the queue pairs fail at once), then up. The 15 s round runs with the SMB
-# timeouts shortened so that the outage outlasts them: the mount's
-# echo_interval=2 (cifs calls the server unresponsive after 3 echo
-# intervals) and smbd's keep-alive of 2 s with 2 s for its answer
-# ([MS-SMBD] 3.1.6.2), on both ends. Over rxe the down link leaves no
+# ends as 1 s does: the queue pairs fail at once), then up. The 15 s
+# round runs with the SMB timeouts shortened so that the outage outlasts
+# them: the mount's echo_interval=2 (cifs calls the server unresponsive
+# after 3 echo intervals) and smbd's keep-alive of 2 s with 2 s for its
+# answer ([MS-SMBD] 3.1.6.2), on both ends. Over rxe the down link leaves no
 # route to the peer's address (the requester's packets are refused, the
 # queue pair errors at once); over siw TCP retransmits under the queue
 # pair. Either way: the down and up return; every dd ends within 60 s of
