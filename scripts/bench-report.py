@@ -12,8 +12,14 @@
 # With --doc, DOCDIR/performance.png and the results block of
 # DOCDIR/performance.rst (the literal block from SMBD-BENCH-BEGIN) are
 # rewritten from this run; the page's prose stays as it is.
-# Exit status 0 when the log held results (targets missed are reported,
-# not an error), 1 otherwise.
+# --previous JSON is the previous landed run's ratios (the
+# Documentation/performance.json that --doc or --baseline JSON writes,
+# with --commit REV).
+# Exit status 0 when the log held results and the summary passed (targets
+# missed are reported, not an error); 3 when the summary failed: an SMB
+# figure of an smbd pairing below stock's (by more than 5%, or in every
+# round), or a ratio to stock fallen by more than 10% since the previous
+# landed run; 1 without results.
 
 import json
 import re
@@ -56,8 +62,12 @@ def parse(path):
         if line.startswith("SMBD-BENCH-ERROR: "):
             errors.append(line[len("SMBD-BENCH-ERROR: "):])
             continue
-        if line.startswith(("SMBD-BENCH-BEGIN", "SMBD-BENCH-END", "SMBD-BENCH-INFO")):
+        if line.startswith(("SMBD-BENCH-BEGIN", "SMBD-BENCH-END", "SMBD-BENCH-INFO",
+                            "SMBD-BENCH-COST-TOP", "SMBD-BENCH-COST-LEAF")):
             info.append(line)
+            continue
+        if line.startswith("SMBD-BENCH-COST: "):
+            samples += cost_samples(line[len("SMBD-BENCH-COST: "):])
             continue
         if not line.startswith("SMBD-BENCH: "):
             continue
@@ -98,6 +108,59 @@ def parse(path):
     return samples, profiles, errors, info
 
 
+# The cost part: which SMB Direct code plays each role in each pairing
+# (cost.awk's components). smbd.ko serves both roles in smbd.smbd, where
+# the two are not told apart.
+COST_ROLES = {
+    "stock.stock": (("stock", "client", "cifs-rdma"), ("stock", "server", "ksmbd-rdma")),
+    "smbd.stock": (("smbd", "client", "smbd"), ("stock", "server", "ksmbd-rdma")),
+    "stock.smbd": (("stock", "client", "cifs-rdma"), ("smbd", "server", "smbd")),
+    "smbd.smbd": (("smbd", "both", "smbd"),),
+}
+COST_TESTS = ["randread_4k_qd1", "randread_4k_qd16", "write_1m_qd1", "read_1m_qd8"]
+
+
+def cost_samples(body):
+    """The figures of one cost line: CPU microseconds per I/O of each
+    transport in the run (group "cost", pair "IMPL.ROLE@PAIRING"), and
+    the transports' share of the busy time."""
+    s = dict(kv.split("=", 1) for kv in body.split() if "=" in kv)
+    try:
+        ios, hz = float(s["ios"]), float(s["hz"])
+        busy = float(s.get("busy", 0))
+    except (KeyError, ValueError):
+        return []
+    if ios <= 0 or hz <= 0:
+        return []
+    out = []
+    both = sched_both = 0.0
+
+    def fig(pair, n, sched):
+        return {"provider": s["provider"], "group": "cost", "rep": s.get("rep"),
+                "pair": pair, "test": s["test"], "unit": "us/IO",
+                "value": 1e6 * n / hz / ios, "code_us": 1e6 * (n - sched) / hz / ios,
+                "samples": n, "busy_share": 100.0 * n / busy if busy else None}
+    for impl, role, comp in COST_ROLES.get(s.get("pair"), ()):
+        n = float(s.get(comp, 0))
+        sched = float(s.get(comp + ":sched", 0))
+        both += n
+        sched_both += sched
+        out.append(fig("%s.%s@%s" % (impl, role, s["pair"]), n, sched))
+    # stock.stock's two roles together, against smbd.smbd's.
+    if s.get("pair") == "stock.stock":
+        out.append(fig("stock.both@stock.stock", both, sched_both))
+    return out
+
+
+def cost_fig(figs, prov, impl, role, test):
+    """The cost of IMPL (smbd or stock) in ROLE (client, server, both):
+    smbd's from the mixed pairing where it plays the role alone, stock's
+    from stock.stock."""
+    pairing = {("smbd", "client"): "smbd.stock", ("smbd", "server"): "stock.smbd",
+               ("smbd", "both"): "smbd.smbd"}.get((impl, role), "stock.stock")
+    return get(figs, prov, "cost", "%s.%s@%s" % (impl, role, pairing), test)
+
+
 def key(s):
     return (s["provider"], s["group"], s.get("pair", ""), s["test"])
 
@@ -113,7 +176,8 @@ def aggregate(samples):
         vals = [s["value"] for s in ss]
         f = {"provider": k[0], "group": k[1], "pair": k[2], "test": k[3],
              "unit": ss[0]["unit"], "n": len(vals),
-             "median": statistics.median(vals), "min": min(vals), "max": max(vals)}
+             "median": statistics.median(vals), "min": min(vals), "max": max(vals),
+             "reps": [(str(s.get("rep")), s["value"]) for s in ss]}
         cpg = [s["cpu"] / (s["bytes"] / 1e9) for s in ss
                if s.get("bytes") and s.get("cpu") is not None and s["cpu"] > 0]
         cpk = [s["cpu"] / (s["ios"] / 1000) for s in ss
@@ -122,8 +186,9 @@ def aggregate(samples):
             f["cpu_s_per_gb"] = statistics.median(cpg)
         if cpk:
             f["cpu_s_per_1000_ios"] = statistics.median(cpk)
-        for p in ("p50_us", "p99_us", "slat_us", "perftest", "perftest_typical_us", "perftest_p99_us"):
-            v = [float(s[p]) for s in ss if p in s]
+        for p in ("p50_us", "p99_us", "slat_us", "perftest", "perftest_typical_us",
+                  "perftest_p99_us", "busy_share", "code_us"):
+            v = [float(s[p]) for s in ss if s.get(p) is not None]
             if v:
                 f[p] = statistics.median(v)
         figs[k] = f
@@ -191,6 +256,18 @@ def targets(figs, prov):
         else:
             out.append(("scale %s: smbd.smbd <= stock" % t, a, b,
                         a is not None and b is not None and a <= b))
+    # Issue 41: the transport's own CPU per I/O, each role, at most half
+    # of the stock SMB Direct code's.
+    for t in COST_TESTS:
+        for role in ("client", "server"):
+            a = cost_fig(figs, prov, "smbd", role, t)
+            b = cost_fig(figs, prov, "stock", role, t)
+            if a is None and b is None:
+                continue
+            ours = a and a["median"]
+            goal = b and 0.5 * b["median"]
+            out.append(("cost %s %s: smbd's CPU per I/O <= 0.5 x stock's" % (t, role),
+                        ours, goal, ours is not None and goal is not None and ours <= goal))
     for t in SMB_TESTS[:4]:
         a = get(figs, prov, "smb", "smbd.smbd", t)
         b = get(figs, prov, "smb", "stock.stock", t)
@@ -328,6 +405,8 @@ def table(figs, providers):
         L.append("(1 MiB jobs in MB/s, 4 KiB jobs in IO/s; raw: ib_read_bw for writes,"
                  " ib_write_bw for reads)")
         L.append("")
+        L += warmup_lines(figs, prov)
+        L += cost_lines(figs, prov)
         L.append("Guest CPU seconds per GB moved (1 MiB) or per 1000 I/Os (4 KiB):")
         L.append("%-18s" % "test" + "".join("%22s" % p for p in PAIRS) + "%11s" % "ours/stock")
         for t in SMB_TESTS:
@@ -414,6 +493,164 @@ def table(figs, providers):
                                                     fmt(v, 2), fmt(goal, 2)))
         L.append("")
     return [l.rstrip() for l in L]
+
+
+def warmup_lines(figs, prov):
+    """smbd.smbd's ratio to stock.stock round by round: a figure that
+    rises round after round is still warming up."""
+    L = []
+    for t in SMB_TESTS:
+        a = get(figs, prov, "smb", "smbd.smbd", t)
+        b = get(figs, prov, "smb", "stock.stock", t)
+        if not a or not b or a["n"] < 2:
+            continue
+        ra = {r: v for r, v in a.get("reps", [])}
+        rb = {r: v for r, v in b.get("reps", [])}
+        rs = [fmt(ra[r] / rb[r], 2) for r in sorted(ra, key=lambda x: int(x))
+              if r in rb and rb[r]]
+        if rs:
+            L.append("  %-18s %s" % (t, " ".join(rs)))
+    if L:
+        L = ["smbd.smbd / stock.stock round by round (a warm-up shows as a rise):"] + L + [""]
+    return L
+
+
+def cost_lines(figs, prov):
+    """The transports' own CPU per I/O, smbd against the stock code."""
+    L = []
+    for t in COST_TESTS:
+        for role in ("client", "server", "both"):
+            a = cost_fig(figs, prov, "smbd", role, t)
+            b = cost_fig(figs, prov, "stock", role, t)
+            if not a and not b:
+                continue
+            r = ratio(a and a["median"], b and b["median"])
+            rc = ratio(a and a.get("code_us"), b and b.get("code_us"))
+            L.append("%-18s%-8s%20s%20s%11s%9s%9s%11s%9s%9s" % (
+                t, role, spread(b), spread(a), fmt(r, 2) + "x" if r else "-",
+                fmt(b and b.get("code_us")), fmt(a and a.get("code_us")),
+                fmt(rc, 2) + "x" if rc else "-",
+                fmt(b and b.get("busy_share")) + "%", fmt(a and a.get("busy_share")) + "%"))
+    if not L:
+        return L
+    return ["Transport CPU per I/O (cost part: us of CPU per I/O, median (min-max)):",
+            "%-18s%-8s%20s%20s%11s%9s%9s%11s%9s%9s" % (
+                "test", "role", "stock", "smbd", "smbd/stock", "code:st", "smbd",
+                "smbd/stock", "stock%", "smbd%")] + L + [
+        "(a cpu-clock profile with call chains; each sample is charged to the first",
+        " SMB Direct function on its stack, the core kernel's functions it calls",
+        " included, the provider's, ib_core's, cifs's and ksmbd's own and interrupts not;",
+        " client: smbd's in smbd.stock, server: in stock.smbd, both: smbd.smbd against",
+        " stock.stock; code: less the switches of threads that slept in the transport;",
+        " stock% and smbd%: shares of the busy time)", ""]
+
+
+def top_lines(info, prov):
+    """Per run of smbd.smbd and stock.stock, the transport functions
+    charged most and the functions the time went to (the first round)."""
+    tops = {}
+    for l in info:
+        m = re.match(r"SMBD-BENCH-COST-(TOP|LEAF): provider=(\S+) pair=(\S+) test=(\S+)"
+                     r" (\S+) (\S+) (\d+)", l)
+        if m and m.group(2) == prov and m.group(3) in ("smbd.smbd", "stock.stock"):
+            # stock.stock has two transports: say whose each is.
+            name = m.group(6) if m.group(3) == "smbd.smbd" else \
+                "%s:%s" % (m.group(5), m.group(6))
+            tops.setdefault((m.group(4), m.group(3), m.group(1)), []).append(
+                (int(m.group(7)), name))
+    L = []
+    for (t, pair, kind), v in sorted(tops.items()):
+        v.sort(reverse=True)
+        L.append("  %s %s %s: %s" % (t, pair, "charged" if kind == "TOP" else "spent in",
+                                     ", ".join("%s %d" % (n, c) for c, n in v[:6])))
+    if L:
+        L = ["Transport cost, where (samples of the first round; charged: the first"
+             " SMB Direct function on the stack; spent in: the function sampled):"] + L + [""]
+    return L
+
+
+# Figures of the SMB part that must not fall below stock.stock, and the
+# share a ratio may lose against the previous landed run's before the
+# summary fails.
+GATE_PAIRS = ("smbd.stock", "stock.smbd", "smbd.smbd")
+FALL = 0.10
+# Below stock means below by more than this, or with every round below
+# every round of stock: a 0.99x whose rounds overlap stock's is noise.
+NOISE = 0.05
+
+
+def gate(figs, providers, previous):
+    """The summary's verdict: (lines, failed). A figure of an smbd pairing
+    below stock.stock's (by more than NOISE, or in every round) fails it;
+    so does a ratio to stock that fell by more than FALL since the
+    previous landed run (same kernel)."""
+    L, failed = [], False
+    below, near, fell = [], [], []
+    prev = {}
+    if previous:
+        for f in previous.get("ratios", []):
+            prev[(f["provider"], f["pair"], f["test"])] = f["ratio"]
+    for prov in providers:
+        for t in SMB_TESTS:
+            b = get(figs, prov, "smb", "stock.stock", t)
+            if not b or not b["median"]:
+                continue
+            for pair in GATE_PAIRS:
+                a = get(figs, prov, "smb", pair, t)
+                if not a:
+                    continue
+                r = a["median"] / b["median"]
+                apart = a["max"] < b["min"]
+                line = "  %-4s %-11s %-18s %.2fx%s" % (
+                    prov, pair, t, r, "  (every round below)" if apart
+                    else "  (the rounds overlap)")
+                if r < 1.0 - NOISE or (r < 1.0 and apart):
+                    below.append(line)
+                elif r < 1.0:
+                    near.append(line)
+                pr = prev.get((prov, pair, t))
+                if pr and r < (1.0 - FALL) * pr:
+                    fell.append("  %-4s %-11s %-18s %.2fx, was %.2fx" % (prov, pair, t, r, pr))
+    L.append("Summary:")
+    if below:
+        failed = True
+        L.append("FAIL: below stock cifs -> stock ksmbd:")
+        L += below
+    else:
+        L.append("ok: no SMB figure of an smbd pairing below stock")
+    if near:
+        L.append("below stock within the spread (less than %d%%, the rounds overlap):" %
+                 (100 * NOISE))
+        L += near
+    if previous is None:
+        L.append("(no previous landed run to compare with)")
+    elif not previous.get("same_kernel", True):
+        L.append("(the previous landed run, %s, was on another kernel (%s): not compared)" % (
+            previous.get("commit", "?"), previous.get("kernel", "?")))
+    elif fell:
+        failed = True
+        L.append("FAIL: fell by more than %d%% since the previous landed run (%s):" % (
+            100 * FALL, previous.get("commit", "?")))
+        L += fell
+    else:
+        L.append("ok: no ratio fell by more than %d%% since the previous landed run (%s)" % (
+            100 * FALL, previous.get("commit", "?")))
+    L.append("")
+    return L, failed
+
+
+def ratios(figs, providers):
+    """Every smbd pairing's SMB figure as a ratio to stock, for the next run."""
+    out = []
+    for prov in providers:
+        for t in SMB_TESTS:
+            b = get(figs, prov, "smb", "stock.stock", t)
+            for pair in GATE_PAIRS:
+                a = get(figs, prov, "smb", pair, t)
+                if a and b and b["median"]:
+                    out.append({"provider": prov, "pair": pair, "test": t,
+                                "ratio": round(a["median"] / b["median"], 3)})
+    return out
 
 
 TRACE_STEPS = [
@@ -602,11 +839,17 @@ def rst(lines, doc):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print("usage: bench-report.py LOG OUTDIR [--doc DOCDIR]", file=sys.stderr)
+    args = sys.argv[1:]
+    opts = {}
+    while len(args) > 2 and args[-2] in ("--doc", "--previous", "--commit", "--baseline"):
+        opts[args[-2]] = args[-1]
+        args = args[:-2]
+    if len(args) != 2:
+        print("usage: bench-report.py LOG OUTDIR [--doc DOCDIR] [--previous JSON]"
+              " [--commit REV]", file=sys.stderr)
         return 2
-    log, outdir = sys.argv[1], sys.argv[2]
-    doc = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--doc" else None
+    log, outdir = args
+    doc = opts.get("--doc")
     samples, profiles, errors, info = parse(log)
     if not samples:
         print("bench-report: no results in %s" % log, file=sys.stderr)
@@ -615,10 +858,25 @@ def main():
         return 1
     figs = aggregate(samples)
     providers = [p for p in ("siw", "rxe") if any(k[0] == p for k in figs)]
-    lines = [l for l in info if l.startswith("SMBD-BENCH-BEGIN")]
+    begin = [l for l in info if l.startswith("SMBD-BENCH-BEGIN")]
+    m = re.search(r"kernel=(\S+)", begin[0]) if begin else None
+    kernel = m.group(1) if m else "?"
+    previous = None
+    if opts.get("--previous"):
+        try:
+            with open(opts["--previous"]) as f:
+                previous = json.load(f)
+            previous["same_kernel"] = previous.get("kernel") == kernel
+        except (OSError, ValueError):
+            previous = None
+    lines = list(begin)
     mc_split.update(mc_devices(info))
     lines += table(figs, providers)
+    for prov in providers:
+        lines += top_lines(info, prov)
     lines += profile_table(profiles)
+    verdict, failed = gate(figs, providers, previous)
+    lines += verdict
     if errors:
         lines.append("Problems during the run:")
         lines += ["  " + e for e in errors]
@@ -639,7 +897,14 @@ def main():
         print("bench-report: no matplotlib (python3-matplotlib): no chart", file=sys.stderr)
     if doc and rst(lines, doc):
         chart(figs, providers, doc + "/performance.png")
-    return 0
+    # What the next run's summary compares its ratios with.
+    baseline = opts.get("--baseline") or (doc and doc + "/performance.json")
+    if baseline:
+        with open(baseline, "w") as f:
+            json.dump({"commit": opts.get("--commit", "?"), "kernel": kernel,
+                       "ratios": ratios(figs, providers)}, f, indent=1)
+            f.write("\n")
+    return 3 if failed else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@
 # Not part of the test command: about 50 minutes with the defaults.
 # Environment (each maps to the plan's smbdbench.* option):
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
-#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb trace scale mc tcp")
+#   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb cost trace scale mc tcp";
+#   "cost" is the transport's CPU per I/O, a part of its own)
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
@@ -26,7 +27,9 @@
 #   SMBD_BENCH_SRC (a tree, e.g. a worktree of an older commit: its
 #   smbd.ko, smbd_test.ko, cifs.ko and ksmbd.ko, run by this tree's plan)
 #   SMBD_BENCH_DOC=1 also rewrites Documentation/performance.rst and its
-#   chart from this run.
+#   chart from this run, and Documentation/performance.json (the ratios
+#   the next runs' summaries compare theirs with; SMBD_BENCH_BASELINE=1
+#   writes only that).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,11 +75,30 @@ bash "$src/adapters/build.sh" "$kc/build" "$out/mods" cifs ksmbd >>"$out/build.l
 	{ tail -n 30 "$out/build.log"; exit 1; }
 cp "$src/smbd.ko" "$src/tests/kmod/smbd_test.ko" "$out/mods/"
 
+# The cost part's map of each SMB Direct implementation's functions
+# (tests/guest/bench/cost.awk): smbd.ko whole and the adapters' objects
+# in cifs.ko and ksmbd.ko; the stock SMB Direct objects of the bench
+# kernel's cifs.ko and ksmbd.ko.
+syms=$out/mods/cost-syms.txt
+# funcs COMPONENT DSO OBJECT...: "COMPONENT DSO FUNCTION" per function
+funcs() {
+	local c=$1 d=$2
+	shift 2
+	nm --defined-only "$@" | awk -v c="$c" -v d="$d" '$2 ~ /^[tT]$/ { print c, d, $3 }'
+}
+{
+	echo "smbd [smbd] *"
+	funcs smbd '[cifs]' "$out"/mods/cifs-build/fs/smb/client/smbd_*.o
+	funcs smbd '[ksmbd]' "$out"/mods/ksmbd-build/fs/smb/server/smbd_*.o
+	funcs cifs-rdma '[cifs]' "$kc/build/fs/smb/client/smbdirect.o"
+	funcs ksmbd-rdma '[ksmbd]' "$kc/build/fs/smb/server/transport_rdma.o"
+} | sort -u > "$syms"
+
 initrd=$out/initrd.cpio.gz
 SMBD_INITRAMFS_TOOLS="fio perf" bash "$top/tests/vm/mkinitramfs.sh" "$kc" "$initrd" \
 	"$out/mods/smbd.ko" "$out/mods/smbd_test.ko" "$out/mods/cifs.ko" \
 	"$out/mods/ksmbd.ko" "$top/tests/guest/bench/plan-90-bench.sh" \
-	"$top/tests/guest/bench/trace-qd1.awk"
+	"$top/tests/guest/bench/trace-qd1.awk" "$top/tests/guest/bench/cost.awk" "$syms"
 
 arg() { printf '%s' "$1" | tr ' ' '+'; }
 # The TCG guest finds its two TSCs unsynchronized and falls back to the
@@ -102,7 +124,21 @@ SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \
 	echo "bench: the VM did not finish cleanly; reporting what it printed" >&2
 rm -f "$initrd"
 
+# The summary fails (exit status 3) when an SMB figure of an smbd pairing
+# is below stock's, or a ratio to stock fell by more than 10% since the
+# previous landed run (Documentation/performance.json, which a run with
+# SMBD_BENCH_DOC=1 rewrites).
 report=(/usr/bin/python3 "$top/scripts/bench-report.py" "$out/bench.log" "$out")
 [ "${SMBD_BENCH_DOC:-0}" = 1 ] && report+=(--doc "$top/Documentation")
-"${report[@]}"
+[ -f "$top/Documentation/performance.json" ] &&
+	report+=(--previous "$top/Documentation/performance.json")
+# SMBD_BENCH_BASELINE=1: this run's ratios become the previous landed
+# run's for the runs after it (as SMBD_BENCH_DOC=1 makes them).
+[ "${SMBD_BENCH_BASELINE:-0}" = 1 ] &&
+	report+=(--baseline "$top/Documentation/performance.json")
+report+=(--commit "$(git -C "$mods_top" rev-parse --short HEAD 2>/dev/null || echo unknown)")
+rc=0
+"${report[@]}" || rc=$?
 echo "bench: took $(($(date +%s) - start)) s; results in $out"
+[ $rc = 0 ] || echo "bench: the summary failed (see its end in $out/results.txt)" >&2
+exit $rc

@@ -22,6 +22,10 @@
 #          at depth 1 on all of them at once, mounts per second and
 #          memory per connection; then more mounts, up to
 #          smbdbench.scale_max (256) or the first that fails;
+#   cost   the transports' own CPU per I/O: 4 KiB random reads at depth 1
+#          and 16, 1 MiB writes at depth 1 and reads at depth 8 under a
+#          profile with call chains (cost.awk), for each pairing, so each
+#          role of smbd is measured against the stock code in the other;
 #   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd over the
 #          provider's two devices (/init: rxe0 and rxe1, siw0 and siw1):
 #          fio 1 MiB sequential write and read at queue depth 8 with one
@@ -34,13 +38,13 @@
 # run; fio runs add json=<fio's JSON on one line>. scripts/bench-report.py
 # turns them into the table, the JSON and the chart.
 # Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
-# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb trace scale mc tcp",
+# smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb cost trace scale mc tcp",
 # smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd" (a pairing
 # may name smbd.ko parameters for its run: smbd.smbd:cq_poll=workqueue),
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
 # (smbd.ko's module parameters), smbdbench.jobs="randread_4k_qd1 ..." (only
-# these SMB jobs), smbdbench.scale_max=N; "+" stands for a space in the lists.
+# these SMB and cost jobs), smbdbench.scale_max=N; "+" stands for a space in the lists.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
@@ -52,7 +56,7 @@ barg() { karg "smbdbench.$1" "${2:-}" | tr '+' ' '; }
 REPEAT=$(barg repeat 3)
 RUNTIME=$(barg runtime 5)
 PROVIDERS=$(barg providers "siw rxe")
-PARTS=$(barg parts "verbs api smb trace scale mc tcp")
+PARTS=$(barg parts "verbs api smb cost trace scale mc tcp")
 PAIRS=$(barg pairs "stock.stock smbd.stock stock.smbd smbd.smbd")
 PROFILE=$(barg profile 1)
 SMBD_ARGS=$(barg smbd | tr ',' ' ')
@@ -254,6 +258,44 @@ fio_run() {
 		"json=$(tr -d '\n\t' < /tmp/fio.json)"
 }
 
+# ------------------------------------------------------------ transport cost
+
+# cost_run PROVIDER PAIR TEST RW BS DEPTH REP: one fio job under a
+# system-wide cpu-clock profile with call chains; cost.awk charges each
+# sample to the SMB Direct code it was spent in (smbd.ko and the
+# adapters, stock cifs's smbdirect.o, stock ksmbd's transport_rdma.o),
+# callees in the core kernel included. One line,
+#   SMBD-BENCH-COST: provider=P pair=PAIR test=T rep=N ios=N hz=F
+#     total=N busy=N smbd=N cifs-rdma=N ksmbd-rdma=N
+# (samples; each is 1/F s of one CPU) and the functions charged most.
+cost_run() {
+	/usr/bin/perf record -a -g -e cpu-clock -F "$COST_HZ" -o /tmp/cost.data -q -- \
+		fio --name="$3" --filename="$MNT/bench.dat" --size=${FILE_MB}M \
+		--rw="$4" --bs="$5" --iodepth="$6" --ioengine=libaio --direct=1 \
+		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
+		--output-format=json --output=/tmp/cost.json > /tmp/cost.err 2>&1 ||
+		{ problem "$1 $2 $3 cost: $(tail -n 3 /tmp/cost.err | tr '\n' ' ')"; return 1; }
+	_ios=$(grep -o '"total_ios" : [0-9]*' /tmp/cost.json |
+		awk '$3 > m { m = $3 } END { print m + 0 }')
+	/usr/bin/perf script -i /tmp/cost.data -F comm,tid,ip,sym,dso 2>/dev/null |
+		awk -v client="${2%%.*}" -v server="${2#*.}" -f /smbd/cost.awk \
+			/smbd/cost-syms.txt - > /tmp/cost.out
+	grep -q '^cost total [1-9]' /tmp/cost.out ||
+		{ problem "$1 $2 $3 cost: no samples ($(tail -n 2 /tmp/cost.err | tr '\n' ' '))"; return 1; }
+	echo "SMBD-BENCH-COST: provider=$1 pair=$2 test=$3 rep=$7 ios=$_ios hz=$COST_HZ" \
+		"$(awk '$1 == "cost" && NF == 3 { printf "%s=%s ", $2, $3 }' /tmp/cost.out)"
+	if [ "$7" = 1 ]; then
+		grep '^cost top' /tmp/cost.out | sort -k5 -nr | head -n 12 |
+			sed "s/^cost top /SMBD-BENCH-COST-TOP: provider=$1 pair=$2 test=$3 /"
+		grep '^cost leaf' /tmp/cost.out | sort -k5 -nr | head -n 12 |
+			sed "s/^cost leaf /SMBD-BENCH-COST-LEAF: provider=$1 pair=$2 test=$3 /"
+	fi
+	rm -f /tmp/cost.data
+}
+COST_HZ=499
+COST_JOBS="randread_4k_qd1:randread:4k:1 randread_4k_qd16:randread:4k:16
+write_1m_qd1:write:1m:1 read_1m_qd8:read:1m:8"
+
 # SMB jobs: name rw bs depth
 JOBS="write_1m_qd1:write:1m:1 write_1m_qd8:write:1m:8 read_1m_qd1:read:1m:1
 read_1m_qd8:read:1m:8 randread_4k_qd16:randread:4k:16
@@ -262,6 +304,10 @@ if [ -n "$ONLY_JOBS" ]; then
 	_all=$JOBS JOBS=
 	for _j in $_all; do
 		in_list "$ONLY_JOBS" "${_j%%:*}" && JOBS="$JOBS $_j"
+	done
+	_all=$COST_JOBS COST_JOBS=
+	for _j in $_all; do
+		in_list "$ONLY_JOBS" "${_j%%:*}" && COST_JOBS="$COST_JOBS $_j"
 	done
 fi
 
@@ -320,6 +366,14 @@ smb_pair() {
 			;;
 		esac
 	done
+	if [ "$_pair" != tcp ] && in_list "$PARTS" cost; then
+		for _j in $COST_JOBS; do
+			IFS=: read -r jn jrw jbs jqd <<-EOF
+			$_j
+			EOF
+			cost_run "$_p" "$2" "$jn" "$jrw" "$jbs" "$jqd" "$_rep"
+		done
+	fi
 	[ "$_pair" != tcp ] && [ "$_rep" = "$REPEAT" ] &&
 		sed 's/^/    smbd: /' /sys/kernel/debug/smbd/connections 2>/dev/null
 	SMB_KEEP_MODULE=1 smb_umount $MNT
@@ -659,9 +713,9 @@ for p in $PROVIDERS; do
 	in_list "$PARTS" api && api "$p"
 	# Round after round of every pairing, not one pairing's runs back
 	# to back: a slow phase of the guest then spreads over all of them.
-	if in_list "$PARTS" smb || in_list "$PARTS" trace; then
+	if in_list "$PARTS" smb || in_list "$PARTS" trace || in_list "$PARTS" cost; then
 		_reps=$REPEAT
-		in_list "$PARTS" smb || _reps=1
+		in_list "$PARTS" smb || in_list "$PARTS" cost || _reps=1
 		for r in $(seq "$_reps"); do
 			for pair in $PAIRS; do
 				smb_pair "$p" "$pair" "$r"
