@@ -218,7 +218,7 @@ static void smbd_reg_put(struct smbd_sock *sk, struct smbd_reg *reg)
 	reg->reg_remote_inv = false;
 	list_add(&reg->reg_node, &sk->ss_reg_free);
 	spin_unlock_bh(&sk->ss_lock);
-	wake_up_all(&sk->ss_res_wq);
+	smbd_wake_all(&sk->ss_res_wq);
 }
 
 static void smbd_reg_put_all(struct smbd_sock *sk, struct smbd_reg *reg)

@@ -264,7 +264,7 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 		op = NULL;
 	}
 	spin_unlock_bh(&sk->ss_lock);
-	wake_up_all(&sk->ss_res_wq);
+	smbd_wake_all(&sk->ss_res_wq);
 	if (op) {
 		op->op_magic = SMBD_OP_DEAD;
 		kfree(op);

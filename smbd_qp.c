@@ -42,7 +42,7 @@ void smbd_post_leave(struct smbd_sock *sk)
 	wake = !--sk->ss_ep.posting && sk->ss_ep.qp_closed;
 	spin_unlock_bh(&sk->ss_lock);
 	if (wake)
-		wake_up_all(&sk->ss_res_wq);
+		smbd_wake_all(&sk->ss_res_wq);
 }
 
 /**

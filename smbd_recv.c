@@ -330,7 +330,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * CONNECTED woke everyone in smbd_set_state().
 	 */
 	if (act & SMBD_ACT_DATA)
-		wake_up_all(&sk->ss_recv_wq);
+		smbd_wake_all(&sk->ss_recv_wq);
 	if (waiters && act & (SMBD_ACT_DATA | SMBD_ACT_WAKE))
 		wake_up_all(&sk->ss_send_wq);
 	if (act & SMBD_ACT_GRANT)

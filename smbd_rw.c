@@ -93,7 +93,7 @@ static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 	spin_lock_bh(&sk->ss_lock);
 	sk->ss_rw_avail += n;
 	spin_unlock_bh(&sk->ss_lock);
-	wake_up_all(&sk->ss_res_wq);
+	smbd_wake_all(&sk->ss_res_wq);
 }
 
 /*

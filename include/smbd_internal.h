@@ -19,6 +19,7 @@
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -841,6 +842,19 @@ struct smbd_sock {
 static inline bool smbd_is_listener(const struct smbd_sock *sk)
 {
 	return READ_ONCE(sk->ss_lq);
+}
+
+/*
+ * Wake @wq's waiters, if it has any. The caller changed what they wait
+ * for first: wq_has_sleeper()'s barrier pairs with the one a waiter sets
+ * its state with before it looks again, so none is missed, and a queue
+ * that nobody waits on (the common case of ss_res_wq, and of ss_recv_wq
+ * under a consumer that reads without blocking) costs no lock.
+ */
+static inline void smbd_wake_all(struct wait_queue_head *wq)
+{
+	if (wq_has_sleeper(wq))
+		wake_up_all(wq);
 }
 
 /**
