@@ -238,6 +238,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);
 	INIT_LIST_HEAD(&sk->ss_op_orphans);
+	INIT_LIST_HEAD(&sk->ss_op_cache);
 	mutex_init(&sk->ss_send_mutex);
 	mutex_init(&sk->ss_recv_mutex);
 	mutex_init(&sk->ss_ep.teardown_mutex);
@@ -268,6 +269,8 @@ void smbd_sock_free(struct smbd_sock *sk)
 	mutex_unlock(&smbd_socks_lock);
 	smbd_debugfs_sock_del(sk);
 	kfree(sk->ss_lq);
+	/* No thread uses a socket being freed. */
+	smbd_ops_free_list(&sk->ss_op_cache);
 	kfree(sk);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_free);

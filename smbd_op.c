@@ -107,11 +107,39 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 			      gfp_t gfp)
 {
-	struct smbd_op *op = kmalloc(sizeof(*op), gfp);
-	bool ok;
+	struct smbd_op *op, *spare = NULL;
+	int err;
 
-	if (!op)
-		return ERR_PTR(-ENOMEM);
+	/*
+	 * One that ended on this socket, else a new one. One allocated
+	 * while the lock was dropped is used even if another thread has
+	 * kept one meanwhile: nothing else would free it.
+	 */
+	for (;;) {
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_ep.qp_closed || !sk->ss_ep.qp ||
+		    (connected && sk->ss_state != SMBD_CONNECTED)) {
+			err = sk->ss_err ?: -ENOTCONN;
+			spin_unlock_bh(&sk->ss_lock);
+			kfree(spare);
+			return ERR_PTR(err);
+		}
+		if (spare) {
+			op = spare;
+			break;
+		}
+		op = list_first_entry_or_null(&sk->ss_op_cache, struct smbd_op,
+					      op_node);
+		if (op) {
+			list_del(&op->op_node);
+			sk->ss_op_cached--;
+			break;
+		}
+		spin_unlock_bh(&sk->ss_lock);
+		spare = kmalloc(sizeof(*spare), gfp);
+		if (!spare)
+			return ERR_PTR(-ENOMEM);
+	}
 	smbd_cqe_init(sk, &op->op_cqe, SMBD_WC_OP, smbd_op_done);
 	init_completion(&op->op_done);
 	op->op_status = 0;
@@ -121,17 +149,8 @@ struct smbd_op *smbd_op_start(struct smbd_sock *sk, bool connected,
 	op->op_orphan = false;
 	op->op_errored = false;
 	op->op_magic = SMBD_OP_LIVE;
-	spin_lock_bh(&sk->ss_lock);
-	ok = !sk->ss_ep.qp_closed && sk->ss_ep.qp &&
-	     (!connected || sk->ss_state == SMBD_CONNECTED);
-	if (ok)
-		list_add_tail(&op->op_node, &sk->ss_op_list);
+	list_add_tail(&op->op_node, &sk->ss_op_list);
 	spin_unlock_bh(&sk->ss_lock);
-	if (!ok) {
-		op->op_magic = SMBD_OP_DEAD;
-		kfree(op);
-		return ERR_PTR(READ_ONCE(sk->ss_err) ?: -ENOTCONN);
-	}
 	return op;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_op_start);
@@ -246,10 +265,11 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_op_wait);
  * @sk: the socket
  * @op: a started op, with nothing pending; the thread's no more
  *
- * The op is freed when every request it counted completed and none in
- * error. Else completions may still name it: those a fence gave up, and
- * those a provider makes twice when it flushes (siw); it is left on
- * ss_op_orphans until the completion queue is gone.
+ * When every request it counted completed and none in error, the op is
+ * kept for the socket's next thread (up to %SMBD_OP_CACHE of them, freed
+ * with the socket) or freed. Else completions may still name it: those a
+ * fence gave up, and those a provider makes twice when it flushes (siw);
+ * it is left on ss_op_orphans until the completion queue is gone.
  *
  * Context: process.
  */
@@ -261,6 +281,12 @@ void smbd_op_end(struct smbd_sock *sk, struct smbd_op *op)
 	if (op->op_posted || op->op_errored) {
 		op->op_orphan = true;
 		list_add_tail(&op->op_node, &sk->ss_op_orphans);
+		op = NULL;
+	} else if (sk->ss_op_cached < SMBD_OP_CACHE) {
+		/* No completion names it any more: the next thread's. */
+		op->op_magic = SMBD_OP_DEAD;
+		list_add(&op->op_node, &sk->ss_op_cache);
+		sk->ss_op_cached++;
 		op = NULL;
 	}
 	spin_unlock_bh(&sk->ss_lock);

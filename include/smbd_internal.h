@@ -415,7 +415,7 @@ struct smbd_send_ctx {
  * struct smbd_op - a thread waiting for its signalled work requests
  * @op_node: on ss_op_list while its thread uses the queue pair; then, if
  *	completions may still name it, on ss_op_orphans until the completion
- *	queue is gone
+ *	queue is gone; else on ss_op_cache for the next thread, or freed
  * @op_cqe: completion entry of the requests; .done is smbd_op_done()
  * @op_done: completed by the last request's completion, or by teardown
  * @op_status: 0, or why a request or the connection failed
@@ -428,9 +428,10 @@ struct smbd_send_ctx {
  * @op_errored: a completion in error came (under ss_lock): the provider
  *	flushed, and may flush a request twice (siw, an RDMA Read queued but
  *	not sent), so a completion may still come; the op is an orphan then
- * @op_magic: SMBD_OP_LIVE from smbd_op_start() until it is freed, then
- *	SMBD_OP_DEAD: a completion that finds anything else names an op
- *	that is gone (Documentation/smbd.rst, "Posted work")
+ * @op_magic: SMBD_OP_LIVE from smbd_op_start() until smbd_op_end() (or
+ *	the orphan's end), then SMBD_OP_DEAD, cached or freed: a completion
+ *	that finds anything else names an op that is gone
+ *	(Documentation/smbd.rst, "Posted work")
  *
  * Allocated by smbd_op_start(): a fence may end the wait of a thread
  * whose completions the provider delivers late (smbd_ops_abandon()), and
@@ -453,6 +454,8 @@ struct smbd_op {
 
 #define SMBD_OP_LIVE	0x6f706c76	/* "oplv" */
 #define SMBD_OP_DEAD	0x6f706464	/* "opdd" */
+/* Ended ops a socket keeps for its next threads (smbd_op_end()). */
+#define SMBD_OP_CACHE	4
 
 /**
  * struct smbd_reg - one fast-registration MR of the pool
@@ -831,6 +834,8 @@ struct smbd_sock {
 	struct list_head ss_reg_free;
 	struct list_head ss_op_list;	/* threads using the queue pair */
 	struct list_head ss_op_orphans;	/* ops of threads gone, still posted */
+	struct list_head ss_op_cache;	/* ended ops, for the next threads */
+	u32 ss_op_cached;
 	u32 ss_rw_avail;		/* rdma_rw contexts free */
 	u32 ss_rw_ctxs;
 

@@ -305,6 +305,8 @@ static void opk_fenced_kept(struct kunit *test, struct opk_ctx *c, int ret)
 	KUNIT_EXPECT_EQ(test, c->ret, ret);
 	opk_end(c);
 	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	/* Completions may still name it: not kept for another thread. */
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, 0);
 	KUNIT_EXPECT_EQ(test, c->op->op_posted, 0U);
 }
 
@@ -707,11 +709,15 @@ static void smbd_op_dead_fences_waited_once(struct kunit *test)
 
 /*
  * An op whose every request completed, in order and without error, is
- * freed when its thread leaves: ops do not pile up on a connection.
+ * kept when its thread leaves, dead to any completion, and is the next
+ * thread's: ops do not pile up on a connection, nor is one allocated per
+ * I/O.
  */
-static void smbd_op_done_freed_at_end(struct kunit *test)
+static void smbd_op_done_kept_for_next(struct kunit *test)
 {
 	struct opk_ctx *c = opk_setup(test, -1);
+	struct smbd_op *op;
+	u32 id;
 
 	c->op = smbd_op_start(c->sk, true, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(c->op));
@@ -723,9 +729,53 @@ static void smbd_op_done_freed_at_end(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, opk_waited(c, 5 * HZ));
 	KUNIT_EXPECT_EQ(test, c->ret, 0);
 	KUNIT_EXPECT_FALSE(test, opk_marker());
+	id = c->op->op_cqe.id;
 	opk_end(c);
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_orphans));
 	KUNIT_EXPECT_TRUE(test, list_empty_careful(&c->sk->ss_op_list));
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, 1);
+	KUNIT_EXPECT_EQ(test, c->op->op_magic, SMBD_OP_DEAD);
+
+	op = smbd_op_start(c->sk, true, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(op));
+	KUNIT_EXPECT_PTR_EQ(test, op, c->op);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, 0);
+	KUNIT_EXPECT_EQ(test, op->op_magic, SMBD_OP_LIVE);
+	KUNIT_EXPECT_EQ(test, op->op_posted, 0);
+	KUNIT_EXPECT_TRUE(test, op->op_finished);
+	/* A new name: a trace tells the two uses apart. */
+	KUNIT_EXPECT_GT(test, op->op_cqe.id, id);
+	smbd_op_end(c->sk, op);
+}
+
+/*
+ * At most SMBD_OP_CACHE ended ops are kept; the others are freed at
+ * once and the kept ones with the socket (kmemleak reports either).
+ * Nothing is kept from a socket whose gate is closed.
+ */
+static void smbd_op_cache_bounded(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup(test, -1);
+	struct smbd_op *ops[SMBD_OP_CACHE + 2];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		ops[i] = smbd_op_start(c->sk, true, GFP_KERNEL);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(ops[i]));
+	}
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, 0);
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		smbd_op_end(c->sk, ops[i]);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, SMBD_OP_CACHE);
+	KUNIT_EXPECT_EQ(test, list_count_nodes(&c->sk->ss_op_cache),
+			SMBD_OP_CACHE);
+
+	/* A closed gate: no op, cached or new. */
+	spin_lock_bh(&c->sk->ss_lock);
+	c->sk->ss_ep.qp_closed = true;
+	spin_unlock_bh(&c->sk->ss_lock);
+	KUNIT_EXPECT_TRUE(test, IS_ERR(smbd_op_start(c->sk, false, GFP_KERNEL)));
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, SMBD_OP_CACHE);
 }
 
 /*
@@ -748,6 +798,8 @@ static void smbd_op_orphan_freed_at_teardown(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->ret, -ECONNABORTED);
 	opk_end(c);
 	KUNIT_ASSERT_FALSE(test, list_empty_careful(&c->sk->ss_op_orphans));
+	/* Completions may still name it: not kept for another thread. */
+	KUNIT_EXPECT_EQ(test, c->sk->ss_op_cached, 0);
 	mutex_lock(&c->sk->ss_ep.teardown_mutex);
 	smbd_ops_free_orphans(c->sk);
 	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
@@ -792,7 +844,8 @@ static struct kunit_case smbd_op_cases[] = {
 	KUNIT_CASE(smbd_op_no_post_after_close),
 	KUNIT_CASE(smbd_op_late_completion_after_give_up),
 	KUNIT_CASE(smbd_op_flushed_twice),
-	KUNIT_CASE(smbd_op_done_freed_at_end),
+	KUNIT_CASE(smbd_op_done_kept_for_next),
+	KUNIT_CASE(smbd_op_cache_bounded),
 	KUNIT_CASE(smbd_op_orphan_freed_at_teardown),
 	KUNIT_CASE(smbd_op_dead_fences_waited_once),
 	{}
