@@ -269,7 +269,8 @@ void smbd_sock_free(struct smbd_sock *sk)
 	mutex_unlock(&smbd_socks_lock);
 	smbd_debugfs_sock_del(sk);
 	kfree(sk->ss_lq);
-	/* No thread uses a socket being freed. */
+	/* No transfer runs on a socket being freed, nor any thread. */
+	kvfree(sk->ss_rw_scratch);
 	smbd_ops_free_list(&sk->ss_op_cache);
 	kfree(sk);
 }
@@ -497,6 +498,7 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	sk->ss_ep.iwarp = sd->sd_iwarp;
 	sk->ss_ep.frmr_pages = sd->sd_max_frmr_pages;
 	sk->ss_ep.rw_chunk = smbd_rw_chunk_bytes(sd->sd_max_frmr_pages);
+	sk->ss_ep.rw_read_chunk = smbd_rw_read_chunk_bytes(sd);
 	sk->ss_ep.responder_resources = min_t(u32, sd->sd_max_rd_atom, 32);
 	sk->ss_ep.initiator_depth = min_t(u32, sd->sd_max_init_rd_atom, 8);
 	qp_sge = min_t(u32, sd->sd_max_send_sge, SMBD_QP_SGE_MAX);

@@ -239,6 +239,33 @@ u32 smbd_rw_chunk_bytes(u32 frmr_pages)
 EXPORT_SYMBOL_IF_KUNIT(smbd_rw_chunk_bytes);
 
 /**
+ * smbd_rw_read_chunk_bytes() - the bytes one rdma_rw context reads
+ * @sd: the device's record
+ *
+ * On iWARP every RDMA Read lands in a registration and costs one
+ * registration, one read and one invalidation whatever its length (and
+ * siw a turn of its transmit thread per read): a piece is as long as one
+ * registration maps, as the stock transports' are. Elsewhere a read is
+ * cut as a write (smbd_rw_chunk_bytes()): its gather entries are work
+ * requests on the send queue.
+ *
+ * Context: any.
+ * Return: at most %SMBD_RW_READ_CHUNK; 0 when the device's registrations
+ * are shorter than two pages.
+ */
+u32 smbd_rw_read_chunk_bytes(const struct smbd_device *sd)
+{
+	u32 pages = min(sd->sd_max_frmr_pages, 256U);
+
+	if (!sd->sd_iwarp)
+		return smbd_rw_chunk_bytes(sd->sd_max_frmr_pages);
+	if (pages < 2)
+		return 0;
+	return min_t(u32, SMBD_RW_READ_CHUNK, (pages - 1) * PAGE_SIZE);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_rw_read_chunk_bytes);
+
+/**
  * smbd_rw_wrs() - send queue room the rdma_rw contexts of a connection need
  * @sd: the device's record
  * @qp_sge: the gather entries of the queue pair's sends

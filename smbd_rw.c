@@ -118,7 +118,7 @@ static void smbd_rw_wr_signal(const struct smbd_sock *sk, struct smbd_op *op,
 struct smbd_rw_slot {
 	struct rdma_rw_ctx ctx;
 	int nents;
-	struct scatterlist sgl[SMBD_RW_CHUNK_PAGES];
+	struct scatterlist sgl[SMBD_RW_SLOT_PAGES];
 };
 
 /*
@@ -141,7 +141,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 
 	for (i = 0; i < n; i++) {
 		ret = smbd_rw_sg(it, pc[i].length, sl[i].sgl,
-				 SMBD_RW_CHUNK_PAGES);
+				 SMBD_RW_SLOT_PAGES);
 		if (ret < 0)
 			break;
 		sl[i].nents = ret;
@@ -192,15 +192,49 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 	return ret;
 }
 
+/*
+ * What a transfer works in: a window of the peer's segments and a slot
+ * per piece of a chain. A connection keeps the last one from one
+ * transfer to the next (ss_rw_scratch, freed with the socket): a transfer
+ * allocates only when another one holds it or it has too few slots.
+ */
+struct smbd_rw_scratch {
+	u32 nslot;
+	struct smbd_buf_desc seg[SMBD_RW_SEGS];
+	struct smbd_rw_slot sl[] __counted_by(nslot);
+};
+
+static struct smbd_rw_scratch *smbd_rw_scratch_get(struct smbd_sock *sk,
+						   u32 nslot)
+{
+	struct smbd_rw_scratch *sc = xchg(&sk->ss_rw_scratch, NULL);
+
+	if (sc && sc->nslot >= nslot)
+		return sc;
+	kvfree(sc);
+	sc = kvmalloc(struct_size(sc, sl, nslot), GFP_KERNEL);
+	if (sc)
+		sc->nslot = nslot;
+	return sc;
+}
+
+static void smbd_rw_scratch_put(struct smbd_sock *sk,
+				struct smbd_rw_scratch *sc)
+{
+	if (sc && cmpxchg(&sk->ss_rw_scratch, NULL, sc))
+		kvfree(sc);
+}
+
 static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			    const struct smbd_buf_desc *descs, u32 ndescs,
 			    u64 offset, enum dma_data_direction dir)
 {
 	struct smbd_buf_desc pc[SMBD_RW_CTXS];
 	size_t len = iov_iter_count(it), done = 0;
-	struct smbd_rw_slot *sl = NULL;
+	struct smbd_rw_scratch *sc = NULL;
+	u32 i = 0, segoff = 0, n, got, nslot, max_rw, chunk;
 	struct smbd_buf_desc *seg;
-	u32 i = 0, segoff = 0, n, got, nslot, max_rw;
+	struct smbd_rw_slot *sl;
 	struct smbd_op *op;
 	int nseg, ret = 0;
 
@@ -209,16 +243,27 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		return 0;
 	if (user_backed_iter(it))
 		return -EFAULT;
-	seg = kcalloc(SMBD_RW_SEGS, sizeof(*seg), GFP_KERNEL);
-	if (!seg) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	/* Sized with the queue pair (smbd_ep_size()), never 0 then. */
-	if (WARN_ON_ONCE(!sk->ss_ep.rw_chunk)) {
+	chunk = dir == DMA_FROM_DEVICE ? sk->ss_ep.rw_read_chunk :
+					 sk->ss_ep.rw_chunk;
+	if (WARN_ON_ONCE(!chunk)) {
 		ret = -ENOTCONN;
 		goto out;
 	}
+	/*
+	 * As many slots as pieces, up to a chain's worth: a window holds
+	 * at most SMBD_RW_SEGS segments, each of which ends at most one
+	 * piece short of a context's chunk.
+	 */
+	nslot = min_t(size_t, len / chunk +
+		      min_t(u32, ndescs, SMBD_RW_SEGS), SMBD_RW_CTXS);
+	sc = smbd_rw_scratch_get(sk, nslot);
+	if (!sc) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	seg = sc->seg;
+	sl = sc->sl;
 	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
 	nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw, seg,
 			       SMBD_RW_SEGS);
@@ -227,16 +272,6 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		nseg = SMBD_RW_SEGS;
 	if (nseg < 0) {
 		ret = nseg;
-		goto out;
-	}
-	/*
-	 * As many slots as pieces, up to a chain's worth: each segment
-	 * ends at most one piece short of a context's chunk.
-	 */
-	nslot = min_t(size_t, len / sk->ss_ep.rw_chunk + nseg, SMBD_RW_CTXS);
-	sl = kvmalloc_array(nslot, sizeof(*sl), GFP_KERNEL);
-	if (!sl) {
-		ret = -ENOMEM;
 		goto out;
 	}
 	op = smbd_op_start(sk, true, GFP_KERNEL);
@@ -259,8 +294,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			i = 0;
 			segoff = 0;
 		}
-		n = smbd_desc_pieces(seg, nseg, i, segoff, sk->ss_ep.rw_chunk, pc,
-				     nslot);
+		n = smbd_desc_pieces(seg, nseg, i, segoff, chunk, pc, nslot);
 		got = smbd_rw_ctx_get(sk, n);
 		if (!got) {
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
@@ -290,8 +324,7 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	spin_unlock_bh(&sk->ss_lock);
 out:
 	trace_smbd_rdma_rw(sk, dir == DMA_TO_DEVICE, ndescs, done, ret ?: done);
-	kfree(seg);
-	kvfree(sl);
+	smbd_rw_scratch_put(sk, sc);
 	return ret ?: done;
 }
 

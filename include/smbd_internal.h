@@ -319,6 +319,14 @@ struct smbd_recv_ctx {
 #define SMBD_RW_CTXS		8
 #define SMBD_RW_CHUNK		(256U << 10)
 #define SMBD_RW_CHUNK_PAGES	(SMBD_RW_CHUNK / PAGE_SIZE + 1)
+/*
+ * An iWARP RDMA Read lands in a registration: one context moves as much
+ * as one registration maps (rdma_rw gives it 256 pages at most), so a
+ * 1 MiB read is one or two reads, not four (smbd_rw_read_chunk_bytes()).
+ */
+#define SMBD_RW_READ_CHUNK	(255U * PAGE_SIZE)
+/* Gather entries of one context's piece, a read's or a write's. */
+#define SMBD_RW_SLOT_PAGES	(SMBD_RW_READ_CHUNK / PAGE_SIZE + 1)
 
 /*
  * Fragments of one long message received before the reader is woken;
@@ -587,6 +595,8 @@ struct smbd_cq_grave;
  * @frmr_pages: pages one of our registrations maps (the device's
  *	max_fast_reg_page_list_len, as its profile left it)
  * @rw_chunk: bytes one rdma_rw context moves (smbd_rw_chunk_bytes())
+ * @rw_read_chunk: bytes one moves into our memory, an RDMA Read
+ *	(smbd_rw_read_chunk_bytes())
  * @tx_sig_bytes: sends this big are signalled
  * @initiator_depth: RDMA reads we may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
@@ -647,6 +657,7 @@ struct smbd_ep {
 	u32 tx_sig_bytes;
 	u32 frmr_pages;
 	u32 rw_chunk;
+	u32 rw_read_chunk;
 	u8 initiator_depth;
 	u8 responder_resources;
 	u32 resend_ms;
@@ -838,6 +849,8 @@ struct smbd_sock {
 	u32 ss_op_cached;
 	u32 ss_rw_avail;		/* rdma_rw contexts free */
 	u32 ss_rw_ctxs;
+	/* A transfer's slots, kept between transfers (smbd_rw.c); or NULL */
+	struct smbd_rw_scratch *ss_rw_scratch;
 
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
@@ -920,6 +933,7 @@ int smbd_profile_parse(char *buf, struct smbd_profile *prof);
 void smbd_profile_apply(const struct smbd_profile *prof,
 			struct smbd_device *sd);
 u32 smbd_rw_chunk_bytes(u32 frmr_pages);
+u32 smbd_rw_read_chunk_bytes(const struct smbd_device *sd);
 u32 smbd_rw_wrs(const struct smbd_device *sd, u32 qp_sge);
 const char *smbd_dev_short(const struct smbd_device *sd, u32 *have,
 			   u32 *need);

@@ -3796,6 +3796,8 @@ static void conn_profile(struct kunit *test)
 				sd.sd_max_frmr_pages);
 		KUNIT_EXPECT_EQ(test, sk->ss_ep.rw_chunk,
 				smbd_rw_chunk_bytes(sd.sd_max_frmr_pages));
+		KUNIT_EXPECT_EQ(test, sk->ss_ep.rw_read_chunk,
+				smbd_rw_read_chunk_bytes(&sd));
 		KUNIT_EXPECT_LE(test, sk->ss_ep.responder_resources,
 				sd.sd_max_rd_atom);
 		KUNIT_EXPECT_LE(test, sk->ss_ep.initiator_depth,

@@ -245,6 +245,21 @@ static void profile_rw_sizes(struct kunit *test)
 			SMBD_RW_CHUNK);
 	KUNIT_EXPECT_EQ(test, smbd_rw_chunk_bytes(U32_MAX), SMBD_RW_CHUNK);
 
+	/*
+	 * An RDMA Read: cut as a write on IB and RoCE; on iWARP, where it
+	 * lands in a registration, as long as one maps (a misaligned
+	 * piece spans a page more).
+	 */
+	KUNIT_EXPECT_EQ(test, smbd_rw_read_chunk_bytes(&sd), SMBD_RW_CHUNK);
+	sd.sd_iwarp = true;
+	KUNIT_EXPECT_EQ(test, smbd_rw_read_chunk_bytes(&sd), 255 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, SMBD_RW_SLOT_PAGES, 256);
+	sd.sd_max_frmr_pages = 17;
+	KUNIT_EXPECT_EQ(test, smbd_rw_read_chunk_bytes(&sd), 16 * PAGE_SIZE);
+	sd.sd_max_frmr_pages = 1;
+	KUNIT_EXPECT_EQ(test, smbd_rw_read_chunk_bytes(&sd), 0);
+	sd = pk_big;
+
 	/* 65 pages (4 KiB) over 32 entries: 3 requests, and 3 more. */
 	KUNIT_EXPECT_EQ(test, smbd_rw_wrs(&sd, 32),
 			SMBD_RW_CTXS * (DIV_ROUND_UP(SMBD_RW_CHUNK_PAGES, 32) + 3));
