@@ -374,8 +374,11 @@ smb_pair() {
 			cost_run "$_p" "$2" "$jn" "$jrw" "$jbs" "$jqd" "$_rep"
 		done
 	fi
-	[ "$_pair" != tcp ] && [ "$_rep" = "$REPEAT" ] &&
-		sed 's/^/    smbd: /' /sys/kernel/debug/smbd/connections 2>/dev/null
+	# Each round's connections: their message and credit counters say
+	# what a figure out of line moved.
+	[ "$_pair" != tcp ] &&
+		grep -v '^listener' /sys/kernel/debug/smbd/connections 2>/dev/null |
+		sed "s/^/    smbd: $_p $2 rep $_rep: /"
 	SMB_KEEP_MODULE=1 smb_umount $MNT
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
