@@ -11,7 +11,8 @@
 # tests/guest/bench/plan-90-bench.sh. Then scripts/bench-report.py writes
 # OUTDIR/results.txt (the table, every figure as a ratio to stock cifs to
 # stock ksmbd and to raw verbs), results.json, chart.png and profile.txt.
-# Not part of the test command: about 50 minutes with the defaults.
+# Not part of the test command: about 75 minutes with the defaults (the
+# cost part about 25 of them).
 # Environment (each maps to the plan's smbdbench.* option):
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
 #   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb cost trace scale mc tcp";
