@@ -214,6 +214,16 @@ void smbd_profile_apply(const struct smbd_profile *prof,
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_profile_apply);
 
+/* What one registration of @frmr_pages maps from any start, up to @cap. */
+static u32 smbd_rw_piece_bytes(u32 frmr_pages, u32 cap)
+{
+	u32 pages = min(frmr_pages, 256U);
+
+	if (pages < 2)
+		return 0;
+	return min_t(u32, cap, (pages - 1) * PAGE_SIZE);
+}
+
 /**
  * smbd_rw_chunk_bytes() - the bytes one rdma_rw context moves
  * @frmr_pages: the device's fast-registration page list length
@@ -230,11 +240,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_profile_apply);
  */
 u32 smbd_rw_chunk_bytes(u32 frmr_pages)
 {
-	u32 pages = min(frmr_pages, 256U);
-
-	if (pages < 2)
-		return 0;
-	return min_t(u32, SMBD_RW_CHUNK, (pages - 1) * PAGE_SIZE);
+	return smbd_rw_piece_bytes(frmr_pages, SMBD_RW_CHUNK);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_rw_chunk_bytes);
 
@@ -255,13 +261,9 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_rw_chunk_bytes);
  */
 u32 smbd_rw_read_chunk_bytes(const struct smbd_device *sd)
 {
-	u32 pages = min(sd->sd_max_frmr_pages, 256U);
-
-	if (!sd->sd_iwarp)
-		return smbd_rw_chunk_bytes(sd->sd_max_frmr_pages);
-	if (pages < 2)
-		return 0;
-	return min_t(u32, SMBD_RW_READ_CHUNK, (pages - 1) * PAGE_SIZE);
+	return smbd_rw_piece_bytes(sd->sd_max_frmr_pages,
+				   sd->sd_iwarp ? SMBD_RW_READ_CHUNK :
+						  SMBD_RW_CHUNK);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_rw_read_chunk_bytes);
 
