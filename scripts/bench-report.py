@@ -351,6 +351,10 @@ def fmt(v, nd=1):
     return ("%%.%df" % nd) % v
 
 
+def pct(v):
+    return "-" if v is None else fmt(v) + "%"
+
+
 def spread(f):
     if not f:
         return "-"
@@ -530,7 +534,7 @@ def cost_lines(figs, prov):
                 t, role, spread(b), spread(a), fmt(r, 2) + "x" if r else "-",
                 fmt(b and b.get("code_us")), fmt(a and a.get("code_us")),
                 fmt(rc, 2) + "x" if rc else "-",
-                fmt(b and b.get("busy_share")) + "%", fmt(a and a.get("busy_share")) + "%"))
+                pct(b and b.get("busy_share")), pct(a and a.get("busy_share"))))
     if not L:
         return L
     return ["Transport CPU per I/O (cost part: us of CPU per I/O, median (min-max)):",

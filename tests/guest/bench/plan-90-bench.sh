@@ -218,6 +218,14 @@ api() {
 
 # ------------------------------------------------------------ SMB (fio)
 
+# fio_args TEST RW BS DEPTH: the arguments of one time-based fio job on
+# the mount (words without spaces), for fio_run and cost_run
+fio_args() {
+	echo "--name=$1 --filename=$MNT/bench.dat --size=${FILE_MB}M" \
+		"--rw=$2 --bs=$3 --iodepth=$4 --ioengine=libaio --direct=1" \
+		"--time_based --runtime=$RUNTIME --norandommap --randrepeat=0"
+}
+
 # fio_run PROVIDER PAIR TEST RW BS DEPTH REP [PROFILE [GROUP]]: one fio
 # job on the mount, reported in GROUP (smb); the figure is MB/s for 1 MiB
 # jobs and IO/s for 4 KiB ones
@@ -228,10 +236,8 @@ fio_run() {
 			sleep "$RUNTIME" > /tmp/perf-record.log 2>&1 &
 		_ppid=$!
 	fi
-	fio --name="$3" --filename="$MNT/bench.dat" --size=${FILE_MB}M \
-		--rw="$4" --bs="$5" --iodepth="$6" --ioengine=libaio --direct=1 \
-		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
-		--lat_percentiles=1 \
+	# shellcheck disable=SC2046 # one word per argument
+	fio $(fio_args "$3" "$4" "$5" "$6") --lat_percentiles=1 \
 		--output-format=json --output=/tmp/fio.json > /tmp/fio.err 2>&1
 	_rc=$?
 	_t1=$(uptime_s) _c1=$(ticks)
@@ -269,10 +275,9 @@ fio_run() {
 #     total=N busy=N smbd=N cifs-rdma=N ksmbd-rdma=N
 # (samples; each is 1/F s of one CPU) and the functions charged most.
 cost_run() {
+	# shellcheck disable=SC2046 # one word per argument
 	/usr/bin/perf record -a -g -e cpu-clock -F "$COST_HZ" -o /tmp/cost.data -q -- \
-		fio --name="$3" --filename="$MNT/bench.dat" --size=${FILE_MB}M \
-		--rw="$4" --bs="$5" --iodepth="$6" --ioengine=libaio --direct=1 \
-		--time_based --runtime="$RUNTIME" --norandommap --randrepeat=0 \
+		fio $(fio_args "$3" "$4" "$5" "$6") \
 		--output-format=json --output=/tmp/cost.json > /tmp/cost.err 2>&1 ||
 		{ problem "$1 $2 $3 cost: $(tail -n 3 /tmp/cost.err | tr '\n' ' ')"; return 1; }
 	_ios=$(grep -o '"total_ios" : [0-9]*' /tmp/cost.json |
