@@ -79,9 +79,14 @@ if [ -n "$r" ]; then
 fi
 
 # Network: only dummy links with TEST-NET-1 and 2001:db8:: (documentation)
-# addresses; the VM has no NIC.
+# addresses; the VM has no NIC. Each port has two transmit queues, as
+# every RDMA NIC has several: ksmbd then flags it RSS_CAPABLE in
+# FSCTL_QUERY_NETWORK_INTERFACE_INFO, and cifs opens more than one channel
+# to one interface when max_channels asks for it (plan-75's one-device
+# case; a single-queue port would keep it to one).
+port() { $IP link add "$1" numtxqueues 2 numrxqueues 2 type dummy; }
 step "lo up" $IP link set lo up
-step "smbdr0 dummy" $IP link add smbdr0 type dummy
+step "smbdr0 dummy" port smbdr0
 step "smbdr0 addr" $IP addr add $RXE_ADDR/28 dev smbdr0
 step "smbdr0 addr6" $IP -6 addr add 2001:db8::1/64 dev smbdr0 nodad
 # Jumbo frames, as RoCE fabrics run: rxe's path MTU becomes 4096, so a
@@ -90,16 +95,16 @@ step "smbdr0 mtu" $IP link set smbdr0 mtu 9000
 step "smbdr0 up" $IP link set smbdr0 up
 # A second link per provider, on the same subnet, for SMB multichannel
 # (tests/guest/smb/plan-75-multichannel.sh): rxe1 and siw1 below.
-step "smbdr1 dummy" $IP link add smbdr1 type dummy
+step "smbdr1 dummy" port smbdr1
 step "smbdr1 addr" $IP addr add $RXE1_ADDR/28 dev smbdr1
 step "smbdr1 addr6" $IP -6 addr add 2001:db8::2/64 dev smbdr1 nodad
 step "smbdr1 mtu" $IP link set smbdr1 mtu 9000
 step "smbdr1 up" $IP link set smbdr1 up
-step "smbds0 dummy" $IP link add smbds0 type dummy
+step "smbds0 dummy" port smbds0
 step "smbds0 addr" $IP addr add $SIW_ADDR/28 dev smbds0
 step "smbds0 addr6" $IP -6 addr add 2001:db8:0:1::1/64 dev smbds0 nodad
 step "smbds0 up" $IP link set smbds0 up
-step "smbds1 dummy" $IP link add smbds1 type dummy
+step "smbds1 dummy" port smbds1
 step "smbds1 addr" $IP addr add $SIW1_ADDR/28 dev smbds1
 step "smbds1 addr6" $IP -6 addr add 2001:db8:0:1::2/64 dev smbds1 nodad
 step "smbds1 up" $IP link set smbds1 up

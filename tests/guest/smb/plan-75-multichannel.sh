@@ -29,6 +29,15 @@
 #   reason, not a failure); then 16 MiB moves both ways intact.
 #   umount, rmmod cifs, stopping ksmbd and rmmod ksmbd each return within
 #   60 s, and smbd holds no connection.
+# Then, per provider, two channels per address on one device: ksmbd lists
+#   only the first port (its IPv4 and IPv6 address), which /init gave two
+#   transmit queues as every RDMA NIC has, so ksmbd flags it RSS_CAPABLE
+#   too; mount -o rdma,multichannel,max_channels=4 on its IPv4 address:
+#   cifs opens four channels, all on that device (a second one per
+#   address only because of RSS_CAPABLE: a single-queue port gives two);
+#   smbd shows four cifs and four ksmbd connections on the device, and
+#   8 MiB written and read back intact moved over each of ksmbd's four
+#   (its RDMA bytes, per connection); then everything down as above.
 # At the end the four devices are as /init made them, nothing of cifs or
 # ksmbd is left, and smbd.ko unloads (as after plan-74).
 # Every command that might hang runs under timeout, and in the background
@@ -512,6 +521,91 @@ multichannel() {
 	info "$p: cycle took $(since "$t0") s"
 }
 
+# conn_rdma DEV: from the last snapshot, "conn=N BYTES" for each ksmbd
+# (responder) connection connected on DEV: what it moved by RDMA read and
+# RDMA write
+conn_rdma() {
+	awk -v d="$1" '
+		/^(initiator|responder) / {
+			on = $1 == "responder" && $2 == "connected" && $4 == d
+			c = $3
+			next
+		}
+		/^[a-z]/ { on = 0; next }
+		on && $1 == "rdma:" {
+			x = $4; sub(/^\(/, "", x); y = $8; sub(/^\(/, "", y)
+			printf "%s %.0f\n", c, x + y
+		}' $T/conns
+}
+
+# one_device P ND DEV A: four channels on one RSS-capable port (ND, with
+# DEV above it and A its IPv4 address), data on each
+one_device() {
+	p=$1 nd=$2 dev=$3 a=$4
+	t=multichannel/$p/one-device
+	HUNG=0 SNAP_HUNG=0
+	share=$SMB_EXPORT/$SMB_SHARE
+	SMB_MULTICHANNEL=yes SMB_INTERFACES=$nd
+	smb_server_start
+	if ! result $? "$t/ksmbd-start" "server multi channel support = yes, interfaces = $nd"; then
+		teardown
+		return
+	fi
+	bounded $LIMIT smb_mount "$a" $MNT multichannel,max_channels=4
+	if ! result $? "$t/mount" "//$a -o $SMB_MOUNT_OPTS,multichannel,max_channels=4: $(why), $B_T s"; then
+		show_out
+		[ "$HUNG" = 0 ] && teardown
+		[ "$HUNG" = 0 ] || TEARDOWN_HUNG=1
+		return
+	fi
+
+	# cifs: four channels, none disconnected; the port flagged RSS.
+	_w=$CHANNELS
+	until { debugdata "$a" && [ "$(chan_val extra)" -ge 3 ]; } || [ $_w -le 0 ]; do
+		sleep 1
+		_w=$((_w - 1))
+	done
+	_rss=$(grep -c 'Capabilities:.*rss' $T/debugdata 2>/dev/null)
+	[ "$(chan_val extra)" -eq 3 ] && [ "$(chan_val disc)" -eq 0 ] && [ "${_rss:-0}" -gt 0 ]
+	result $? "$t/four-channels" "$(($(chan_val extra) + 1)) channels (max_channels=4), $(chan_val disc) disconnected; $_rss interface(s) flagged rss; interfaces: $(ifaces)" ||
+		chan_dump
+
+	# smbd: all eight connections on the one device.
+	_ni=0 _nr=0
+	if snapshot; then
+		_ni=$(grep -cE "^initiator connected conn=[0-9]+ $dev " $T/conns)
+		_nr=$(grep -cE "^responder connected conn=[0-9]+ $dev " $T/conns)
+		grep -E '^(initiator|responder) ' $T/conns | indent "smbd: "
+	fi
+	[ "$_ni" -eq 4 ] && [ "$_nr" -eq 4 ]
+	result $? "$t/smbd-four-each-way" "on $dev: $_ni cifs connection(s), $_nr ksmbd connection(s); $(conn_lines)"
+
+	# Data over each channel: every ksmbd connection moved some by RDMA.
+	rm -f $T/rdma0 $T/rdma1
+	snapshot && conn_rdma "$dev" > $T/rdma0
+	head -c $((8 << 20)) $T/data > $T/data8
+	mc_xfer "$t/direct-8m" $T/data8
+	rm -f $T/data8
+	snapshot && conn_rdma "$dev" > $T/rdma1
+	_per=$(awk 'NR == FNR { b[$1] = $2; next }
+		{ printf "%s%s %.1f MiB", sep, $1, ($2 - b[$1]) / 1048576; sep = ", "
+		  n++; if ($2 - b[$1] > 0) used++ }
+		END { printf "; %d of %d carried data\n", used, n }' $T/rdma0 $T/rdma1 2>/dev/null)
+	info "$p: one device, $_nr ksmbd connections: write $XW MiB/s, read $XR MiB/s; RDMA per connection: $_per"
+	case $_per in
+	*"; 4 of 4 carried data") _rc=0 ;;
+	*) _rc=1 ;;
+	esac
+	result $_rc "$t/each-channel-carried-data" "RDMA per ksmbd connection: $_per"
+
+	if [ "$HUNG" = 0 ]; then
+		teardown
+	else
+		TEARDOWN_HUNG=1
+		nok "$t/teardown" "not tried: a step hung"
+	fi
+}
+
 # ---------------------------------------------------------------- main
 
 for k in $SMB_CIFS_KO $SMB_KSMBD_KO; do
@@ -543,6 +637,13 @@ for pv in "rxe rxe smbdr0 rxe0 $RXE_ADDR smbdr1 rxe1 $RXE1_ADDR" \
 		continue
 	fi
 	multichannel "$@"
+	if [ $TEARDOWN_HUNG = 1 ]; then
+		nok "multichannel/$1/one-device/not-run" "the two-device cycle's teardown hung"
+	elif ! device_back "$4" "$3"; then
+		nok "multichannel/$1/one-device/not-run" "no active $4 on $3: $($RDMA link show 2>/dev/null | tr '\n' ';')"
+	else
+		one_device "$1" "$3" "$4" "$5"
+	fi
 done
 
 # The devices as /init made them (a failed step may have left the second
