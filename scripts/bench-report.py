@@ -366,17 +366,23 @@ def spread(f):
 MC_TESTS = ("write_1m_qd8", "read_1m_qd8")
 
 
+# The multichannel runs: label, heading
+MC_RUNS = (("ch1", "1 channel"), ("d1ch2", "1 dev, 2 ch"),
+           ("ch2", "2 dev, 1 ch each"), ("ch4", "2 dev, 2 ch each"))
+
+
 def mc_devices(info):
-    """Per provider, the 2-channel runs' RDMA MiB per device, from the
-    plan's lines "SMBD-BENCH-INFO: P mc ch2 TEST rep N: RDMA MiB per device: ...".
+    """Per provider, the multichannel runs' RDMA MiB and connections per
+    device, from the plan's lines "SMBD-BENCH-INFO: P mc LABEL TEST rep N:
+    RDMA MiB per device: ..." (not the one-channel runs).
     """
     out = {}
     for l in info:
-        m = re.match(r"SMBD-BENCH-INFO: (\S+) mc ch2 (\S+) rep (\S+): RDMA MiB per device: (.*)",
+        m = re.match(r"SMBD-BENCH-INFO: (\S+) mc (\S+) (\S+) rep (\S+): RDMA MiB per device: (.*)",
                      l)
-        if m:
-            out.setdefault(m.group(1), []).append("%s rep %s: %s" % (
-                m.group(2), m.group(3), m.group(4).strip()))
+        if m and m.group(2) != "ch1":
+            out.setdefault(m.group(1), []).append("%s %s rep %s: %s" % (
+                m.group(2), m.group(3), m.group(4), m.group(5).strip()))
     return out
 
 
@@ -458,17 +464,20 @@ def table(figs, providers):
                 extra += "   %.2f CPU s/GB" % f["cpu_s_per_gb"]
             L.append("  %-42s %18s%s" % (what, spread(f), extra))
         L.append("")
-        mc = [(t, get(figs, prov, "mc", "ch1", t), get(figs, prov, "mc", "ch2", t))
+        mc = [(t, [get(figs, prov, "mc", lab, t) for lab, _ in MC_RUNS])
               for t in MC_TESTS]
-        if any(a or b for _, a, b in mc):
-            L.append("SMB3 multichannel, cifs on smbd to ksmbd on smbd, two %s devices"
-                     " (fio 1 MiB, depth 8, MB/s):" % prov)
-            L.append("%-18s%22s%22s%11s" % ("test", "1 channel", "2 channels", "2/1"))
-            for t, a, b in mc:
-                r = ratio(b and b["median"], a and a["median"])
-                L.append("%-18s%22s%22s%11s" % (t, spread(a), spread(b),
-                                                 fmt(r, 2) + "x" if r else "-"))
-            L.append("RDMA MiB per device in the 2-channel runs (ksmbd's RDMA reads and writes):")
+        if any(any(v) for _, v in mc):
+            L.append("SMB3 multichannel, cifs on smbd to ksmbd on smbd, one or two %s devices"
+                     " (fio 1 MiB, depth 8, MB/s; each against 1 channel):" % prov)
+            L.append("%-14s" % "test" + "".join("%27s" % h for _, h in MC_RUNS))
+            for t, v in mc:
+                cells = []
+                for i, f in enumerate(v):
+                    r = ratio(f and f["median"], v[0] and v[0]["median"]) if i else None
+                    cells.append("%27s" % (spread(f) + ((" %.2fx" % r) if r else "")))
+                L.append("%-14s" % t + "".join(cells))
+            L.append("RDMA MiB and ksmbd's connections per device in the multichannel runs"
+                     " (its RDMA reads and writes):")
             for l in mc_split.get(prov, []):
                 L.append("  " + l)
             L.append("")
@@ -750,6 +759,7 @@ def trace_table(figs, prov):
 
 SCALE_ROWS = [
     ("setup", "mounts/s, one session and RDMA connection each", "more"),
+    ("release", "umounts/s, until rdma_cm holds no connection", "more"),
     ("mem", "KiB in use per connection, both ends (cifs, ksmbd)", "less"),
     ("slab", "  of which slab", "less"),
     ("iops_c1", "4 KiB random read, depth 1, 1 connection (IO/s)", "more"),

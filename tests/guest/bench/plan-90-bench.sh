@@ -20,17 +20,21 @@
 #          ksmbd and cifs on smbd to ksmbd on smbd: 1, 4, 16 and 64 cifs
 #          mounts (nosharesock: a connection each), 4 KiB random reads
 #          at depth 1 on all of them at once, mounts per second and
-#          memory per connection; then more mounts, up to
+#          memory per connection, umounts per second (until rdma_cm
+#          holds no connection's id); then more mounts, up to
 #          smbdbench.scale_max (256) or the first that fails;
 #   cost   the transports' own CPU per I/O: 4 KiB random reads at depth 1
 #          and 16, 1 MiB writes at depth 1 and reads at depth 8 under a
 #          profile with call chains (cost.awk), for each pairing, so each
 #          role of smbd is measured against the stock code in the other;
-#   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd over the
-#          provider's two devices (/init: rxe0 and rxe1, siw0 and siw1):
-#          fio 1 MiB sequential write and read at queue depth 8 with one
-#          channel, then with two (max_channels=2); each run's RDMA bytes
-#          per device are printed;
+#   mc     SMB3 multichannel, cifs on smbd to ksmbd on smbd: fio 1 MiB
+#          sequential write and read at queue depth 8 with one channel
+#          (ch1), two on one device (d1ch2: ksmbd lists only the first
+#          port, and cifs opens a channel to its IPv4 and to its IPv6
+#          address), one on each of the provider's two devices (ch2;
+#          /init: rxe0 and rxe1, siw0 and siw1) and two on each (ch4: one
+#          per address); each run's RDMA bytes and connections per device
+#          are printed;
 # and SMB over TCP once (stock cifs to stock ksmbd on 192.0.2.1).
 # Every run is repeated; each prints one line
 #   SMBD-BENCH: provider=P group=G test=T rep=N value=V unit=U cpu=S ...
@@ -499,37 +503,45 @@ mc_channels() {
 }
 
 # mc_dev_bytes: per device, the RDMA bytes ksmbd's connections moved
-# (read + written), from smbd's connections file: "DEV BYTES" lines
+# (read + written) and how many connections it has, from smbd's
+# connections file: "DEV BYTES CONNECTIONS" lines
 mc_dev_bytes() {
-	awk '/^responder / { d = $4; next } /^[a-z]/ { d = ""; next }
+	awk '/^responder / { d = $4; n[d]++; next } /^[a-z]/ { d = ""; next }
 		d != "" && $1 == "rdma:" {
 			x = $4; sub(/^\(/, "", x); y = $8; sub(/^\(/, "", y)
 			b[d] += x + y
 		}
-		END { for (d in b) printf "%s %.0f\n", d, b[d] }' \
+		END { for (d in n) printf "%s %.0f %d\n", d, b[d], n[d] }' \
 		/sys/kernel/debug/smbd/connections 2>/dev/null
 }
 
-# mc_round PROVIDER CHANNELS REP: fio's multichannel jobs on a mount with
-# CHANNELS channels (1: no multichannel option). Its own variable names:
-# lib-smb.sh's helpers set _n and friends.
+# mc_round PROVIDER CHANNELS REP DEVICES: fio's multichannel jobs on a
+# mount with CHANNELS channels (1: no multichannel option) over the
+# provider's first DEVICES devices (ksmbd lists only their ports). Its
+# label: chN, or d1chN for more than one channel on one device. Its own
+# variable names: lib-smb.sh's helpers set _n and friends.
 mc_round() {
-	mc_p=$1 mc_n=$2 mc_rep=$3
+	mc_p=$1 mc_n=$2 mc_rep=$3 mc_d=$4
 	_addr=$(addr_of "$mc_p")
 	SMB_CIFS_KO=/smbd/cifs.ko SMB_KSMBD_KO=/smbd/ksmbd.ko
 	SMB_MOUNT_OPTS=rdma,vers=3.1.1
 	SMB_MULTICHANNEL=yes SMB_INTERFACES=$(nets_of "$mc_p")
+	mc_l=ch$mc_n
+	if [ "$mc_d" = 1 ]; then
+		SMB_INTERFACES=${SMB_INTERFACES%% *}
+		[ "$mc_n" -gt 1 ] && mc_l=d1ch$mc_n
+	fi
 	_opts=
 	[ "$mc_n" -gt 1 ] && _opts=multichannel,max_channels=$mc_n
 	if ! smb_server_start; then
-		problem "$mc_p mc ch$mc_n: ksmbd did not start"
+		problem "$mc_p mc $mc_l: ksmbd did not start"
 		smb_server_stop
 		return
 	fi
 	head -c $((FILE_MB << 20)) /dev/urandom > "$SMB_EXPORT/$SMB_SHARE/bench.dat"
 	chown 1000:1000 "$SMB_EXPORT/$SMB_SHARE/bench.dat"
 	if ! smb_mount "$_addr" $MNT "$_opts"; then
-		problem "$mc_p mc ch$mc_n: mount failed"
+		problem "$mc_p mc $mc_l: mount failed"
 		smb_umount $MNT
 		smb_server_stop
 		return
@@ -540,17 +552,17 @@ mc_round() {
 		_w=$((_w - 1))
 	done
 	[ "$(mc_channels)" = "$mc_n" ] ||
-		problem "$mc_p mc ch$mc_n: the mount has $(mc_channels) channel(s)"
+		problem "$mc_p mc $mc_l: the mount has $(mc_channels) channel(s)"
 	for _j in $MC_JOBS; do
 		IFS=: read -r jn jrw jbs jqd <<-EOF
 		$_j
 		EOF
 		mc_dev_bytes > /tmp/mc-bytes0
-		fio_run "$mc_p" "ch$mc_n" "$jn" "$jrw" "$jbs" "$jqd" "$mc_rep" 0 mc
+		fio_run "$mc_p" "$mc_l" "$jn" "$jrw" "$jbs" "$jqd" "$mc_rep" 0 mc
 		mc_dev_bytes > /tmp/mc-bytes1
-		echo "SMBD-BENCH-INFO: $mc_p mc ch$mc_n $jn rep $mc_rep: RDMA MiB per device:" \
+		echo "SMBD-BENCH-INFO: $mc_p mc $mc_l $jn rep $mc_rep: RDMA MiB per device:" \
 			"$(awk 'NR == FNR { b[$1] = $2; next }
-				{ printf "%s %.0f ", $1, ($2 - b[$1]) / 1048576 }' \
+				{ printf "%s %.0f (%d conns) ", $1, ($2 - b[$1]) / 1048576, $3 }' \
 				/tmp/mc-bytes0 /tmp/mc-bytes1)"
 	done
 	SMB_KEEP_MODULE=1 smb_umount $MNT
@@ -627,7 +639,7 @@ scale_fio() {
 # scale_pair PROVIDER PAIR REP: the steps on one pairing; in the first
 # round, the listener is then filled up to SCALE_MAX connections
 scale_pair() {
-	sc_p=$1 sc_pair=${2%%:*} sc_rep=$3 sc_n=0
+	sc_p=$1 sc_pair=${2%%:*} sc_label=$2 sc_rep=$3 sc_n=0
 	sc_addr=$(addr_of "$sc_p")
 	smbd_params_set "$2"
 	SMB_CIFS_KO='' SMB_KSMBD_KO='' SMB_MOUNT_OPTS=rdma,vers=3.1.1
@@ -690,13 +702,49 @@ scale_pair() {
 	smbd_params_set
 }
 
-# scale_stop: every scale mount unmounted, the modules out
+# scale_cm_ids: rdma_cm ids other than listeners, of any user (stock cifs
+# and ksmbd, or smbd's); -1 when rdma cannot list them
+scale_cm_ids() {
+	if $RDMA resource show cm_id > /tmp/scale-cm-ids 2>&1; then
+		grep -vc 'state LISTEN' /tmp/scale-cm-ids
+	else
+		echo -1
+	fi
+}
+
+# scale_stop: every scale mount unmounted, the modules out. When the
+# mounts are the last step's (not a round that failed short of it, nor
+# the fill-up beyond it), the release rate: mounts per second from the
+# first umount until rdma_cm holds no connection's id any more (cifs may
+# tear a connection down after its umount returned); rdma must list at
+# least one id per mount before.
 scale_stop() {
 	# The list first: /proc/mounts changes under each umount.
 	awk -v d="$SCALE_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts > /tmp/scale-mounts
+	_nu=$(wc -l < /tmp/scale-mounts)
+	_ids=$(scale_cm_ids)
+	_t0=$(uptime_s)
 	while read -r _m; do
 		umount "$_m" || problem "$sc_p scale: umount $_m failed"
 	done < /tmp/scale-mounts
+	if [ "$_nu" = "${SCALE_STEPS##* }" ] && [ "$_ids" -lt "$_nu" ]; then
+		problem "$sc_p $sc_label scale: rdma listed $_ids connection ids for $_nu mounts: $(head -c 300 /tmp/scale-cm-ids | tr '\n' ';')"
+	elif [ "$_nu" = "${SCALE_STEPS##* }" ]; then
+		_w=300
+		while [ "$(scale_cm_ids)" -ne 0 ] && [ $_w -gt 0 ]; do
+			sleep 0.1
+			_w=$((_w - 1))
+		done
+		_s=$(secs "$_t0" "$(uptime_s)")
+		if [ $_w -gt 0 ]; then
+			bench "provider=$sc_p group=scale pair=$sc_label test=release rep=$sc_rep" \
+				"value=$(awk -v n="$_nu" -v s="$_s" 'BEGIN { if (s < 0.01) s = 0.01; printf "%.2f", n / s }')" \
+				"unit=mounts/s cpu=0 secs=$_s n=$_nu"
+		else
+			problem "$sc_p $sc_label scale: $(scale_cm_ids) rdma_cm ids left 30 s after $_nu umounts:" \
+				"$($RDMA resource show cm_id 2>/dev/null | grep -v 'state LISTEN' | head -n 4 | tr '\n' ';')"
+		fi
+	fi
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
 	smb_unload_module ksmbd
@@ -741,8 +789,10 @@ for p in $PROVIDERS; do
 	fi
 	if in_list "$PARTS" mc; then
 		for r in $(seq "$REPEAT"); do
-			mc_round "$p" 1 "$r"
-			mc_round "$p" 2 "$r"
+			mc_round "$p" 1 "$r" 1
+			mc_round "$p" 2 "$r" 1
+			mc_round "$p" 2 "$r" 2
+			mc_round "$p" 4 "$r" 2
 		done
 	fi
 	echo "SMBD-BENCH-INFO: $p took $(secs "$t0" "$(uptime_s)") s"
