@@ -23,7 +23,9 @@
 # adapters/patches/both/cifs-reconnect-lstrp.patch (a reconnect that took
 # over three echo intervals was torn down at once as unresponsive; the
 # fixes in both/ are the adapters' alone, the test kernel's own cifs does
-# not carry them). For 6.1: ksmbd gets adapters/patches/ksmbd-iface-speed.patch and
+# not carry them), and <series>/cifs-seal-rdma-iosize.patch (sealed I/O
+# sized for RDMA, not for the messages it travels in: writes of 1 MiB
+# and more failed over soft-RoCE). For 6.1: ksmbd gets adapters/patches/ksmbd-iface-speed.patch and
 # adapters/patches/6.1/ksmbd-share-config-old-tools.patch (with Debian 12's
 # ksmbd-tools, 6.1's ksmbd refused every share) and
 # adapters/patches/6.1/ksmbd-opinfo-put-null.patch (an open without an oplock
@@ -161,10 +163,10 @@ for p in $parts; do
 	case $series/$p in
 	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch \
 		cifs-demux-sigkill.patch 6.12/cifs-write-mr-unsent.patch \
-		both/cifs-reconnect-lstrp.patch ;;
+		both/cifs-reconnect-lstrp.patch 6.12/cifs-seal-rdma-iosize.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c cifs-demux-sigkill.patch \
-		both/cifs-reconnect-lstrp.patch ;;
+		both/cifs-reconnect-lstrp.patch 6.1/cifs-seal-rdma-iosize.patch ;;
 	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \
 		6.1/ksmbd-share-config-old-tools.patch 6.1/ksmbd-opinfo-put-null.patch ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
