@@ -443,6 +443,7 @@ def table(figs, providers):
                     fmt(f.get("slat_us"))))
         L.append("")
         L.extend(variants(figs, prov))
+        L.extend(secured(figs, prov))
         L.extend(trace_table(figs, prov))
         L.extend(scale_table(figs, prov))
         L.append("smbd API, smbd to smbd (smbd_test.ko):")
@@ -721,6 +722,64 @@ def variants(figs, prov):
     return L
 
 
+# Per (provider, pairing): what smbd's connections moved in each round,
+# from the plan's "SMBD-BENCH-INFO: P rdma PAIR rep N: reads R (B bytes)
+# writes W (B bytes) mrs M sent C S bytes" (C: sent by smbd's initiators,
+# the client's; S: by its responders, the server's).
+rdma_rounds = {}
+
+
+def rdma_moved(info):
+    out = {}
+    for l in info:
+        m = re.match(r"SMBD-BENCH-INFO: (\S+) rdma (\S+) rep (\S+): reads (\d+) \((\d+) bytes\)"
+                     r" writes (\d+) \((\d+) bytes\) mrs (\d+) sent (\d+) (\d+) bytes", l)
+        if m:
+            out.setdefault((m.group(1), m.group(2)), []).append(
+                {"rep": m.group(3), "rdma_bytes": int(m.group(5)) + int(m.group(7)),
+                 "mrs": int(m.group(8)), "client_sent": int(m.group(9)),
+                 "server_sent": int(m.group(10))})
+    return out
+
+
+def secured(figs, prov):
+    """Pairings mounted with sign or seal (CLIENT.SERVER-OPTION, without
+    smbd parameters): each figure against the same pairing without the
+    option and the stock pair with it, and what smbd moved by RDMA and in
+    messages."""
+    L = []
+    ps = [p for p in pairs_of(figs, prov, "smb") if "-" in p and ":" not in p]
+    if not ps:
+        return L
+    L.append("Signed and sealed mounts (CLIENT.SERVER-OPTION; median (min-max);"
+             " against the pairing without the option and the stock pair with it):")
+    for p in ps:
+        base, opt = p.split("-", 1)
+        for t in SMB_TESTS:
+            f = get(figs, prov, "smb", p, t)
+            if not f:
+                continue
+            plain = get(figs, prov, "smb", base, t)
+            stock = get(figs, prov, "smb", "stock.stock-" + opt, t)
+            r1 = ratio(f["median"], plain and plain["median"])
+            r2 = ratio(f["median"], stock and stock["median"]) if base != "stock.stock" else None
+            L.append("  %-22s %-18s %22s %7s %-11s %7s stock-%s" % (
+                p, t, spread(f), fmt(r1, 2) + "x" if r1 else "-", base,
+                fmt(r2, 2) + "x" if r2 else "-", opt))
+    L.append("What smbd moved in each round (its server's RDMA reads and writes,"
+             " its client's registrations, the message bytes each of its ends sent;"
+             " an end on the stock code counts nothing):")
+    for p in [p for p in pairs_of(figs, prov, "smb")
+              if not p.startswith("stock.stock") and ":" not in p]:
+        for r in rdma_rounds.get((prov, p), []):
+            L.append("  %-22s rep %s: RDMA %8.1f MiB, %6d MRs; messages: client %8.1f MiB,"
+                     " server %8.1f MiB" % (
+                         p, r["rep"], r["rdma_bytes"] / 1048576.0, r["mrs"],
+                         r["client_sent"] / 1048576.0, r["server_sent"] / 1048576.0))
+    L.append("")
+    return L
+
+
 def trace_table(figs, prov):
     """The qd1 trace: per step, the median over the I/Os traced."""
     L = []
@@ -885,6 +944,7 @@ def main():
             previous = None
     lines = list(begin)
     mc_split.update(mc_devices(info))
+    rdma_rounds.update(rdma_moved(info))
     lines += table(figs, providers)
     for prov in providers:
         lines += top_lines(info, prov)

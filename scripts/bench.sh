@@ -17,7 +17,10 @@
 #   SMBD_BENCH_REPEAT (3)  SMBD_BENCH_RUNTIME (5 s per run)
 #   SMBD_BENCH_PROVIDERS ("siw rxe")  SMBD_BENCH_PARTS ("verbs api smb cost trace scale mc tcp";
 #   "cost" is the transport's CPU per I/O, a part of its own)
-#   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd")
+#   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd"; a
+#   pairing may add a mount option and smbd.ko parameters, in that order:
+#   smbd.smbd-sign, stock.stock-seal, smbd.smbd:cq_poll=workqueue; the
+#   report gives the signed and sealed figures a table of their own)
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")
 #   SMBD_BENCH_JOBS (only these fio jobs, e.g. "randread_4k_qd1")

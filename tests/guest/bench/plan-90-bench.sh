@@ -44,7 +44,8 @@
 # Kernel command line: smbdbench.repeat=N (3), smbdbench.runtime=S (5),
 # smbdbench.providers="siw rxe", smbdbench.parts="verbs api smb cost trace scale mc tcp",
 # smbdbench.pairs="stock.stock smbd.stock stock.smbd smbd.smbd" (a pairing
-# may name smbd.ko parameters for its run: smbd.smbd:cq_poll=workqueue),
+# may name a mount option and smbd.ko parameters for its run, in that
+# order: smbd.smbd-sign, stock.stock-seal, smbd.smbd:cq_poll=workqueue),
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
 # (smbd.ko's module parameters), smbdbench.jobs="randread_4k_qd1 ..." (only
@@ -286,8 +287,9 @@ cost_run() {
 		{ problem "$1 $2 $3 cost: $(tail -n 3 /tmp/cost.err | tr '\n' ' ')"; return 1; }
 	_ios=$(grep -o '"total_ios" : [0-9]*' /tmp/cost.json |
 		awk '$3 > m { m = $3 } END { print m + 0 }')
+	_cp=${2%%:*}
 	/usr/bin/perf script -i /tmp/cost.data -F comm,tid,ip,sym,dso 2>/dev/null |
-		awk -v client="${2%%.*}" -v server="${2#*.}" -f /smbd/cost.awk \
+		awk -v client="${_cp%%.*}" -v server="${_cp#*.}" -f /smbd/cost.awk \
 			/smbd/cost-syms.txt - > /tmp/cost.out
 	grep -q '^cost total [1-9]' /tmp/cost.out ||
 		{ problem "$1 $2 $3 cost: no samples ($(tail -n 2 /tmp/cost.err | tr '\n' ' '))"; return 1; }
@@ -321,13 +323,16 @@ if [ -n "$ONLY_JOBS" ]; then
 fi
 
 # smb_pair PROVIDER PAIR REP: one round of every SMB job on one pairing;
-# PAIR is CLIENT.SERVER (stock or smbd), or tcp. The profiles are taken in
-# the first round, the connection's counters shown after the last.
+# PAIR is CLIENT.SERVER (stock or smbd), or tcp; CLIENT.SERVER-OPTION
+# mounts with OPTION too (sign, seal), and runs no trace and no cost
+# jobs. The profiles are taken in the first round, the connection's
+# counters shown after each.
 smb_pair() {
-	_p=$1 _pair=${2%%:*} _rep=$3
+	_p=$1 _pair=${2%%:*} _rep=$3 _sec=
+	case $_pair in *-*) _sec=${_pair#*-} _pair=${_pair%%-*} ;; esac
 	_addr=$(addr_of "$_p")
 	smbd_params_set "$2"
-	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1
+	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1${_sec:+,$_sec}
 	case $_pair in
 	tcp) _addr=$RXE_ADDR SMB_MOUNT_OPTS=vers=3.1.1 ;;
 	*)
@@ -361,8 +366,9 @@ smb_pair() {
 		{ [ "$2" = stock.stock ] || [ "$2" = smbd.smbd ]; }; then
 		_prof=1
 	fi
-	[ "$_pair" != tcp ] && [ "$_rep" = 1 ] && in_list "$PARTS" trace &&
-		trace_qd1 "$_p" "$2"
+	# Signed and sealed I/O registers nothing, where a traced I/O starts.
+	[ "$_pair" != tcp ] && [ -z "$_sec" ] && [ "$_rep" = 1 ] &&
+		in_list "$PARTS" trace && trace_qd1 "$_p" "$2"
 	in_list "$PARTS" smb || _jobs=
 	for _j in $_jobs; do
 		IFS=: read -r jn jrw jbs jqd <<-EOF
@@ -375,7 +381,7 @@ smb_pair() {
 			;;
 		esac
 	done
-	if [ "$_pair" != tcp ] && in_list "$PARTS" cost; then
+	if [ "$_pair" != tcp ] && [ -z "$_sec" ] && in_list "$PARTS" cost; then
 		for _j in $COST_JOBS; do
 			IFS=: read -r jn jrw jbs jqd <<-EOF
 			$_j
@@ -384,10 +390,20 @@ smb_pair() {
 		done
 	fi
 	# Each round's connections: their message and credit counters say
-	# what a figure out of line moved.
-	[ "$_pair" != tcp ] &&
+	# what a figure out of line moved; what smbd moved by RDMA (as the
+	# server) and in messages (sent, by each end on smbd), summed.
+	# Totals as %.0f: busybox awk's %d stops at 2^31.
+	if [ "$_pair" != tcp ]; then
 		grep -v '^listener' /sys/kernel/debug/smbd/connections 2>/dev/null |
-		sed "s/^/    smbd: $_p $2 rep $_rep: /"
+			sed "s/^/    smbd: $_p $2 rep $_rep: /"
+		[ "$_pair" != stock.stock ] && awk -v w="$_p rdma $2 rep $_rep" '
+			/^[a-z]/ { role = $1 }
+			$1 == "msgs:" { if (role == "initiator") ci += $13; else sv += $13 }
+			$1 == "mr:" { m += $3 }
+			$1 == "rdma:" { r += $3; rb += substr($4, 2); wr += $7; wb += substr($8, 2) }
+			END { printf "SMBD-BENCH-INFO: %s: reads %.0f (%.0f bytes) writes %.0f (%.0f bytes) mrs %.0f sent %.0f %.0f bytes\n", w, r, rb, wr, wb, m, ci, sv }' \
+			/sys/kernel/debug/smbd/connections
+	fi
 	SMB_KEEP_MODULE=1 smb_umount $MNT
 	smb_unload_module cifs
 	SMB_KEEP_MODULE=1 smb_server_stop
@@ -782,7 +798,7 @@ for p in $PROVIDERS; do
 		for r in $(seq "$REPEAT"); do
 			for pair in $PAIRS; do
 				case $pair in
-				stock.stock | smbd.smbd*) scale_pair "$p" "$pair" "$r" ;;
+				stock.stock | smbd.smbd | smbd.smbd:*) scale_pair "$p" "$pair" "$r" ;;
 				esac
 			done
 		done
