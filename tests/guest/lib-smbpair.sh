@@ -172,7 +172,8 @@ secured() {
 	_st=$1/$4 _sa=$2 _sm=$3
 	smb_mount "$_sa" "$_sm" "$4"
 	if ! result $? "$_st/mount"; then
-		smb_umount "$_sm"
+		# cifs stays loaded: the pairing's rmmod check covers it.
+		SMB_KEEP_MODULE=1 smb_umount "$_sm"
 		return
 	fi
 	# 6.1 writes " Encrypted" for a sealed share.
