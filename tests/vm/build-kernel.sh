@@ -16,6 +16,8 @@
 # build steps (KEY-BEGIN to KEY-END, the siw fix below included), and reused by later runs:
 #   $SMBD_CACHE/kernel-<version>-<hash>/build    the kernel build tree (KDIR)
 #   $SMBD_CACHE/kernel-<version>-<hash>/modroot  modules_install output
+# A new hash with the same configuration rebuilds from the newest such
+# kernel's objects only what the changed source files touch (below).
 # Prints the cache directory on stdout; progress goes to stderr.
 set -euo pipefail
 
@@ -114,6 +116,8 @@ fi
 # connection in 200 before reading its Negotiate Request),
 # tests/kernel/siw-listener-close.patch (a connection closed before siw
 # accepted it freed the listener: use-after-free at its destroy),
+# tests/kernel/siw-listener-children.patch (a handshake completing as a
+# listener closed read siw's freed listening endpoint),
 # tests/kernel/cifs-negotiate-disconnect.patch (the stock cifs hung for good
 # when a server closed a connection still negotiating, and freed its
 # receive pool under a posted receive),
@@ -151,6 +155,56 @@ while IFS= read -r l; do
 	esac
 done < "$frag"
 [ $bad = 0 ] || exit 1
+
+# A kernel of this version and flavour built before with the same
+# configuration but other fixes (another hash) seeds the build: its build
+# tree is copied with the paths it recorded moved here, the source files
+# that differ between the two trees are made newer than its objects (the
+# ones the fixes touch alike keep its times), and make rebuilds what
+# depends on them only. Without such a kernel, or when a file is in one
+# tree only, the whole kernel is built.
+seed=""
+dones=("$cache/$name-$ver"-*/.done)
+if [ ${#dones[@]} -gt 0 ]; then
+	while IFS= read -r d; do
+		d=${d%/.done}
+		if [ "$d" != "$out" ] && [ -d "$d/src" ] &&
+		   cmp -s "$d/build/.config" "$out/build/.config"; then
+			seed=$d
+			break
+		fi
+	done < <(ls -td "${dones[@]}")
+fi
+if [ -n "$seed" ]; then
+	# diff: 0 the same, 1 differences, anything else trouble
+	drc=0
+	differ=$(diff -rq "$seed/src" "$out/src") || drc=$?
+	if [ $drc -gt 1 ] || grep -q '^Only in ' <<<"$differ"; then
+		echo "test kernel: $seed differs by more than file contents, not seeding from it" >&2
+		seed=""
+	fi
+fi
+if [ -n "$seed" ]; then
+	echo "test kernel: seeding from $seed" >&2
+	cp -a "$seed/build/." "$out/build/"
+	# the dependency lists (.cmd) and whatever else names the seed's trees
+	grep -rlIZ -- "$seed/" "$out/build" |
+		xargs -0 -r sed -i -e "s|$seed/src/|$out/src/|g" -e "s|$seed/build/|$out/build/|g"
+	{
+		for p in "${patches[@]}"; do
+			sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p"
+		done
+		echo drivers/infiniband/sw/siw/siw_cm.c	# the siw sed above
+		echo drivers/infiniband/sw/siw/siw_qp.c
+	} | sort -u | while IFS= read -r f; do
+		if [ -f "$seed/src/$f" ] && cmp -s "$seed/src/$f" "$out/src/$f"; then
+			touch -r "$seed/src/$f" "$out/src/$f"
+		fi
+	done
+	sed -n 's|^Files .* and \(.*\) differ$|\1|p' <<<"$differ" | while IFS= read -r f; do
+		touch "$f"
+	done
+fi
 
 echo "test kernel: building in $out/build ($(nproc) jobs)" >&2
 make -s -C "$out/src" O="$out/build" -j"$(nproc)" bzImage modules >"$out/build.log" 2>&1 ||
