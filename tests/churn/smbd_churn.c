@@ -34,6 +34,13 @@
  *              its handler is opened wide, and KASAN reports the
  *              use-after-free unless smbd waits the handler out
  *              (struct smbd_cq_grave in smbd_ep.c).
+ *   listen-close  (siw) iters= (4) listeners released while the TCP
+ *              handshake of a connection to them is held delay_ms= ms
+ *              between the child socket's clone and its queueing (a
+ *              kprobe): TCP then drops the child, whose callbacks are
+ *              the listener's, and KASAN reports a use-after-free
+ *              unless siw frees its listening endpoint only after such
+ *              handshakes (tests/kernel/siw-listener-children.patch).
  *   quiet=1    (any command) errors that come from a device going away
  *              are expected: no coverage check (rdma link delete runs).
  *   secs=N     (initiator) stop handing out iterations after N s.
@@ -53,7 +60,9 @@
 #include <linux/random.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <net/inet_sock.h>
 #include <net/net_namespace.h>
+#include <net/tcp_states.h>
 
 #include "smbd_internal.h"
 #include "../include/smbd_testctl.h"
@@ -508,10 +517,104 @@ static void cmd_cq_free(struct churn_run *r, u32 delay_ms)
 	vfree(tx);
 	vfree(rx);
 }
+
+/* The port whose TCP handshakes the listen-close probe holds, 0: none. */
+static u16 lcl_port;
+static u32 lcl_delay_ms;
+static atomic_t lcl_held, lcl_closed;
+
+/*
+ * inet_csk_complete_hashdance(listener, child, req, own_req): the child
+ * socket is cloned from the listener (its callbacks and sk_user_data,
+ * siw's listening endpoint, with it) and about to be queued for accept,
+ * or dropped if the listener is no longer listening. Hold the first one
+ * of a round there, in the softirq, while the test releases the listener.
+ */
+static int lcl_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+	u16 port = READ_ONCE(lcl_port);
+
+	if (port && inet_sk(sk)->inet_num == port &&
+	    atomic_inc_return(&lcl_held) == 1) {
+		mdelay(READ_ONCE(lcl_delay_ms));
+		/* Else the test thread came too late: the round shows nothing. */
+		if (READ_ONCE(sk->sk_state) != TCP_LISTEN)
+			atomic_inc(&lcl_closed);
+	}
+	return 0;
+}
+
+/*
+ * One listener, one initiator, and the listener released while the
+ * handshake of the initiator's TCP connection (siw's) is held between
+ * cloning the child socket and queueing it: the child is dropped once
+ * the listener is closed, with the listener's callbacks, after siw freed
+ * the listening endpoint unless it waits such handshakes out.
+ */
+static int lcl_round(struct churn_run *r, u32 delay_ms)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	struct smbd_sock *lsk = NULL, *cli = NULL;
+	struct smbd_params sp;
+	int ret;
+
+	ret = churn_listen(&r->dst, 4, &lsk);
+	if (ret)
+		return ret;
+	atomic_set(&lcl_held, 0);
+	WRITE_ONCE(lcl_delay_ms, delay_ms);
+	WRITE_ONCE(lcl_port, ntohs(((struct sockaddr_in *)&r->dst)->sin_port));
+	smbd_params_init(&sp, false);
+	ret = smbd_sock_create(&init_net, &sp, &cli) ?:
+	      smbd_sock_connect_async(cli, (struct sockaddr *)&r->dst, NULL);
+	while (!ret && !atomic_read(&lcl_held) && time_before(jiffies, end))
+		usleep_range(20, 50);
+	smbd_sock_release(lsk);
+	WRITE_ONCE(lcl_port, 0);
+	smbd_sock_release(cli);
+	return ret;
+}
+
+static void cmd_listen_close(struct churn_run *r, u32 delay_ms)
+{
+	struct kprobe kp = {
+		.symbol_name = "inet_csk_complete_hashdance",
+		.pre_handler = lcl_pre,
+	};
+	u32 i;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret) {
+		testctl_check(&tc.out, false, NULL, "listen-close",
+			      "kprobe: %d", ret);
+		return;
+	}
+	atomic_set(&lcl_closed, 0);
+	for (i = 0; !ret && i < r->iters; i++)
+		ret = lcl_round(r, delay_ms);
+	unregister_kprobe(&kp);
+	testctl_check(&tc.out, !ret, NULL, "listen-close",
+		      "%u of %u rounds, error %d", i, r->iters, ret);
+	/*
+	 * Every round's listener closed while its handshake was held; only
+	 * over siw is there a TCP handshake to hold.
+	 */
+	testctl_check(&tc.out, r->iters && atomic_read(&lcl_closed) == r->iters,
+		      NULL, "listen-close-window",
+		      "%d of %u listeners closed during a handshake held %u ms",
+		      atomic_read(&lcl_closed), r->iters, delay_ms);
+}
 #else
 static void cmd_cq_free(struct churn_run *r, u32 delay_ms)
 {
 	testctl_out_add(&tc.out, "skip cq-free - no CONFIG_KPROBES\n");
+}
+
+static void cmd_listen_close(struct churn_run *r, u32 delay_ms)
+{
+	testctl_out_add(&tc.out, "skip listen-close - no CONFIG_KPROBES\n");
 }
 #endif
 
@@ -531,7 +634,7 @@ static int churn_cmd(char *line)
 	if (!r)
 		return -ENOMEM;
 	r->iters = strcmp(cmd, "responder") ? 1000 : 200;
-	if (!strcmp(cmd, "cq-free"))
+	if (!strcmp(cmd, "cq-free") || !strcmp(cmd, "listen-close"))
 		r->iters = 4;
 	r->threads = 4;
 	while ((arg = strsep(&line, " "))) {
@@ -566,6 +669,8 @@ static int churn_cmd(char *line)
 		cmd_health(r);
 	else if (!strcmp(cmd, "cq-free"))
 		cmd_cq_free(r, delay_ms);
+	else if (!strcmp(cmd, "listen-close"))
+		cmd_listen_close(r, delay_ms);
 	else
 		ret = -EINVAL;
 out:

@@ -31,6 +31,10 @@ for p in "rxe $RXE_ADDR rxe0 rxe smbdr0" "siw $SIW_ADDR siw0 siw smbds0"; do
 	# An unpatched ib_free_cq() under a poll handler held in its rearm:
 	# KASAN reports a use-after-free unless smbd waits the handler out.
 	run churn/$1 cq-free $2 7305 iters=4 delay_ms=40
+	# siw: a listener released while a TCP handshake to it is held
+	# after the child socket's clone; without siw waiting such
+	# handshakes out, KASAN reports a use-after-free of its endpoint.
+	[ "$1" = siw ] && run churn/$1 listen-close $2 7306 iters=4 delay_ms=150
 
 	# The device goes away under the churn: whatever fails must fail
 	# cleanly, and the link delete must return.
