@@ -63,6 +63,40 @@ SMB_ADDUSER=/usr/sbin/ksmbd.adduser
 SMB_CTL_DIR=/sys/class/ksmbd-control
 SMB_DEBUGDATA=/proc/fs/cifs/DebugData
 
+SMBD_CONNS=/sys/kernel/debug/smbd/connections
+
+# smbd_sum ROLE FIELD: FIELD summed over smbd's connections of ROLE
+# (initiator, responder, or any); FIELD is "registered" (MRs), "reads" or
+# "writes" (RDMA operations), "read-bytes" or "write-bytes" (their bytes)
+# or "sent-bytes" (message bytes sent). Printed whole (%.0f: busybox
+# awk's %d stops at 2^31).
+smbd_sum() {
+	awk -v role="$1" -v f="$2" '
+		/^[a-z]/ { on = (role == "any" || $1 == role) }
+		on && $1 == "mr:" && f == "registered" { n += $3 }
+		on && $1 == "rdma:" && f == "reads" { n += $3 }
+		on && $1 == "rdma:" && f == "read-bytes" { n += substr($4, 2) }
+		on && $1 == "rdma:" && f == "writes" { n += $7 }
+		on && $1 == "rdma:" && f == "write-bytes" { n += substr($8, 2) }
+		on && $1 == "msgs:" && f == "sent-bytes" { n += $13 }
+		END { printf "%.0f\n", n }' "$SMBD_CONNS" 2>/dev/null
+}
+
+# rdma_mark, then rdma_since: RDMA_REG, RDMA_RD and RDMA_WR say what went
+# by RDMA between the two (MRs registered by smbd's initiators, RDMA reads
+# and writes by its responders)
+rdma_mark() {
+	_rm_reg=$(smbd_sum initiator registered)
+	_rm_rd=$(smbd_sum responder reads)
+	_rm_wr=$(smbd_sum responder writes)
+}
+# shellcheck disable=SC2034 # the callers read them
+rdma_since() {
+	RDMA_REG=$(($(smbd_sum initiator registered) - _rm_reg))
+	RDMA_RD=$(($(smbd_sum responder reads) - _rm_rd))
+	RDMA_WR=$(($(smbd_sum responder writes) - _rm_wr))
+}
+
 smb_log() { echo "    smb: $*"; }
 
 # smb_wait SECONDS CMD...: poll CMD every 0.2 s until it succeeds

@@ -19,8 +19,6 @@
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
 
-SMBD_CONNS=/sys/kernel/debug/smbd/connections
-
 SIZES="1 4095 4096 4097 1048576 8388608 16777216"
 # The largest goes through direct I/O only: buffered I/O of 8 MiB already
 # spans many full-size requests. 16 MiB is 16 full-size requests each way
@@ -39,18 +37,6 @@ pair_data() {
 		[ -f $PAIR_DATA/$s ] || head -c "$s" /dev/urandom > $PAIR_DATA/$s
 	done
 	touch $PAIR_DATA/.done
-}
-
-# smbd_sum ROLE FIELD: FIELD summed over smbd's connections of ROLE
-# (initiator/responder); FIELD is "registered" (MRs), "reads" or "writes"
-# (RDMA operations)
-smbd_sum() {
-	awk -v role="$1" -v f="$2" '
-		/^[a-z]/ { on = ($1 == role) }
-		on && $1 == "mr:" && f == "registered" { n += $3 }
-		on && $1 == "rdma:" && f == "reads" { n += $3 }
-		on && $1 == "rdma:" && f == "writes" { n += $7 }
-		END { print n + 0 }' "$SMBD_CONNS" 2>/dev/null
 }
 
 # xfer T MNT SIZE MODE: write a SIZE-byte file over the mount and read it
@@ -184,16 +170,15 @@ secured() {
 	esac
 	grep -qi "$_sw" "$SMB_DEBUGDATA"
 	result $? "$_st/in-effect" "looked for \"$_sw\" in DebugData"
-	_sreg=$(smbd_sum initiator registered)
-	_srd=$(smbd_sum responder reads)
-	_swr=$(smbd_sum responder writes)
+	rdma_mark
 	for s in 4097 1048576; do
 		for m in buffered direct; do
 			xfer "$_st" "$_sm" "$s" "$m"
 		done
 	done
 	xfer "$_st" "$_sm" $CONC direct
-	echo "SMBD-INFO: $_st: write $XFER_WR MiB/s, read $XFER_RD MiB/s ($((CONC >> 20)) MiB, O_DIRECT); by RDMA meanwhile: $(($(smbd_sum initiator registered) - _sreg)) MRs registered by the client, $(($(smbd_sum responder reads) - _srd)) reads and $(($(smbd_sum responder writes) - _swr)) writes by the server"
+	rdma_since
+	echo "SMBD-INFO: $_st: write $XFER_WR MiB/s, read $XFER_RD MiB/s ($((CONC >> 20)) MiB, O_DIRECT); by RDMA meanwhile: $RDMA_REG MRs registered by the client, $RDMA_RD reads and $RDMA_WR writes by the server"
 	SMB_KEEP_MODULE=1 smb_umount "$_sm"
 	result $? "$_st/umount"
 }
@@ -218,9 +203,7 @@ provider() {
 	smb_check_rdma_session "$addr"
 	result $? "$t/smb-direct-session"
 
-	reg0=$(smbd_sum initiator registered)
-	rd0=$(smbd_sum responder reads)
-	wr0=$(smbd_sum responder writes)
+	rdma_mark
 	for s in $SIZES; do
 		for m in buffered direct; do
 			[ "$s" = $BIG ] && [ $m = buffered ] && continue
@@ -232,16 +215,14 @@ provider() {
 
 	# RDMA, not only sends: our side says so in smbd's counters, a stock
 	# server in its RDMA debug log.
+	rdma_since
 	if [ "$CLIENT" = smbd ]; then
-		reg=$(($(smbd_sum initiator registered) - reg0))
-		[ "$reg" -gt 0 ]
-		result $? "$t/client-registered-buffers" "$reg MRs registered by cifs on smbd"
+		[ "$RDMA_REG" -gt 0 ]
+		result $? "$t/client-registered-buffers" "$RDMA_REG MRs registered by cifs on smbd"
 	fi
 	if [ "$SERVER" = smbd ]; then
-		rd=$(($(smbd_sum responder reads) - rd0))
-		wr=$(($(smbd_sum responder writes) - wr0))
-		[ "$rd" -gt 0 ] && [ "$wr" -gt 0 ]
-		result $? "$t/server-rdma-read-write" "ksmbd on smbd: $rd RDMA reads, $wr RDMA writes"
+		[ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
+		result $? "$t/server-rdma-read-write" "ksmbd on smbd: $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 	else
 		smb_check_rdma_rw "$mnt/rw-1m" $PAIR_DATA/1048576
 		result $? "$t/server-rdma-read-write"

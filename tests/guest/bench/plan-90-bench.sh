@@ -392,17 +392,11 @@ smb_pair() {
 	# Each round's connections: their message and credit counters say
 	# what a figure out of line moved; what smbd moved by RDMA (as the
 	# server) and in messages (sent, by each end on smbd), summed.
-	# Totals as %.0f: busybox awk's %d stops at 2^31.
 	if [ "$_pair" != tcp ]; then
-		grep -v '^listener' /sys/kernel/debug/smbd/connections 2>/dev/null |
+		grep -v '^listener' "$SMBD_CONNS" 2>/dev/null |
 			sed "s/^/    smbd: $_p $2 rep $_rep: /"
-		[ "$_pair" != stock.stock ] && awk -v w="$_p rdma $2 rep $_rep" '
-			/^[a-z]/ { role = $1 }
-			$1 == "msgs:" { if (role == "initiator") ci += $13; else sv += $13 }
-			$1 == "mr:" { m += $3 }
-			$1 == "rdma:" { r += $3; rb += substr($4, 2); wr += $7; wb += substr($8, 2) }
-			END { printf "SMBD-BENCH-INFO: %s: reads %.0f (%.0f bytes) writes %.0f (%.0f bytes) mrs %.0f sent %.0f %.0f bytes\n", w, r, rb, wr, wb, m, ci, sv }' \
-			/sys/kernel/debug/smbd/connections
+		[ "$_pair" != stock.stock ] &&
+			echo "SMBD-BENCH-INFO: $_p rdma $2 rep $_rep: reads $(smbd_sum any reads) ($(smbd_sum any read-bytes) bytes) writes $(smbd_sum any writes) ($(smbd_sum any write-bytes) bytes) mrs $(smbd_sum any registered) sent $(smbd_sum initiator sent-bytes) $(smbd_sum responder sent-bytes) bytes"
 	fi
 	SMB_KEEP_MODULE=1 smb_umount $MNT
 	smb_unload_module cifs

@@ -122,17 +122,13 @@ profile() {
 	result $? "$t/ksmbd-start" || { smb_server_stop; return; }
 	smb_mount "$addr" "$MNT"
 	if result $? "$t/mount-rdma"; then
-		reg0=$(smbd_sum initiator registered)
-		rd0=$(smbd_sum responder reads)
-		wr0=$(smbd_sum responder writes)
+		rdma_mark
 		xfer "$t" "$MNT" $BIG buffered
 		xfer "$t" "$MNT" $BIG direct
-		reg=$(($(smbd_sum initiator registered) - reg0))
-		rd=$(($(smbd_sum responder reads) - rd0))
-		wr=$(($(smbd_sum responder writes) - wr0))
-		[ "$reg" -gt 0 ] && [ "$rd" -gt 0 ] && [ "$wr" -gt 0 ]
-		result $? "$t/smb-rdma" "$reg MRs registered by cifs, $rd RDMA reads and $wr RDMA writes by ksmbd"
-		echo "SMBD-INFO: profiles: $name on $type: $reg MRs, $rd RDMA reads, $wr RDMA writes; 16 MiB O_DIRECT write $XFER_WR MiB/s, read $XFER_RD MiB/s"
+		rdma_since
+		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
+		result $? "$t/smb-rdma" "$RDMA_REG MRs registered by cifs, $RDMA_RD RDMA reads and $RDMA_WR RDMA writes by ksmbd"
+		echo "SMBD-INFO: profiles: $name on $type: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes; 16 MiB O_DIRECT write $XFER_WR MiB/s, read $XFER_RD MiB/s"
 	fi
 	SMB_KEEP_MODULE=1 smb_umount "$MNT"
 	result $? "$t/umount"
