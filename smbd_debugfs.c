@@ -103,9 +103,9 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 		seq_printf(m, "  mr: registered %llu local_inv %llu remote_inv %llu remote_inv_unknown %llu\n",
 			   st.mrs_registered, st.mrs_local_inv,
 			   st.mrs_remote_inv, st.remote_inv_unknown);
-		seq_printf(m, "  rdma: reads %llu (%llu bytes) writes %llu (%llu bytes)\n",
+		seq_printf(m, "  rdma: reads %llu (%llu bytes) writes %llu (%llu bytes) posted %llu\n",
 			   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
-			   st.rdma_write_bytes);
+			   st.rdma_write_bytes, st.rdma_writes_posted);
 	}
 	mutex_unlock(&smbd_socks_lock);
 	return 0;
@@ -199,9 +199,9 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	seq_printf(m, "mrs_registered %llu\nmrs_local_inv %llu\nmrs_remote_inv %llu\nremote_inv_unknown %llu\n",
 		   st.mrs_registered, st.mrs_local_inv, st.mrs_remote_inv,
 		   st.remote_inv_unknown);
-	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\n",
+	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\nrdma_writes_posted %llu\n",
 		   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
-		   st.rdma_write_bytes);
+		   st.rdma_write_bytes, st.rdma_writes_posted);
 	seq_printf(m, "conns_refused %llu\nconns_wrong_class %llu\npeer_refusals %llu\ncompletion_errors %llu\n",
 		   st.conns_refused, st.conns_wrong_class, st.peer_refusals,
 		   c.wr_errors);

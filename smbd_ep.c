@@ -234,6 +234,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	INIT_LIST_HEAD(&sk->ss_rx_ready);
 	INIT_LIST_HEAD(&sk->ss_tx_free);
 	INIT_LIST_HEAD(&sk->ss_copy_free);
+	INIT_LIST_HEAD(&sk->ss_wslot_free);
 	INIT_LIST_HEAD(&sk->ss_accept_node);
 	INIT_LIST_HEAD(&sk->ss_reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);

@@ -234,6 +234,31 @@ enum ib_poll_context smbd_cq_poll_context(void)
 }
 
 /*
+ * A responder's RDMA Writes of up to this many bytes into one of the
+ * peer's buffers (an SMB2 READ's data, most often) are copied into
+ * pre-mapped slots and posted unwaited (smbd_rw.c); larger ones, and all
+ * when it is 0, are sent from the caller's memory and waited for.
+ */
+static struct smbd_uint_param posted_write_max = {
+	SMBD_WSLOT_DEFAULT, 0, SMBD_WSLOT_MAX };
+
+module_param_cb(posted_write_max, &smbd_uint_param_ops,
+		&posted_write_max, 0644);
+MODULE_PARM_DESC(posted_write_max,
+		 "A responder's RDMA Writes up to this many bytes are copied into one of 8 buffers it keeps per connection and not waited for, 0 (off) to 65536, for connections made from now on (default 16384)");
+
+/**
+ * smbd_posted_write_max() - the slot size of a new responder's posted writes
+ *
+ * Context: any.
+ * Return: the posted_write_max parameter now; 0 for none.
+ */
+u32 smbd_posted_write_max(void)
+{
+	return READ_ONCE(posted_write_max.val);
+}
+
+/*
  * Admission of connections still negotiating: each holds a queue pair and
  * its buffers (about 1 MiB with the defaults) until the Negotiate Request
  * arrives or the responder's Negotiation Timer ends it ([MS-SMBD] 3.1.7.2),

@@ -7,7 +7,9 @@
  * (smbd_desc_slice(): MaxReadWriteSize, offsets, lengths), and move each
  * slice in chunks through the kernel's rdma_rw API, which registers the
  * sink of an iWARP RDMA read as that protocol requires. A context count
- * bounds the send queue space they use.
+ * bounds the send queue space they use. A responder's small RDMA Write
+ * goes from a pre-mapped slot instead and is not waited for
+ * (smbd_rdma_write_posted()).
  */
 
 #include <linux/errno.h>
@@ -225,6 +227,104 @@ static void smbd_rw_scratch_put(struct smbd_sock *sk,
 		kvfree(sc);
 }
 
+/**
+ * smbd_wslot_done() - a posted RDMA Write completed: its slot is free
+ * @cq: the send completion queue
+ * @wc: the completion
+ *
+ * The slot and its context of the budget go back; a write that failed
+ * (or was flushed) ends the connection, as any failed request does.
+ *
+ * Context: the send CQ's completion handler (softirq or workqueue).
+ */
+void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_wslot *ws = container_of(wc->wr_cqe, struct smbd_wslot,
+					     ws_cqe.cqe);
+	struct smbd_sock *sk = cq->cq_context;
+	enum ib_wc_status status = smbd_wc_status(cq, wc);
+
+	spin_lock_bh(&sk->ss_lock);
+	if (status == IB_WC_SUCCESS) {
+		sk->ss_stats.rdma_writes++;
+		sk->ss_stats.rdma_writes_posted++;
+		sk->ss_stats.rdma_write_bytes += ws->ws_len;
+	}
+	list_add(&ws->ws_node, &sk->ss_wslot_free);
+	sk->ss_rw_avail++;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_wake_all(&sk->ss_res_wq);
+	if (status != IB_WC_SUCCESS)
+		smbd_wr_failed(sk, status, "posted RDMA write");
+}
+
+/*
+ * A responder's small RDMA Write into one segment of the peer's buffer:
+ * copied into a pre-mapped slot and posted as one signalled request,
+ * not waited for. The caller's memory is free at once; the slot comes
+ * back with the completion (smbd_wslot_done()). A message the caller
+ * sends afterwards is posted behind it on the same send queue, and a
+ * reliable connection places an RDMA Write's data before the peer sees a
+ * later Send complete (InfiniBand's ordering rules; RDMAP's, RFC 5040
+ * 5.5), so the peer reads the data only after it landed, as [MS-SMBD]
+ * 3.1.4.5 requires of the response that follows.
+ *
+ * One lock hold takes the slot, a context of the budget and a place in
+ * the gate (the teardown frees the slots only after the gate's last
+ * thread left). Returns the bytes posted; -EAGAIN when no slot or no
+ * context is free, or the socket has no slots (the caller waits for the
+ * write instead); or the post's error, which ends the connection.
+ */
+static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
+				      struct iov_iter *from,
+				      const struct smbd_buf_desc *seg)
+{
+	size_t len = iov_iter_count(from);
+	const struct ib_send_wr *bad;
+	struct smbd_wslot *ws;
+	int ret;
+
+	spin_lock_bh(&sk->ss_lock);
+	if (len > sk->ss_wslot_len || !sk->ss_rw_avail ||
+	    list_empty(&sk->ss_wslot_free) || sk->ss_ep.qp_closed ||
+	    sk->ss_state != SMBD_CONNECTED) {
+		spin_unlock_bh(&sk->ss_lock);
+		return -EAGAIN;
+	}
+	ws = list_first_entry(&sk->ss_wslot_free, struct smbd_wslot, ws_node);
+	list_del(&ws->ws_node);
+	sk->ss_rw_avail--;
+	sk->ss_ep.posting++;
+	spin_unlock_bh(&sk->ss_lock);
+
+	if (copy_from_iter(ws->ws_buf, len, from) != len) {
+		ret = -EFAULT;
+		goto put;
+	}
+	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, ws->ws_sge.addr, len,
+				      DMA_TO_DEVICE);
+	ws->ws_len = len;
+	ws->ws_sge.length = len;
+	ws->ws_wr.remote_addr = seg->offset;
+	ws->ws_wr.rkey = seg->token;
+	ret = smbd_post_send(sk, &ws->ws_wr.wr, &bad);
+	if (!ret) {
+		smbd_post_leave(sk);
+		return len;
+	}
+put:
+	/* One request: refused whole, nothing of it on the queue. */
+	spin_lock_bh(&sk->ss_lock);
+	list_add(&ws->ws_node, &sk->ss_wslot_free);
+	sk->ss_rw_avail++;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_post_leave(sk);
+	if (ret != -EFAULT)
+		smbd_sock_error(sk, ret);
+	smbd_wake_all(&sk->ss_res_wq);
+	return ret;
+}
+
 static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			    const struct smbd_buf_desc *descs, u32 ndescs,
 			    u64 offset, enum dma_data_direction dir)
@@ -273,6 +373,17 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	if (nseg < 0) {
 		ret = nseg;
 		goto out;
+	}
+	if (dir == DMA_TO_DEVICE && nseg == 1 && len <= SMBD_WSLOT_MAX) {
+		ssize_t n = smbd_rdma_write_posted(sk, it, seg);
+
+		if (n != -EAGAIN) {
+			if (n < 0)
+				ret = n;
+			else
+				done = n;
+			goto out;
+		}
 	}
 	op = smbd_op_start(sk, true, GFP_KERNEL);
 	if (IS_ERR(op)) {
@@ -363,8 +474,14 @@ EXPORT_SYMBOL_NS_GPL(smbd_rdma_read, SMBD);
  * @offset: where in the peer's buffer to start
  *
  * A message sent after this returns reaches the peer after the data.
+ * On a responder, a write of up to the posted_write_max parameter's
+ * bytes into one descriptor is copied and posted, and this returns
+ * without waiting for the device (while one of its slots is free); a
+ * write that then fails ends the connection, so the message sent after
+ * it never arrives.
  *
- * Context: process; sleeps until the device is done with @from.
+ * Context: process; may sleep until the device is done with @from, and
+ * for a context of the connection's RDMA budget. Takes ss_lock.
  * Return: as smbd_rdma_read().
  */
 ssize_t smbd_rdma_write(struct smbd_sock *sk, struct iov_iter *from,

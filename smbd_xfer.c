@@ -251,6 +251,47 @@ static void smbd_copy_lay_out(struct smbd_sock *sk, u32 n, u32 len)
 }
 
 /*
+ * A responder's slots for small RDMA Writes (smbd_rw.c), if the
+ * posted_write_max parameter asks for them. They are an optimisation:
+ * without the memory, every write is waited for.
+ */
+static void smbd_wslots_alloc(struct smbd_sock *sk)
+{
+	u32 len = smbd_posted_write_max(), i;
+	int node = ibdev_to_node(sk->ss_ep.ibdev);
+
+	if (!sk->ss_responder || !len)
+		return;
+	sk->ss_wslots = kcalloc_node(SMBD_WSLOTS, sizeof(*sk->ss_wslots),
+				     GFP_KERNEL, node);
+	if (!sk->ss_wslots ||
+	    smbd_bufs_alloc(sk, &sk->ss_wslot_bufs, SMBD_WSLOTS, len,
+			    DMA_TO_DEVICE)) {
+		smbd_bufs_free(sk, &sk->ss_wslot_bufs);
+		kfree(sk->ss_wslots);
+		sk->ss_wslots = NULL;
+		return;
+	}
+	for (i = 0; i < SMBD_WSLOTS; i++) {
+		struct smbd_wslot *ws = &sk->ss_wslots[i];
+		u64 dma;
+
+		smbd_cqe_init(sk, &ws->ws_cqe, SMBD_WC_WSLOT, smbd_wslot_done);
+		ws->ws_buf = smbd_buf(&sk->ss_wslot_bufs, i, &dma);
+		ws->ws_sge.addr = dma;
+		ws->ws_sge.lkey = sk->ss_ep.pd->local_dma_lkey;
+		ws->ws_wr.wr.wr_cqe = &ws->ws_cqe.cqe;
+		ws->ws_wr.wr.sg_list = &ws->ws_sge;
+		ws->ws_wr.wr.num_sge = 1;
+		ws->ws_wr.wr.opcode = IB_WR_RDMA_WRITE;
+		ws->ws_wr.wr.send_flags = IB_SEND_SIGNALED;
+		list_add_tail(&ws->ws_node, &sk->ss_wslot_free);
+	}
+	sk->ss_nr_wslot = SMBD_WSLOTS;
+	sk->ss_wslot_len = len;
+}
+
+/*
  * The large size to offer: no more than one send can gather from pages
  * wherever a segment starts in them (the header takes one gather entry
  * and smbd_tx_copy() keeps one, so a payload spans at most tx_sge - 2
@@ -346,6 +387,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		sk->ss_tx_free_count++;
 	}
 	smbd_copy_lay_out(sk, sk->ss_nr_copy, smbd_copy_len(sk));
+	smbd_wslots_alloc(sk);
 	return 0;
 }
 
@@ -421,6 +463,12 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	smbd_bufs_free(sk, &sk->ss_rx_bufs);
 	smbd_bufs_free(sk, &sk->ss_tx_slots);
 	smbd_bufs_free(sk, &sk->ss_copy_bufs);
+	/* A posted write's completion is seen, or none can come any more. */
+	smbd_bufs_free(sk, &sk->ss_wslot_bufs);
+	kfree(sk->ss_wslots);
+	sk->ss_wslots = NULL;
+	sk->ss_nr_wslot = 0;
+	INIT_LIST_HEAD(&sk->ss_wslot_free);
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);
 	kfree(sk->ss_copy);

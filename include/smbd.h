@@ -204,6 +204,8 @@ struct smbd_sock_info {
  *	they came through a device of a class its @dev_class excludes
  * @peer_refusals: messages from the peer refused by [MS-SMBD] 3.1.5.x;
  *	each ends the connection, and the smbd_refused tracepoint says why
+ * @rdma_writes_posted: of @rdma_writes, those copied and not waited for
+ *	(a responder's small writes: the posted_write_max parameter)
  */
 struct smbd_sock_stats {
 	u64 msgs_sent;
@@ -228,6 +230,7 @@ struct smbd_sock_stats {
 	u64 conns_refused;
 	u64 conns_wrong_class;
 	u64 peer_refusals;
+	u64 rdma_writes_posted;
 };
 
 /* Flags of smbd_sock_send(). */

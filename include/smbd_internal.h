@@ -212,6 +212,7 @@ enum smbd_wc_kind {
 	SMBD_WC_OP,		/* what a thread waits for: RDMA read or write, invalidation */
 	SMBD_WC_FENCE,		/* the teardown's marker (smbd_qp_fence()) */
 	SMBD_WC_PROBE,		/* a probe of the peer while negotiating */
+	SMBD_WC_WSLOT,		/* a responder's RDMA Write posted unwaited */
 };
 
 /**
@@ -334,6 +335,34 @@ struct smbd_recv_ctx {
  * reader reposts what it gave back at once (smbd_read.c).
  */
 #define SMBD_RX_WAKE_SEGS	16
+
+/*
+ * A responder's RDMA Writes of up to the posted_write_max parameter
+ * (default %SMBD_WSLOT_DEFAULT bytes, at most %SMBD_WSLOT_MAX) into one
+ * of the peer's buffers are copied into one of %SMBD_WSLOTS pre-mapped
+ * slots and posted without a wait (smbd_rw.c).
+ */
+#define SMBD_WSLOTS		8
+#define SMBD_WSLOT_DEFAULT	16384U
+#define SMBD_WSLOT_MAX		65536U
+
+/**
+ * struct smbd_wslot - a responder's slot for an RDMA Write posted unwaited
+ * @ws_cqe: completion entry; .done returns the slot (smbd_wslot_done())
+ * @ws_node: on ss_wslot_free while no write holds it (under ss_lock)
+ * @ws_len: bytes of the write in flight, counted when it completes
+ * @ws_wr: the work request: one signalled RDMA Write
+ * @ws_sge: its gather entry, in @ws_buf
+ * @ws_buf: ss_wslot_len bytes of ss_wslot_bufs, DMA-mapped once
+ */
+struct smbd_wslot {
+	struct smbd_cqe ws_cqe;
+	struct list_head ws_node;
+	u32 ws_len;
+	struct ib_rdma_wr ws_wr;
+	struct ib_sge ws_sge;
+	void *ws_buf;
+};
 
 /* Gather entries of one send: the header, mapped payload, one bounce. */
 #define SMBD_TX_SGE_MAX	8
@@ -851,6 +880,15 @@ struct smbd_sock {
 	u32 ss_rw_ctxs;
 	/* A transfer's slots, kept between transfers (smbd_rw.c); or NULL */
 	struct smbd_rw_scratch *ss_rw_scratch;
+	/*
+	 * A responder's slots for small RDMA Writes (smbd_rw.c): made with
+	 * the other buffers, freed with them; ss_wslot_free under ss_lock.
+	 */
+	struct smbd_bufs ss_wslot_bufs;	/* ss_nr_wslot of ss_wslot_len */
+	struct smbd_wslot *ss_wslots;
+	u32 ss_nr_wslot;
+	u32 ss_wslot_len;
+	struct list_head ss_wslot_free;
 
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
@@ -966,6 +1004,7 @@ int smbd_sock_fake_listen(struct smbd_sock *sk, const struct smbd_fake_qp *fake,
 
 /* smbd_params.c: the module parameters read outside smbd_params_init() */
 enum ib_poll_context smbd_cq_poll_context(void);
+u32 smbd_posted_write_max(void);
 unsigned int smbd_max_negotiating(void);
 
 /* smbd_qp.c: the queue pair's gate and fence (posted work) */
@@ -1117,6 +1156,9 @@ int smbd_mr_alloc(struct smbd_sock *sk);
 void smbd_mr_free(struct smbd_sock *sk);
 void smbd_mr_release(struct smbd_sock *sk);
 void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
+
+/* smbd_rw.c: the completion of an RDMA Write posted unwaited */
+void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /* smbd_xfer.c: buffers, receive posts, negotiate sends, gather lists */
 int smbd_xfer_split(struct smbd_sock *sk);

@@ -49,6 +49,7 @@ TRACE_DEFINE_ENUM(SMBD_WC_REG);
 TRACE_DEFINE_ENUM(SMBD_WC_OP);
 TRACE_DEFINE_ENUM(SMBD_WC_FENCE);
 TRACE_DEFINE_ENUM(SMBD_WC_PROBE);
+TRACE_DEFINE_ENUM(SMBD_WC_WSLOT);
 
 #define smbd_show_state(s)						\
 	__print_symbolic(s,						\
@@ -68,7 +69,8 @@ TRACE_DEFINE_ENUM(SMBD_WC_PROBE);
 			 { SMBD_WC_REG, "reg" },			\
 			 { SMBD_WC_OP, "op" },				\
 			 { SMBD_WC_FENCE, "fence" },			\
-			 { SMBD_WC_PROBE, "probe" })
+			 { SMBD_WC_PROBE, "probe" },			\
+			 { SMBD_WC_WSLOT, "wslot" })
 
 #define smbd_show_flags(f)						\
 	__print_flags(f, "|", { SMBD_FLAG_RESPONSE_REQUESTED, "RESPONSE_REQUESTED" })

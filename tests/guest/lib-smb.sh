@@ -78,23 +78,27 @@ smbd_sum() {
 		on && $1 == "rdma:" && f == "read-bytes" { n += substr($4, 2) }
 		on && $1 == "rdma:" && f == "writes" { n += $7 }
 		on && $1 == "rdma:" && f == "write-bytes" { n += substr($8, 2) }
+		on && $1 == "rdma:" && f == "posted-writes" { n += $11 }
 		on && $1 == "msgs:" && f == "sent-bytes" { n += $13 }
 		END { printf "%.0f\n", n }' "$SMBD_CONNS" 2>/dev/null
 }
 
-# rdma_mark, then rdma_since: RDMA_REG, RDMA_RD and RDMA_WR say what went
-# by RDMA between the two (MRs registered by smbd's initiators, RDMA reads
-# and writes by its responders)
+# rdma_mark, then rdma_since: RDMA_REG, RDMA_RD, RDMA_WR and RDMA_WP say
+# what went by RDMA between the two (MRs registered by smbd's initiators,
+# RDMA reads and writes by its responders, and of the writes those posted
+# from a copy without a wait)
 rdma_mark() {
 	_rm_reg=$(smbd_sum initiator registered)
 	_rm_rd=$(smbd_sum responder reads)
 	_rm_wr=$(smbd_sum responder writes)
+	_rm_wp=$(smbd_sum responder posted-writes)
 }
 # shellcheck disable=SC2034 # the callers read them
 rdma_since() {
 	RDMA_REG=$(($(smbd_sum initiator registered) - _rm_reg))
 	RDMA_RD=$(($(smbd_sum responder reads) - _rm_rd))
 	RDMA_WR=$(($(smbd_sum responder writes) - _rm_wr))
+	RDMA_WP=$(($(smbd_sum responder posted-writes) - _rm_wp))
 }
 
 smb_log() { echo "    smb: $*"; }

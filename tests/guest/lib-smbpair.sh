@@ -223,6 +223,10 @@ provider() {
 	if [ "$SERVER" = smbd ]; then
 		[ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
 		result $? "$t/server-rdma-read-write" "ksmbd on smbd: $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
+		# The 4096- and 4097-byte O_DIRECT reads: small RDMA Writes
+		# go from smbd's slots, unwaited, and their data came intact.
+		[ "$RDMA_WP" -gt 0 ] && [ "$RDMA_WP" -lt "$RDMA_WR" ]
+		result $? "$t/server-posted-writes" "$RDMA_WP of $RDMA_WR RDMA writes posted unwaited"
 	else
 		smb_check_rdma_rw "$mnt/rw-1m" $PAIR_DATA/1048576
 		result $? "$t/server-rdma-read-write"

@@ -62,6 +62,7 @@ param negotiate_timeout 120 1 600
 param responder_negotiate_timeout 5 1 600
 param max_negotiating 32 1 4096
 param copy_buffers 0 0 65535
+param posted_write_max 16384 0 65536
 
 # choice NAME DEFAULT VALUE...: a parameter that takes one of some words
 choice() {
@@ -81,5 +82,5 @@ choice() {
 choice cq_poll softirq softirq workqueue
 
 # Every parameter the module has is one of those above.
-extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|large_message_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating|copy_buffers|cq_poll' | tr '\n' ' ')
+extra=$(ls $P | grep -vxE 'send_credit_target|receive_credit_max|max_send_size|max_receive_size|large_message_size|keepalive_interval|keepalive_timeout|negotiate_timeout|responder_negotiate_timeout|max_negotiating|copy_buffers|posted_write_max|cq_poll' | tr '\n' ' ')
 [ -z "$extra" ] && ok params/all-checked || nok params/all-checked "untested: $extra"

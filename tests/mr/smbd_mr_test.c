@@ -194,6 +194,8 @@ struct mt_server {
 	struct testsrv ts;	/* first: on mt_servers */
 	atomic_t requests;
 	atomic_t rw_errors;
+	atomic64_t writes;	/* RDMA writes of its connections that ended */
+	atomic64_t posted;	/* of them, posted unwaited from smbd's slots */
 };
 
 struct mt_conn {
@@ -313,7 +315,9 @@ answer:
 static int mt_serve(struct testsrv_conn *tc)
 {
 	struct mt_conn *c = container_of(tc, struct mt_conn, tc);
+	struct mt_server *srv = container_of(tc->srv, struct mt_server, ts);
 	struct smbd_sock_info info = {};
+	struct smbd_sock_stats st;
 	struct mt_req *req;
 
 	req = kmalloc(sizeof(*req), GFP_KERNEL);
@@ -334,6 +338,9 @@ static int mt_serve(struct testsrv_conn *tc)
 		if (mt_serve_one(c, req))
 			break;
 	}
+	smbd_sock_stats(c->tc.sk, &st);
+	atomic64_add(st.rdma_writes, &srv->writes);
+	atomic64_add(st.rdma_writes_posted, &srv->posted);
 	vfree(c->data);
 	c->data = NULL;
 	kvfree(c->descs);
@@ -376,6 +383,15 @@ static void mt_server_stop(struct mt_server *srv)
 		 srv->ts.last_accept_err);
 	mt_info("server %pISpc: %d requests, %d RDMA errors", &srv->ts.addr,
 		atomic_read(&srv->requests), atomic_read(&srv->rw_errors));
+	/*
+	 * The small writes into one descriptor went from smbd's slots
+	 * unwaited (posted_write_max), the rest waited; the clients
+	 * checked both kinds' data.
+	 */
+	mt_check(atomic64_read(&srv->posted) > 0 &&
+		 atomic64_read(&srv->posted) < atomic64_read(&srv->writes),
+		 "stop/posted-writes", "%lld of %lld RDMA writes posted",
+		 atomic64_read(&srv->posted), atomic64_read(&srv->writes));
 	list_del(&srv->ts.node);
 	kfree(srv);
 }
