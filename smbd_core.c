@@ -296,6 +296,7 @@ void smbd_sock_wake(struct smbd_sock *sk)
 	wake_up_all(&sk->ss_send_wq);
 	wake_up_all(&sk->ss_recv_wq);
 	wake_up_all(&sk->ss_res_wq);
+	wake_up_all(&sk->ss_rw_wq);
 }
 
 /**

@@ -228,6 +228,7 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	init_waitqueue_head(&sk->ss_send_wq);
 	init_waitqueue_head(&sk->ss_recv_wq);
 	init_waitqueue_head(&sk->ss_res_wq);
+	init_waitqueue_head(&sk->ss_rw_wq);
 	sk->ss_state = SMBD_CREATED;
 	sk->ss_cm_last = -1;
 	INIT_LIST_HEAD(&sk->ss_rx_free);

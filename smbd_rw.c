@@ -59,43 +59,61 @@ static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
 	return nents;
 }
 
-static bool smbd_rw_ctx_free(struct smbd_sock *sk)
+/* Contexts came back: wake the first waiter, if any. */
+static void smbd_rw_wake(struct smbd_sock *sk)
 {
-	return READ_ONCE(sk->ss_rw_avail) ||
-	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
+	if (wq_has_sleeper(&sk->ss_rw_wq))
+		wake_up(&sk->ss_rw_wq);
 }
 
 /*
  * Take up to @want rdma_rw contexts of the budget, waiting for at least
- * one; returns how many, or 0 once disconnected.
+ * one; returns how many, or 0 once disconnected. The waiters queue
+ * exclusively, in order: a return of contexts wakes the first, and a
+ * waiter that leaves some behind wakes the next, so a 1 MiB transfer's
+ * return does not wake every worker queued behind the budget (eight
+ * contexts are two such transfers). A state change wakes them all
+ * (smbd_sock_wake()).
  */
 static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
 {
+	DEFINE_WAIT(wait);
+	bool more;
 	u32 got;
 
 	for (;;) {
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_state != SMBD_CONNECTED) {
 			spin_unlock_bh(&sk->ss_lock);
-			return 0;
+			got = 0;
+			break;
 		}
 		got = min(sk->ss_rw_avail, want);
 		if (got) {
 			sk->ss_rw_avail -= got;
+			more = sk->ss_rw_avail;
 			spin_unlock_bh(&sk->ss_lock);
-			return got;
+			if (more)
+				smbd_rw_wake(sk);
+			break;
 		}
+		/* Queued before the lock goes: a return after it wakes us. */
+		prepare_to_wait_exclusive(&sk->ss_rw_wq, &wait,
+					  TASK_UNINTERRUPTIBLE);
 		spin_unlock_bh(&sk->ss_lock);
-		wait_event(sk->ss_res_wq, smbd_rw_ctx_free(sk));
+		schedule();
 	}
+	finish_wait(&sk->ss_rw_wq, &wait);
+	return got;
 }
 
+/* Give @n contexts back. Context: any; takes ss_lock. */
 static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 {
 	spin_lock_bh(&sk->ss_lock);
 	sk->ss_rw_avail += n;
 	spin_unlock_bh(&sk->ss_lock);
-	smbd_wake_all(&sk->ss_res_wq);
+	smbd_rw_wake(sk);
 }
 
 /*
@@ -253,7 +271,7 @@ void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add(&ws->ws_node, &sk->ss_wslot_free);
 	sk->ss_rw_avail++;
 	spin_unlock_bh(&sk->ss_lock);
-	smbd_wake_all(&sk->ss_res_wq);
+	smbd_rw_wake(sk);
 	if (status != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, status, "posted RDMA write");
 }
@@ -316,12 +334,11 @@ put:
 	/* One request: refused whole, nothing of it on the queue. */
 	spin_lock_bh(&sk->ss_lock);
 	list_add(&ws->ws_node, &sk->ss_wslot_free);
-	sk->ss_rw_avail++;
 	spin_unlock_bh(&sk->ss_lock);
+	smbd_rw_ctx_put(sk, 1);
 	smbd_post_leave(sk);
 	if (ret != -EFAULT)
 		smbd_sock_error(sk, ret);
-	smbd_wake_all(&sk->ss_res_wq);
 	return ret;
 }
 

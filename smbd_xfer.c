@@ -34,6 +34,7 @@
  *   sender that finds none free posts what it filled before it waits.
  */
 
+#include <kunit/visibility.h>
 #include <linux/cache.h>
 #include <linux/dma-mapping.h>
 #include <linux/errno.h>
@@ -250,15 +251,21 @@ static void smbd_copy_lay_out(struct smbd_sock *sk, u32 n, u32 len)
 	sk->ss_copy_len = len;
 }
 
-/*
- * A responder's slots for small RDMA Writes (smbd_rw.c), if the
- * posted_write_max parameter asks for them. They are an optimisation:
- * without the memory, every write is waited for.
+/**
+ * smbd_wslots_alloc() - a responder's slots for small RDMA Writes
+ * @sk: a socket whose queue pair was just created
+ * @len: bytes of each slot (the posted_write_max parameter); 0 for none
+ *
+ * %SMBD_WSLOTS slots, mapped once (smbd_rw.c posts from them). They are
+ * an optimisation: without the memory, or on an initiator, every write
+ * is waited for. smbd_xfer_free() frees them.
+ *
+ * Context: process; may sleep.
  */
-static void smbd_wslots_alloc(struct smbd_sock *sk)
+void smbd_wslots_alloc(struct smbd_sock *sk, u32 len)
 {
-	u32 len = smbd_posted_write_max(), i;
 	int node = ibdev_to_node(sk->ss_ep.ibdev);
+	u32 i;
 
 	if (!sk->ss_responder || !len)
 		return;
@@ -290,6 +297,7 @@ static void smbd_wslots_alloc(struct smbd_sock *sk)
 	sk->ss_nr_wslot = SMBD_WSLOTS;
 	sk->ss_wslot_len = len;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_wslots_alloc);
 
 /*
  * The large size to offer: no more than one send can gather from pages
@@ -387,7 +395,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		sk->ss_tx_free_count++;
 	}
 	smbd_copy_lay_out(sk, sk->ss_nr_copy, smbd_copy_len(sk));
-	smbd_wslots_alloc(sk);
+	smbd_wslots_alloc(sk, smbd_posted_write_max());
 	return 0;
 }
 
@@ -484,6 +492,7 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	sk->ss_tx_free_count = 0;
 	sk->ss_copy_free_count = 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(smbd_xfer_free);
 
 /**
  * smbd_space_locked() - could a send take a credit and a buffer now

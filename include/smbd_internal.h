@@ -784,7 +784,8 @@ struct smbd_sock {
 	wait_queue_head_t ss_wait;	/* connect: the state; accept: the accept queue */
 	wait_queue_head_t ss_send_wq;	/* senders: a Send Credit and a send buffer */
 	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx_ready */
-	wait_queue_head_t ss_res_wq;	/* MRs, rdma_rw contexts, ss_op_list leavers */
+	wait_queue_head_t ss_res_wq;	/* MRs, ss_op_list leavers, the gate */
+	wait_queue_head_t ss_rw_wq;	/* rdma_rw contexts: exclusive, FIFO */
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
 	/* Released: nothing may queue the event work any more (ss_lock). */
 	bool ss_released;
@@ -1166,6 +1167,7 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		    void (*recv_done)(struct ib_cq *cq, struct ib_wc *wc),
 		    void (*send_done)(struct ib_cq *cq, struct ib_wc *wc));
 void smbd_xfer_free(struct smbd_sock *sk);
+void smbd_wslots_alloc(struct smbd_sock *sk, u32 len);
 bool smbd_space_locked(struct smbd_sock *sk, bool copy);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
 int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
