@@ -36,6 +36,9 @@ struct opk_fake {
 	/* and these flushes of its op's requests, before it */
 	struct opk_ctx *flush_on_refusal;
 	u32 flushes_on_refusal;
+	/* the last RDMA Write taken, and its first gather entry */
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
 };
 
 static struct opk_fake opk;
@@ -76,6 +79,15 @@ static int opk_post_send(struct smbd_sock *sk, const struct ib_send_wr *first,
 			opk.marker = true;
 		else
 			opk.op_wrs++;
+		/*
+		 * The cases' own chains are bare requests, not RDMA ones;
+		 * the fence's marker is an RDMA Write of nothing.
+		 */
+		if (wr->opcode == IB_WR_RDMA_WRITE && wr->num_sge) {
+			opk.wr = *rdma_wr(wr);
+			opk.wr.wr.next = NULL;
+			opk.sge = wr->sg_list[0];
+		}
 	}
 	fence = ret ? opk.fence_on_refusal : NULL;
 	opk.fence_on_refusal = NULL;
@@ -173,6 +185,11 @@ static void opk_exit(struct kunit *test)
 	smbd_ops_free_orphans(c->sk);
 	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	flush_work(&c->sk->ss_disconnect_work);
+	/* The posted-write cases' slots (the buffers' only ones here). */
+	if (c->sk->ss_wslots)
+		smbd_xfer_free(c->sk);
+	c->sk->ss_ep.ibdev = NULL;
+	c->sk->ss_ep.pd = NULL;
 	c->sk->ss_ep.qp = NULL;
 	smbd_sock_free(c->sk);
 	c->sk = NULL;
@@ -832,7 +849,200 @@ static void smbd_op_cqe_named(struct kunit *test)
 	opk_end(c);
 }
 
+/*
+ * The posted-write cases' device and PD: no DMA device, so mapping is
+ * the buffer's own address (what rxe and siw do); nothing else is read.
+ */
+static struct ib_device opk_ibdev;
+static struct ib_pd opk_pd = { .local_dma_lkey = 0x5eed };
+
+#define OPK_WLEN	4096
+#define OPK_TOKEN	0xabcd1234
+#define OPK_ADDR	0x100000ULL
+
+/*
+ * A connected responder with its slots for small RDMA Writes, and what
+ * smbd_rdma_write() reads of a queue pair made for it.
+ */
+static struct opk_ctx *opk_setup_wslots(struct kunit *test)
+{
+	struct opk_ctx *c;
+	struct smbd_sock *sk;
+
+	if (!IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA))
+		kunit_skip(test, "needs virtual DMA (rxe or siw configured)");
+	c = opk_setup(test, -1);
+	sk = c->sk;
+	sk->ss_responder = true;
+	sk->ss_ep.ibdev = &opk_ibdev;
+	sk->ss_ep.pd = &opk_pd;
+	sk->ss_ep.rw_chunk = SMBD_RW_CHUNK;
+	sk->ss_ep.rw_read_chunk = SMBD_RW_READ_CHUNK;
+	sk->ss_neg.max_read_write_size = SZ_1M;
+	sk->ss_rw_ctxs = SMBD_RW_CTXS;
+	sk->ss_rw_avail = SMBD_RW_CTXS;
+	smbd_wslots_alloc(sk, SZ_16K);
+	KUNIT_ASSERT_EQ(test, sk->ss_nr_wslot, SMBD_WSLOTS);
+	return c;
+}
+
+/* smbd_rdma_write() of OPK_WLEN bytes of @fill, 512 bytes into one segment. */
+static ssize_t opk_write(struct kunit *test, struct opk_ctx *c, u8 fill)
+{
+	struct smbd_buf_desc d = {
+		.offset = OPK_ADDR, .token = OPK_TOKEN, .length = SZ_8K,
+	};
+	u8 *src = kunit_kmalloc(test, OPK_WLEN, GFP_KERNEL);
+	struct kvec kv = { .iov_base = src, .iov_len = OPK_WLEN };
+	struct iov_iter it;
+	ssize_t n;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	memset(src, fill, OPK_WLEN);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, OPK_WLEN);
+	n = smbd_rdma_write(c->sk, &it, &d, 1, 512);
+	/* Returned: the caller's memory is its own again. */
+	memset(src, 0, OPK_WLEN);
+	return n;
+}
+
+static u32 opk_wslots_free(struct smbd_sock *sk)
+{
+	u32 n;
+
+	spin_lock_bh(&sk->ss_lock);
+	n = list_count_nodes(&sk->ss_wslot_free);
+	spin_unlock_bh(&sk->ss_lock);
+	return n;
+}
+
+/*
+ * [MS-SMBD] 3.1.4.5, a responder's small write (smbd_rw.c): copied and
+ * posted as one signalled RDMA Write into the segment, and the call
+ * returns before its completion; the completion gives the slot and the
+ * context back and counts the write. Without posted writes this call
+ * would wait for the device.
+ */
+static void smbd_rw_posted_write_unwaited(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup_wslots(test);
+	struct smbd_sock *sk = c->sk;
+
+	KUNIT_ASSERT_EQ(test, opk_write(test, c, 0x5a), OPK_WLEN);
+	KUNIT_ASSERT_EQ(test, opk.op_wrs, 1);
+	KUNIT_EXPECT_EQ(test, opk.wr.wr.opcode, IB_WR_RDMA_WRITE);
+	KUNIT_EXPECT_TRUE(test, opk.wr.wr.send_flags & IB_SEND_SIGNALED);
+	KUNIT_EXPECT_EQ(test, opk.wr.wr.num_sge, 1);
+	KUNIT_EXPECT_EQ(test, opk.wr.rkey, OPK_TOKEN);
+	KUNIT_EXPECT_EQ(test, opk.wr.remote_addr, OPK_ADDR + 512);
+	KUNIT_EXPECT_EQ(test, opk.sge.length, OPK_WLEN);
+	KUNIT_EXPECT_EQ(test, opk.sge.lkey, opk_pd.local_dma_lkey);
+	/* The device reads smbd's copy, not the caller's memory. */
+	KUNIT_EXPECT_NULL(test, memchr_inv((void *)(uintptr_t)opk.sge.addr,
+					   0x5a, OPK_WLEN));
+	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS - 1);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS - 1);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 0);
+	KUNIT_EXPECT_EQ(test, sk->ss_ep.posting, 0);
+
+	opk_complete(c, opk.wr.wr.wr_cqe, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 1);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes_posted, 1);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_write_bytes, OPK_WLEN);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_state), SMBD_CONNECTED);
+}
+
+/*
+ * Every slot in flight at once, each with its own completion entry; each
+ * completion gives back its own.
+ */
+static void smbd_rw_posted_writes_fill_slots(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup_wslots(test);
+	struct ib_cqe *cqe[SMBD_WSLOTS];
+	u32 i;
+
+	for (i = 0; i < SMBD_WSLOTS; i++) {
+		KUNIT_ASSERT_EQ(test, opk_write(test, c, i + 1), OPK_WLEN);
+		cqe[i] = opk.wr.wr.wr_cqe;
+		KUNIT_EXPECT_NULL(test,
+				  memchr_inv((void *)(uintptr_t)opk.sge.addr,
+					     i + 1, OPK_WLEN));
+	}
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(c->sk), 0);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_rw_avail, 0);
+	for (i = 1; i < SMBD_WSLOTS; i++)
+		KUNIT_EXPECT_PTR_NE(test, cqe[i], cqe[i - 1]);
+	for (i = 0; i < SMBD_WSLOTS; i++)
+		opk_complete(c, cqe[i], IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(c->sk), SMBD_WSLOTS);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_stats.rdma_writes_posted, SMBD_WSLOTS);
+}
+
+/*
+ * The provider refuses the write: nothing of it is on the queue, so the
+ * slot and the context come back at once, the caller gets the error,
+ * and the connection ends (the response it would send must not claim
+ * data that never went).
+ */
+static void smbd_rw_posted_write_refused(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup_wslots(test);
+	struct smbd_sock *sk = c->sk;
+
+	opk.accept = 0;
+	KUNIT_EXPECT_EQ(test, opk_write(test, c, 0x5a), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, opk.op_wrs, 0);
+	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
+	KUNIT_EXPECT_EQ(test, sk->ss_ep.posting, 0);
+	KUNIT_EXPECT_NE(test, READ_ONCE(sk->ss_state), SMBD_CONNECTED);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 0);
+}
+
+/*
+ * The write completes in error (the peer's key refused it): the slot
+ * comes back, nothing is counted as written, and the connection ends,
+ * so the response queued behind it never reaches the peer.
+ */
+static void smbd_rw_posted_write_failed(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup_wslots(test);
+	struct smbd_sock *sk = c->sk;
+
+	KUNIT_ASSERT_EQ(test, opk_write(test, c, 0x5a), OPK_WLEN);
+	opk_complete(c, opk.wr.wr.wr_cqe, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
+	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 0);
+	KUNIT_EXPECT_NE(test, READ_ONCE(sk->ss_state), SMBD_CONNECTED);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(sk->ss_err), -ECONNABORTED);
+}
+
+/* After the teardown closed the gate, nothing is posted, nor a slot taken. */
+static void smbd_rw_posted_write_gate_closed(struct kunit *test)
+{
+	struct opk_ctx *c = opk_setup_wslots(test);
+	struct smbd_sock *sk = c->sk;
+
+	spin_lock_bh(&sk->ss_lock);
+	sk->ss_ep.qp_closed = true;
+	spin_unlock_bh(&sk->ss_lock);
+	KUNIT_EXPECT_LT(test, opk_write(test, c, 0x5a), 0);
+	KUNIT_EXPECT_EQ(test, opk.taken, 0);
+	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+}
+
 static struct kunit_case smbd_op_cases[] = {
+	KUNIT_CASE(smbd_rw_posted_write_unwaited),
+	KUNIT_CASE(smbd_rw_posted_writes_fill_slots),
+	KUNIT_CASE(smbd_rw_posted_write_refused),
+	KUNIT_CASE(smbd_rw_posted_write_failed),
+	KUNIT_CASE(smbd_rw_posted_write_gate_closed),
 	KUNIT_CASE(smbd_op_cqe_named),
 	KUNIT_CASE(smbd_op_partial_post_fences),
 	KUNIT_CASE(smbd_op_partial_post_under_fence),

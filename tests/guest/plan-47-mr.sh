@@ -31,7 +31,7 @@ for p in "rxe:$RXE_ADDR" "siw:$SIW_ADDR"; do
 	run "mr/$name" pool "$addr" $PORT
 	run "mr/$name" pool-split "$addr" $PORT
 	run "mr/$name" bench "$addr" $PORT
-	run "mr/$name" stop "$addr" $PORT
+	run "mr/$name" stop-posted "$addr" $PORT
 done
 
 if /usr/sbin/rmmod smbd_mr_test; then ok mr/unload-smbd_mr_test; else nok mr/unload-smbd_mr_test; fi
