@@ -43,14 +43,20 @@ static_assert(sizeof(struct smb2_buffer_desc_v1) == SMBD_BUF_DESC_LEN);
 
 /*
  * smbd's upcalls, data_ready (from a completion handler) and
- * state_change (process): wake the handler thread in smbd_ksmbd_read().
+ * state_change (process): wake the handler thread in smbd_ksmbd_read()
+ * if it sleeps. wq_has_sleeper()'s barrier orders the count before the
+ * look at the queue, against the one the thread's wait sets its state
+ * with before it reads the count: it either sees the new count or is
+ * seen on the queue. A thread at work (ksmbd reads the header and the
+ * message in two calls) costs no wait-queue lock.
  */
 static void smbd_ksmbd_kick(struct smbd_sock *sk)
 {
 	struct smbd_ksmbd_conn *c = smbd_sock_priv(sk);
 
 	atomic_inc(&c->events);
-	wake_up(&c->wait);
+	if (wq_has_sleeper(&c->wait))
+		wake_up(&c->wait);
 }
 
 const struct smbd_sock_ops smbd_ksmbd_sock_ops = {
