@@ -69,10 +69,12 @@ static void smbd_rw_wake(struct smbd_sock *sk)
 /*
  * Take up to @want rdma_rw contexts of the budget, waiting for at least
  * one; returns how many, or 0 once disconnected. The waiters queue
- * exclusively, in order: a return of contexts wakes the first, and a
- * waiter that leaves some behind wakes the next, so a 1 MiB transfer's
- * return does not wake every worker queued behind the budget (eight
- * contexts are two such transfers). A state change wakes them all
+ * exclusively: a return of contexts wakes the first, and a waiter that
+ * leaves some behind wakes the next, so a 1 MiB transfer's return does
+ * not wake every worker queued behind the budget (eight contexts are two
+ * such transfers). The order is not strict: a thread that comes while
+ * the woken one is on its way may take the contexts first, and the woken
+ * one queues again at the end. A state change wakes them all
  * (smbd_sock_wake()).
  */
 static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
@@ -263,6 +265,19 @@ void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
 	enum ib_wc_status status = smbd_wc_status(cq, wc);
 
 	spin_lock_bh(&sk->ss_lock);
+	if (!ws->ws_busy) {
+		/*
+		 * A completion for a slot that is free: none is known
+		 * (siw flushes twice only reads); taking it back twice
+		 * would corrupt the list and the budget.
+		 */
+		spin_unlock_bh(&sk->ss_lock);
+		WARN_ONCE(status == IB_WC_SUCCESS,
+			  "smbd: connection %u: a posted write completed twice\n",
+			  sk->ss_id);
+		return;
+	}
+	ws->ws_busy = false;
 	if (status == IB_WC_SUCCESS) {
 		sk->ss_stats.rdma_writes++;
 		sk->ss_stats.rdma_writes_posted++;
@@ -311,6 +326,7 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 	}
 	ws = list_first_entry(&sk->ss_wslot_free, struct smbd_wslot, ws_node);
 	list_del(&ws->ws_node);
+	ws->ws_busy = true;
 	sk->ss_rw_avail--;
 	sk->ss_ep.posting++;
 	spin_unlock_bh(&sk->ss_lock);
@@ -333,6 +349,7 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 put:
 	/* One request: refused whole, nothing of it on the queue. */
 	spin_lock_bh(&sk->ss_lock);
+	ws->ws_busy = false;
 	list_add(&ws->ws_node, &sk->ss_wslot_free);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_rw_ctx_put(sk, 1);
@@ -367,6 +384,31 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 		ret = -ENOTCONN;
 		goto out;
 	}
+	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
+	/*
+	 * A small write into one segment goes from a posted slot: sliced
+	 * on the stack, with no scratch taken (a second writer on the
+	 * connection would allocate one).
+	 */
+	if (dir == DMA_TO_DEVICE && len <= SMBD_WSLOT_MAX) {
+		struct smbd_buf_desc one;
+		ssize_t n;
+
+		nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw,
+				       &one, 1);
+		if (nseg < 0 && nseg != -E2BIG) {
+			ret = nseg;
+			goto out;
+		}
+		n = nseg == 1 ? smbd_rdma_write_posted(sk, it, &one) : -EAGAIN;
+		if (n != -EAGAIN) {
+			if (n < 0)
+				ret = n;
+			else
+				done = n;
+			goto out;
+		}
+	}
 	/*
 	 * As many slots as pieces, up to a chain's worth: a window holds
 	 * at most SMBD_RW_SEGS segments, each of which ends at most one
@@ -381,7 +423,6 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	}
 	seg = sc->seg;
 	sl = sc->sl;
-	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
 	nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw, seg,
 			       SMBD_RW_SEGS);
 	/* More segments than a window: this one first, full. */
@@ -390,17 +431,6 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	if (nseg < 0) {
 		ret = nseg;
 		goto out;
-	}
-	if (dir == DMA_TO_DEVICE && nseg == 1 && len <= SMBD_WSLOT_MAX) {
-		ssize_t n = smbd_rdma_write_posted(sk, it, seg);
-
-		if (n != -EAGAIN) {
-			if (n < 0)
-				ret = n;
-			else
-				done = n;
-			goto out;
-		}
 	}
 	op = smbd_op_start(sk, true, GFP_KERNEL);
 	if (IS_ERR(op)) {

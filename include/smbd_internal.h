@@ -350,6 +350,7 @@ struct smbd_recv_ctx {
  * struct smbd_wslot - a responder's slot for an RDMA Write posted unwaited
  * @ws_cqe: completion entry; .done returns the slot (smbd_wslot_done())
  * @ws_node: on ss_wslot_free while no write holds it (under ss_lock)
+ * @ws_busy: taken by a write whose completion is not seen yet (ss_lock)
  * @ws_len: bytes of the write in flight, counted when it completes
  * @ws_wr: the work request: one signalled RDMA Write
  * @ws_sge: its gather entry, in @ws_buf
@@ -358,6 +359,7 @@ struct smbd_recv_ctx {
 struct smbd_wslot {
 	struct smbd_cqe ws_cqe;
 	struct list_head ws_node;
+	bool ws_busy;
 	u32 ws_len;
 	struct ib_rdma_wr ws_wr;
 	struct ib_sge ws_sge;
@@ -785,7 +787,7 @@ struct smbd_sock {
 	wait_queue_head_t ss_send_wq;	/* senders: a Send Credit and a send buffer */
 	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx_ready */
 	wait_queue_head_t ss_res_wq;	/* MRs, ss_op_list leavers, the gate */
-	wait_queue_head_t ss_rw_wq;	/* rdma_rw contexts: exclusive, FIFO */
+	wait_queue_head_t ss_rw_wq;	/* rdma_rw contexts: exclusive */
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
 	/* Released: nothing may queue the event work any more (ss_lock). */
 	bool ss_released;

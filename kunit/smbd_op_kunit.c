@@ -995,6 +995,8 @@ static void smbd_rw_posted_write_refused(struct kunit *test)
 
 	opk.accept = 0;
 	KUNIT_EXPECT_EQ(test, opk_write(test, c, 0x5a), -ENOMEM);
+	/* The event work fences through the gate: let it finish first. */
+	flush_work(&sk->ss_disconnect_work);
 	KUNIT_EXPECT_EQ(test, opk.op_wrs, 0);
 	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
