@@ -247,6 +247,15 @@ static void smbd_rw_scratch_put(struct smbd_sock *sk,
 		kvfree(sc);
 }
 
+/* Give @ws back with its context of the budget; the caller wakes. */
+static void smbd_wslot_put_locked(struct smbd_sock *sk, struct smbd_wslot *ws)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	ws->ws_busy = false;
+	list_add(&ws->ws_node, &sk->ss_wslot_free);
+	sk->ss_rw_avail++;
+}
+
 /**
  * smbd_wslot_done() - a posted RDMA Write completed: its slot is free
  * @cq: the send completion queue
@@ -277,14 +286,12 @@ void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
 			  sk->ss_id);
 		return;
 	}
-	ws->ws_busy = false;
 	if (status == IB_WC_SUCCESS) {
 		sk->ss_stats.rdma_writes++;
 		sk->ss_stats.rdma_writes_posted++;
 		sk->ss_stats.rdma_write_bytes += ws->ws_len;
 	}
-	list_add(&ws->ws_node, &sk->ss_wslot_free);
-	sk->ss_rw_avail++;
+	smbd_wslot_put_locked(sk, ws);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_rw_wake(sk);
 	if (status != IB_WC_SUCCESS)
@@ -349,10 +356,9 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 put:
 	/* One request: refused whole, nothing of it on the queue. */
 	spin_lock_bh(&sk->ss_lock);
-	ws->ws_busy = false;
-	list_add(&ws->ws_node, &sk->ss_wslot_free);
+	smbd_wslot_put_locked(sk, ws);
 	spin_unlock_bh(&sk->ss_lock);
-	smbd_rw_ctx_put(sk, 1);
+	smbd_rw_wake(sk);
 	smbd_post_leave(sk);
 	if (ret != -EFAULT)
 		smbd_sock_error(sk, ret);

@@ -294,7 +294,6 @@ void smbd_wslots_alloc(struct smbd_sock *sk, u32 len)
 		ws->ws_wr.wr.send_flags = IB_SEND_SIGNALED;
 		list_add_tail(&ws->ws_node, &sk->ss_wslot_free);
 	}
-	sk->ss_nr_wslot = SMBD_WSLOTS;
 	sk->ss_wslot_len = len;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_wslots_alloc);
@@ -475,7 +474,7 @@ void smbd_xfer_free(struct smbd_sock *sk)
 	smbd_bufs_free(sk, &sk->ss_wslot_bufs);
 	kfree(sk->ss_wslots);
 	sk->ss_wslots = NULL;
-	sk->ss_nr_wslot = 0;
+	sk->ss_wslot_len = 0;
 	INIT_LIST_HEAD(&sk->ss_wslot_free);
 	kfree(sk->ss_rx_ctxs);
 	kfree(sk->ss_tx_ctxs);

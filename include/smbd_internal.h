@@ -887,9 +887,8 @@ struct smbd_sock {
 	 * A responder's slots for small RDMA Writes (smbd_rw.c): made with
 	 * the other buffers, freed with them; ss_wslot_free under ss_lock.
 	 */
-	struct smbd_bufs ss_wslot_bufs;	/* ss_nr_wslot of ss_wslot_len */
+	struct smbd_bufs ss_wslot_bufs;	/* SMBD_WSLOTS of ss_wslot_len */
 	struct smbd_wslot *ss_wslots;
-	u32 ss_nr_wslot;
 	u32 ss_wslot_len;
 	struct list_head ss_wslot_free;
 

@@ -882,7 +882,7 @@ static struct opk_ctx *opk_setup_wslots(struct kunit *test)
 	sk->ss_rw_ctxs = SMBD_RW_CTXS;
 	sk->ss_rw_avail = SMBD_RW_CTXS;
 	smbd_wslots_alloc(sk, SZ_16K);
-	KUNIT_ASSERT_EQ(test, sk->ss_nr_wslot, SMBD_WSLOTS);
+	KUNIT_ASSERT_NOT_NULL(test, sk->ss_wslots);
 	return c;
 }
 
