@@ -2,7 +2,7 @@
 /*
  * smbd_smb2c.ko: an SMB2 client of the test suite's own that takes the
  * only road a Windows client takes to SMB Direct ([MS-SMB2] 3.2.4.2.3,
- * 3.2.5.3.3, [MS-SMBD] 1.3): SMB 3.0.2 over TCP first, NTLMv2, signing
+ * 3.2.5.3.3, [MS-SMBD] 1.3): SMB 3.1.1 (or 3.0.2) over TCP first, NTLMv2, signing
  * (required), FSCTL_QUERY_NETWORK_INTERFACE_INFO, then an RDMA channel
  * through smbd to an interface the server marks RDMA-capable, the
  * session bound to it, and file I/O through Buffer Descriptor V1 lists
@@ -13,7 +13,10 @@
  * (include/smbd.h) and the kernel's crypto and socket calls.
  *
  * debugfs /sys/kernel/debug/smbd_smb2c/ctl takes one command:
- *   win LABEL TCPADDR RDMAADDR RDMAPORT USER PASSWORD SHARE
+ *   win LABEL TCPADDR RDMAADDR RDMAPORT USER PASSWORD SHARE [DIALECT]
+ * DIALECT is 3.1.1 (the default, as Windows 11 negotiates: SHA-512
+ * preauthentication integrity, the 3.1.1 key derivation, and the RDMA
+ * transform capabilities offered, [MS-SMB2] 2.2.3.1.6) or 3.0.2;
  * and /sys/kernel/debug/smbd_smb2c/result has its lines: "ok NAME" or
  * "not ok NAME - why" for each step (NAME is LABEL/step), and one
  * "info iface IFINDEX v4|v6 ADDRESS CAPABILITY SPEED" line per entry the
@@ -85,6 +88,8 @@ enum {
 #define ST_INVALID_PARAMETER	0xc000000d
 
 #define D_SMB302	0x0302
+#define D_SMB311	0x0311
+#define ST_NO_PREAUTH_OVERLAP	0xc05d0000
 #define CAP_MULTI_CHANNEL	0x08
 /*
  * Signing enabled and required, as a client that requires it: ksmbd signs
@@ -92,6 +97,19 @@ enum {
  */
 #define SEC_SIGNING		0x03
 #define SESS_FLAG_BINDING	0x01
+/* [MS-SMB2] 2.2.3.1: negotiate context types, and what smb2c offers */
+#define CTX_PREAUTH		0x0001
+#define CTX_ENCRYPTION		0x0002
+#define CTX_RDMA_XFORM		0x0007
+#define CTX_SIGNING		0x0008
+#define PREAUTH_SHA512		0x0001
+#define SIGN_CMAC		0x0001
+#define SIGN_GMAC		0x0002
+#define XFORM_NONE		0x0000
+#define XFORM_ENCRYPTION	0x0001
+#define XFORM_SIGNING		0x0002
+#define SC_HASH_LEN		64		/* SHA-512 */
+#define SC_XFORM_MAX		4		/* transform ids kept */
 #define CH_RDMA_V1		1
 #define CH_RDMA_V1_INVALIDATE	2
 #define FSCTL_QUERY_NETWORK_INTERFACE_INFO	0x001401fc
@@ -120,12 +138,20 @@ struct sc_conn {
 	struct smbd_recv_info rinfo;	/* of the last message (rdma) */
 	u32 rlen;			/* length of the last message */
 	u32 max_write;			/* the server's MaxWriteSize */
+	u16 dialect;			/* negotiated */
+	/* 3.1.1 ([MS-SMB2] 3.2.5.2): what the NEGOTIATE answer chose */
+	u8 preauth[SC_HASH_LEN];	/* Connection.PreauthIntegrityHashValue */
+	u16 cipher, sign_alg;		/* 0: no such context answered */
+	bool xform_answered;		/* an RDMA transform context came */
+	u8 nr_xform;			/* Connection.RDMATransformIds */
+	u16 xform[SC_XFORM_MAX];
 };
 
 struct sc_run {
 	const char *label;
 	struct sockaddr_storage tcp_dst, rdma_dst;
 	const char *tcp_host, *user, *pass, *share;
+	u16 dialect;			/* the one asked for: 3.0.2 or 3.1.1 */
 	u8 guid[16];
 	u64 sid;
 	u8 sess_sign[16];		/* Session.SigningKey */
@@ -250,9 +276,13 @@ static int sc_hmac_md5(const u8 *key, const void *a, size_t alen,
 
 /*
  * [MS-SMB2] 3.1.4.2: SP800-108 counter mode, HMAC-SHA256, one round,
- * L = 128: the SMB 3.0.x signing key from a session key.
+ * L = 128. The signing key from a session key: for 3.0.x the label
+ * "SMB2AESCMAC" and the context "SmbSign"; for 3.1.1 the label
+ * "SMBSigningKey" and the context @preauth, the session's (or, binding,
+ * the channel's) preauthentication integrity hash (3.2.5.3.1).
  */
-static int sc_signing_key(const u8 session_key[16], u8 out[16])
+static int sc_signing_key(const u8 session_key[16], const u8 *preauth,
+			  u8 out[16])
 {
 	static const u8 one[4] = { 0, 0, 0, 1 }, zero[1] = { 0 };
 	static const u8 l128[4] = { 0, 0, 0, 128 };
@@ -263,10 +293,25 @@ static int sc_signing_key(const u8 session_key[16], u8 out[16])
 	u8 full[32];
 	int err;
 
+	if (preauth) {
+		p[1] = (struct kvec){ "SMBSigningKey", 14 };
+		p[3] = (struct kvec){ (void *)preauth, SC_HASH_LEN };
+	}
 	err = sc_hash("hmac(sha256)", session_key, 16, p, 5, full);
 	memcpy(out, full, 16);
 	memzero_explicit(full, sizeof(full));
 	return err;
+}
+
+/*
+ * [MS-SMB2] 3.2.4.2.2.2, 3.2.5.2: @hash = SHA-512(@hash || @msg), the
+ * preauthentication integrity hash carried over one more message.
+ */
+static int sc_preauth(u8 hash[SC_HASH_LEN], const u8 *msg, u32 len)
+{
+	struct kvec p[2] = { { hash, SC_HASH_LEN }, { (void *)msg, len } };
+
+	return sc_hash("sha512", NULL, 0, p, 2, hash);
 }
 
 /* [MS-SMB2] 3.1.4.1: AES-128-CMAC of @msg with its Signature zeroed. */
@@ -519,31 +564,164 @@ static int sc_credits(struct sc_run *r, struct sc_conn *c, u32 need)
 
 /* ---- SMB2 commands ---- */
 
-/* [MS-SMB2] 2.2.3: SMB 3.0.2 only, multichannel, signing enabled */
-static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
-			u32 *caps)
+/* One negotiate context at @at ([MS-SMB2] 2.2.3.1): its length, padded. */
+static u32 sc_ctx(u8 *at, u16 type, const void *data, u16 len)
 {
-	u8 *b = sc_req(r, C_NEGOTIATE, 38);
-	u32 st;
+	put_unaligned_le16(type, at);
+	put_unaligned_le16(len, at + 2);
+	memcpy(at + 8, data, len);
+	return ALIGN(8 + len, 8);
+}
+
+/*
+ * [MS-SMB2] 3.2.5.2: the contexts of a 3.1.1 NEGOTIATE answer (@b its
+ * body, the whole answer r->rx). Returns 0, or a negative errno with
+ * @why filled: a context out of the answer, no or two preauthentication
+ * contexts, an algorithm not offered, two RDMA transform contexts, one
+ * shorter than its ids or with an id smb2c did not offer.
+ */
+static int sc_neg_contexts(struct sc_run *r, struct sc_conn *c, const u8 *b,
+			   char *why, size_t wlen)
+{
+	u32 off = get_unaligned_le32(b + 60), n = get_unaligned_le16(b + 6);
+	u32 i, k, type, dlen, npre = 0, nx = 0, cnt;
+	const u8 *d;
+
+	for (i = 0; i < n; i++, off = ALIGN(off + 8 + dlen, 8)) {
+		if (off > c->rlen || c->rlen - off < 8) {
+			snprintf(why, wlen, "context %u of %u out of the answer", i, n);
+			return -EPROTO;
+		}
+		type = get_unaligned_le16(r->rx + off);
+		dlen = get_unaligned_le16(r->rx + off + 2);
+		d = r->rx + off + 8;
+		if (dlen > c->rlen - off - 8) {
+			snprintf(why, wlen, "context %#x of %u bytes out of the answer",
+				 type, dlen);
+			return -EPROTO;
+		}
+		switch (type) {
+		case CTX_PREAUTH:
+			npre++;
+			if (dlen < 6 || get_unaligned_le16(d) != 1 ||
+			    get_unaligned_le16(d + 4) != PREAUTH_SHA512) {
+				snprintf(why, wlen, "preauthentication context not SHA-512");
+				return -EPROTO;
+			}
+			break;
+		case CTX_ENCRYPTION:
+			if (dlen >= 4 && get_unaligned_le16(d) == 1)
+				c->cipher = get_unaligned_le16(d + 2);
+			break;
+		case CTX_SIGNING:
+			if (dlen < 4 || get_unaligned_le16(d) != 1) {
+				snprintf(why, wlen, "signing context of %u bytes", dlen);
+				return -EPROTO;
+			}
+			c->sign_alg = get_unaligned_le16(d + 2);
+			break;
+		case CTX_RDMA_XFORM:
+			cnt = dlen >= 8 ? get_unaligned_le16(d) : 0;
+			if (nx++ || dlen < 8 || !cnt || dlen < 8 + 2 * cnt ||
+			    cnt > SC_XFORM_MAX) {
+				snprintf(why, wlen,
+					 "RDMA transform context: %u of them, %u bytes, count %u",
+					 nx, dlen, cnt);
+				return -EPROTO;
+			}
+			c->xform_answered = true;
+			for (k = 0; k < cnt; k++) {
+				type = get_unaligned_le16(d + 8 + 2 * k);
+				if (type > XFORM_SIGNING) {
+					snprintf(why, wlen, "RDMA transform %#x not offered",
+						 type);
+					return -EPROTO;
+				}
+				/* 2.2.4.1.6: NONE alone means none in common */
+				if (type != XFORM_NONE)
+					c->xform[c->nr_xform++] = type;
+			}
+			break;
+		}
+	}
+	if (npre != 1) {
+		snprintf(why, wlen, "%u preauthentication contexts", npre);
+		return -EPROTO;
+	}
+	/* smb2c signs with AES-CMAC only; it did offer AES-GMAC */
+	if (c->sign_alg && c->sign_alg != SIGN_CMAC) {
+		snprintf(why, wlen, "signing algorithm %#x chosen, smb2c has AES-CMAC only",
+			 c->sign_alg);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * [MS-SMB2] 2.2.3, 3.2.4.2.2.2: multichannel, signing enabled, and the
+ * dialect of the run. For 3.1.1 the contexts Windows 11 sends (<137>):
+ * SHA-512 preauthentication with a 32-byte salt, the four AES ciphers,
+ * AES-GMAC and AES-CMAC signing, and the RDMA transforms ENCRYPTION and
+ * SIGNING; the connection's preauthentication hash carried over both
+ * messages.
+ */
+static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
+			u32 *caps, char *why, size_t wlen)
+{
+	static const u8 ciphers[] = { 4, 0, 2, 0, 1, 0, 4, 0, 3, 0 };
+	static const u8 signing[] = { 2, 0, 2, 0, 1, 0 };
+	static const u8 xform[] = { 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0 };
+	bool v311 = r->dialect == D_SMB311;
+	u8 pre[38] = { 1, 0, 32, 0, 1, 0 };
+	u32 st, len = 38, at;
+	u8 *b;
 	int err;
 
+	b = sc_req(r, C_NEGOTIATE, v311 ? 40 + 4 * 64 : 38);
 	put_unaligned_le16(36, b);
 	put_unaligned_le16(1, b + 2);
 	put_unaligned_le16(SEC_SIGNING, b + 4);
 	put_unaligned_le32(CAP_MULTI_CHANNEL, b + 8);
 	memcpy(b + 12, r->guid, 16);
 	put_unaligned_le16(D_SMB302, b + 36);
+	if (v311) {
+		put_unaligned_le16(2, b + 2);
+		put_unaligned_le16(D_SMB311, b + 38);
+		at = H_LEN + 40;
+		put_unaligned_le32(at, b + 28);
+		put_unaligned_le16(4, b + 32);
+		get_random_bytes(pre + 6, 32);
+		at += sc_ctx(r->tx + at, CTX_PREAUTH, pre, sizeof(pre));
+		at += sc_ctx(r->tx + at, CTX_ENCRYPTION, ciphers, sizeof(ciphers));
+		at += sc_ctx(r->tx + at, CTX_SIGNING, signing, sizeof(signing));
+		/* the last context unpadded: the request ends with it */
+		at += 8 + sizeof(xform);
+		sc_ctx(r->tx + at - 8 - sizeof(xform), CTX_RDMA_XFORM, xform,
+		       sizeof(xform));
+		len = at - H_LEN;
+	}
 	c->credits = 1;
-	err = sc_call(r, c, H_LEN + 38, 0, NULL, &st);
-	if (err)
-		return err;
-	if (st || c->rlen < H_LEN + 64)
-		return -EREMOTEIO;
+	err = sc_call(r, c, H_LEN + len, 0, NULL, &st);
+	if (err || st || c->rlen < H_LEN + 64) {
+		snprintf(why, wlen, "error %d, status %#x, %u bytes", err, st,
+			 c->rlen);
+		return err ?: -EREMOTEIO;
+	}
 	b = r->rx + H_LEN;
 	*dialect = get_unaligned_le16(b + 4);
 	*caps = get_unaligned_le32(b + 24);
 	c->max_write = get_unaligned_le32(b + 36);
-	return 0;
+	c->dialect = *dialect;
+	if (*dialect != D_SMB311)
+		return 0;
+	memset(c->preauth, 0, SC_HASH_LEN);
+	err = sc_preauth(c->preauth, r->tx, H_LEN + len);
+	err = err ?: sc_preauth(c->preauth, r->rx, c->rlen);
+	if (err) {
+		snprintf(why, wlen, "SHA-512: %d", err);
+		return err;
+	}
+	return sc_neg_contexts(r, c, b, why, wlen);
 }
 
 /* The security buffer of the SESSION_SETUP answer in r->rx. */
@@ -651,12 +829,16 @@ static int sc_ntlm_auth(struct sc_run *r, const u8 *ch, u32 chlen, u8 *out,
  * @binding: bind r->sid to @c ([MS-SMB2] 3.2.5.3.3): both requests
  * signed with Session.SigningKey. The signing key the exchange yields
  * (Session.SigningKey, or this channel's) goes to @key, checked against
- * the final answer's signature. @why says what failed.
+ * the final answer's signature. In 3.1.1 the key's context is the
+ * preauthentication hash of @c's NEGOTIATE exchange carried over both
+ * requests and the first answer (3.2.5.3.1; binding, the channel's own).
+ * @why says what failed.
  */
 static int sc_session_setup(struct sc_run *r, struct sc_conn *c,
 			    bool binding, u8 key[16], char *why, size_t wlen)
 {
-	u8 *b, *blob, skey[16];
+	bool v311 = c->dialect == D_SMB311;
+	u8 *b, *blob, skey[16], hash[SC_HASH_LEN];
 	u32 st, blen;
 	int err, n;
 
@@ -675,6 +857,13 @@ static int sc_session_setup(struct sc_run *r, struct sc_conn *c,
 		snprintf(why, wlen, "NEGOTIATE_MESSAGE: error %d, status %#x",
 			 err, st);
 		return err ?: -EREMOTEIO;
+	}
+	if (v311) {
+		memcpy(hash, c->preauth, SC_HASH_LEN);
+		err = sc_preauth(hash, r->tx, H_LEN + 24 + 32);
+		err = err ?: sc_preauth(hash, r->rx, c->rlen);
+		if (err)
+			return err;
 	}
 	if (!binding)
 		r->sid = get_unaligned_le64(r->rx + H_SID);
@@ -708,7 +897,9 @@ static int sc_session_setup(struct sc_run *r, struct sc_conn *c,
 			 err, st);
 		return err ?: -EREMOTEIO;
 	}
-	err = sc_signing_key(skey, key);
+	/* the request as sent (signed, when binding) */
+	err = v311 ? sc_preauth(hash, r->tx, H_LEN + 24 + n) : 0;
+	err = err ?: sc_signing_key(skey, v311 ? hash : NULL, key);
 	memzero_explicit(skey, sizeof(skey));
 	if (err)
 		return err;
@@ -1159,6 +1350,28 @@ static int sc_rdma_connect(struct sc_run *r)
 	return err;
 }
 
+/*
+ * What a 3.1.1 NEGOTIATE answer on @c chose, one info line for the plan:
+ * "info contexts tcp|rdma cipher C signing S rdma-transform none|ID,..."
+ * (S 0: no signing context, AES-CMAC by default; "none": no RDMA
+ * transform context answered, "0": only SMB2_RDMA_TRANSFORM_NONE).
+ */
+static void sc_contexts_info(struct sc_run *r, struct sc_conn *c)
+{
+	char ids[32] = "none";
+	int i, n = 0;
+
+	if (c->dialect != D_SMB311)
+		return;
+	if (c->xform_answered)
+		n = scnprintf(ids, sizeof(ids), "%s", c->nr_xform ? "" : "0");
+	for (i = 0; i < c->nr_xform; i++)
+		n += scnprintf(ids + n, sizeof(ids) - n, "%s%u", i ? "," : "",
+			       c->xform[i]);
+	sc_info("contexts %s cipher %u signing %u rdma-transform %s", c->what,
+		c->cipher, c->sign_alg, ids);
+}
+
 /* The TCP half: up to the interface list. False when it cannot go on. */
 static bool sc_tcp_part(struct sc_run *r)
 {
@@ -1169,12 +1382,14 @@ static bool sc_tcp_part(struct sc_run *r)
 	bool ok;
 
 	err = sc_tcp_connect(r);
-	err = err ?: sc_negotiate(r, &r->tcp, &dialect, &caps);
-	if (!sc_check(r, !err && dialect == D_SMB302 &&
+	err = err ?: sc_negotiate(r, &r->tcp, &dialect, &caps, why,
+				  sizeof(why));
+	if (!sc_check(r, !err && dialect == r->dialect &&
 		      (caps & CAP_MULTI_CHANNEL), "tcp-negotiate",
-		      "dialect %#x, capabilities %#x, error %d", dialect, caps,
-		      err))
+		      "%s%sdialect %#x, capabilities %#x, error %d", why,
+		      why[0] ? "; " : "", dialect, caps, err))
 		return false;
+	sc_contexts_info(r, &r->tcp);
 	err = sc_session_setup(r, &r->tcp, false, r->sess_sign, why,
 			       sizeof(why));
 	if (!sc_check(r, !err, "tcp-session-setup",
@@ -1205,12 +1420,15 @@ static void sc_rdma_part(struct sc_run *r)
 
 	t0 = ktime_get();
 	err = sc_rdma_connect(r);
-	err = err ?: sc_negotiate(r, &r->rdma, &dialect, &caps);
-	if (!sc_check(r, !err && dialect == D_SMB302, "rdma-negotiate",
-		      "%pISpc, dialect %#x, MaxReadWriteSize %u, error %d, %lld ms",
-		      &r->rdma_dst, dialect, r->max_rw, err,
-		      ktime_ms_delta(ktime_get(), t0)))
+	err = err ?: sc_negotiate(r, &r->rdma, &dialect, &caps, why,
+				  sizeof(why));
+	if (!sc_check(r, !err && dialect == r->dialect, "rdma-negotiate",
+		      "%s%s%pISpc, dialect %#x, MaxReadWriteSize %u, error %d, %lld ms",
+		      why, why[0] ? "; " : "", &r->rdma_dst, dialect, r->max_rw,
+		      err, ktime_ms_delta(ktime_get(), t0)))
 		return;
+	sc_contexts_info(r, &r->rdma);
+	why[0] = 0;
 	err = sc_session_setup(r, &r->rdma, true, r->rdma.key, why,
 			       sizeof(why));
 	if (!sc_check(r, !err, "rdma-bind",
@@ -1289,7 +1507,8 @@ static int sc_run_cmd(char *line)
 	argv = argv_split(GFP_KERNEL, line, &argc);
 	if (!argv)
 		return -ENOMEM;
-	if (argc != 8 || strcmp(argv[0], "win")) {
+	if ((argc != 8 && argc != 9) || strcmp(argv[0], "win") ||
+	    (argc == 9 && strcmp(argv[8], "3.0.2") && strcmp(argv[8], "3.1.1"))) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -1304,6 +1523,9 @@ static int sc_run_cmd(char *line)
 	r->user = argv[5];
 	r->pass = argv[6];
 	r->share = argv[7];
+	/* as Windows 11 and Server 2022 and later: 3.1.1 */
+	r->dialect = argc == 9 && !strcmp(argv[8], "3.0.2") ? D_SMB302 :
+							     D_SMB311;
 	r->tcp.what = "tcp";
 	r->rdma.what = "rdma";
 	r->seed = get_random_u32();
@@ -1349,4 +1571,4 @@ module_exit(smbd_smb2c_exit);
 MODULE_DESCRIPTION("smbd tests: an SMB2 client that reaches SMB Direct the Windows way");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(SMBD);
-MODULE_SOFTDEP("pre: md5 hmac sha256 cmac aes");
+MODULE_SOFTDEP("pre: md5 hmac sha256 sha512 cmac aes");

@@ -4,7 +4,9 @@
 # Guest plan (the SMB VM, tests/run.sh): the road a Windows client takes
 # to SMB Direct, against ksmbd on smbd (adapters/ksmbd), by the tests' own
 # SMB2 client (tests/smb2c/smbd_smb2c.c, no cifs or smbd SMB code):
-#   SMB 3.0.2 over TCP to a plain interface's address, NTLMv2, signing
+#   SMB 3.1.1 over rxe, as Windows 11 (SHA-512 preauthentication, the
+#   3.1.1 signing keys, ciphers, signing and RDMA transform contexts
+#   offered), 3.0.2 over siw, each first over TCP to a plain interface's address, NTLMv2, signing
 #   required; FSCTL_QUERY_NETWORK_INTERFACE_INFO; an RDMA channel through
 #   smbd to an address the server flags RDMA-capable (rxe0's, then
 #   siw0's), the session bound to it ([MS-SMB2] 3.2.5.3.3: requests signed
@@ -124,17 +126,32 @@ check_interfaces() {
 	done < $T/want
 }
 
-# client P ADDR PORT: the whole road for provider P, RDMA to ADDR:PORT
+# contexts P: what ksmbd answered to a 3.1.1 NEGOTIATE's contexts, on
+# each connection ("info contexts tcp|rdma cipher C signing S
+# rdma-transform IDS"): a cipher chosen, AES-CMAC signing, and the same
+# RDMA transforms on the RDMA channel as on TCP ([MS-SMB2] 3.3.5.4; the
+# channel offers what the first connection got, 3.2.4.2.2.2)
+contexts() {
+	_t=$(awk '$2 == "contexts" && $3 == "tcp"' $T/res)
+	_r=$(awk '$2 == "contexts" && $3 == "rdma"' $T/res)
+	echo "SMBD-INFO: windows: $1: ${_t#info } / ${_r#info }"
+	[ -n "$_t" ] && [ -n "$_r" ] && [ "${_t#* tcp }" = "${_r#* rdma }" ] &&
+		echo "$_t" | awk '$5 > 0 && $7 == 1 { ok = 1 } END { exit !ok }'
+	result $? "windows/$1/contexts" "tcp: ${_t:-none}; rdma: ${_r:-none}"
+}
+
+# client P ADDR PORT DIALECT: the whole road for provider P, RDMA to ADDR:PORT
 client() {
 	p=$1 a=$2
 	rm -f "$SMB_EXPORT/$SMB_SHARE/smb2c-$p.bin"
-	bounded $RUN_LIMIT sh -c "echo 'win $p $TCP_ADDR $a $3 $SMB_USER $SMB_PASS $SMB_SHARE' > $C/ctl"
+	bounded $RUN_LIMIT sh -c "echo 'win $p $TCP_ADDR $a $3 $SMB_USER $SMB_PASS $SMB_SHARE $4' > $C/ctl"
 	result $? "windows/$p/command" "$(why), $B_T s" || show_out
 	cat $C/result > $T/res 2>/dev/null
 	sed -n 's/^\(not ok\|ok\) /SMBD-TEST: \1 windows\//p' $T/res
 	grep -E '^(ok|not ok) .*descs-4095-|^ok .*rdma-bind' $T/res |
 		sed "s/^/SMBD-INFO: windows: $p: /"
 	check_interfaces "$p"
+	[ "$4" = 3.1.1 ] && contexts "$p"
 	# the last write (4,095 pieces of 1,025 bytes at offset 0, as far as
 	# the registration's descriptors allowed: "info written N") is on disk
 	_want=$(awk '$1 == "info" && $2 == "written" { n = $3 } END { print n }' $T/res)
@@ -145,8 +162,9 @@ client() {
 }
 
 HUNG=0
-client rxe "$RXE_ADDR" 445
-[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw "$SIW_ADDR" 5445
+# Windows 11 and Server 2022 and later negotiate 3.1.1; older ones 3.0.2
+client rxe "$RXE_ADDR" 445 3.1.1
+[ "$HUNG" = 0 ] && [ -d /sys/class/infiniband/siw0 ] && client siw "$SIW_ADDR" 5445 3.0.2
 
 # ---------------------------------------------------------------- ports
 
