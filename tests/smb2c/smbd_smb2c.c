@@ -86,6 +86,8 @@ enum {
 #define ST_PENDING		0x00000103
 #define ST_MORE_PROCESSING	0xc0000016
 #define ST_INVALID_PARAMETER	0xc000000d
+#define ST_INVALID_SIGNATURE	0xc000a000
+#define ST_END_OF_FILE		0xc0000011
 
 #define D_SMB302	0x0302
 #define D_SMB311	0x0311
@@ -112,6 +114,17 @@ enum {
 #define SC_XFORM_MAX		4		/* transform ids kept */
 #define CH_RDMA_V1		1
 #define CH_RDMA_V1_INVALIDATE	2
+#define CH_RDMA_TRANSFORM	3
+/*
+ * [MS-SMB2] 2.2.43, 2.2.43.1: SMB2_RDMA_TRANSFORM (16 bytes) and one
+ * signing SMB2_RDMA_CRYPTO_TRANSFORM (8 bytes and a 16-byte AES-CMAC
+ * signature, no nonce): 40 bytes, the descriptors 8-byte aligned after.
+ */
+#define XF_LEN			16
+#define XF_CRYPTO_LEN		(8 + 16)
+#define XF_SIGN_LEN		(XF_LEN + XF_CRYPTO_LEN)
+#define XF_TYPE_SIGNING		2
+#define READ_FLAG_XFORM		0x1	/* SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM */
 #define FSCTL_QUERY_NETWORK_INTERFACE_INFO	0x001401fc
 #define IFACE_RSS	0x1
 #define IFACE_RDMA	0x2
@@ -147,6 +160,34 @@ struct sc_conn {
 	u16 xform[SC_XFORM_MAX];
 };
 
+/* True when @c negotiated the RDMA transform @id and signs. */
+static bool sc_xform(const struct sc_conn *c, u16 id)
+{
+	int i;
+
+	for (i = 0; i < c->nr_xform; i++)
+		if (c->xform[i] == id)
+			return c->sign;
+	return false;
+}
+
+/*
+ * [MS-SMB2] 3.2.4.7: a WRITE's SMB2_RDMA_TRANSFORM at @at with one
+ * signing transform carrying @sig; @dlen bytes of descriptors of channel
+ * @inner follow at XF_SIGN_LEN.
+ */
+static void sc_xform_put(u8 *at, u32 dlen, u32 inner, const u8 sig[16])
+{
+	memset(at, 0, XF_SIGN_LEN);
+	put_unaligned_le16(XF_SIGN_LEN, at);
+	put_unaligned_le16(dlen, at + 2);
+	put_unaligned_le32(inner, at + 4);
+	put_unaligned_le16(1, at + 8);
+	put_unaligned_le16(XF_TYPE_SIGNING, at + XF_LEN);
+	put_unaligned_le16(16, at + XF_LEN + 2);
+	memcpy(at + XF_LEN + 8, sig, 16);
+}
+
 struct sc_run {
 	const char *label;
 	struct sockaddr_storage tcp_dst, rdma_dst;
@@ -162,6 +203,7 @@ struct sc_run {
 	u8 *tx, *rx;
 	struct testbuf buf;
 	u64 seed;
+	u32 xf_verified;		/* READ payloads checked by signature */
 	struct mutex lock;		/* the sockets against the watchdog */
 	struct delayed_work watchdog;
 	bool expired;
@@ -312,6 +354,15 @@ static int sc_preauth(u8 hash[SC_HASH_LEN], const u8 *msg, u32 len)
 	struct kvec p[2] = { { hash, SC_HASH_LEN }, { (void *)msg, len } };
 
 	return sc_hash("sha512", NULL, 0, p, 2, hash);
+}
+
+/* AES-128-CMAC of @len bytes at @buf (an RDMA payload, 3.1.4.1) */
+static int sc_cmac_raw(const u8 key[16], const void *buf, size_t len,
+		       u8 out[16])
+{
+	struct kvec p = { (void *)buf, len };
+
+	return sc_hash("cmac(aes)", key, 16, &p, 1, out);
 }
 
 /* [MS-SMB2] 3.1.4.1: AES-128-CMAC of @msg with its Signature zeroed. */
@@ -1089,10 +1140,50 @@ static u32 sc_cut(const struct smbd_buf_desc *d, int nd, u32 unit, u32 max,
 }
 
 /*
+ * [MS-SMB2] 3.2.5.11: the answer in r->rx to a signed READ through an
+ * RDMA channel on a connection that negotiated the signing transform:
+ * SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM, and in Buffer an
+ * SMB2_RDMA_TRANSFORM (no channel) with exactly one signing transform of
+ * a 16-byte signature, copied to @sig.
+ */
+static int sc_read_xform(struct sc_run *r, u8 sig[16], char *why,
+			 size_t wlen)
+{
+	const u8 *b = r->rx + H_LEN, *x;
+	u32 off = b[2], len = get_unaligned_le32(b + 4);
+
+	if (!(get_unaligned_le32(b + 12) & READ_FLAG_XFORM) ||
+	    len != XF_SIGN_LEN || off != H_LEN + 16 ||
+	    r->rdma.rlen < off + len) {
+		snprintf(why, wlen,
+			 "READ answer without the signing transform: flags %#x, DataOffset %u, DataLength %u, %u bytes",
+			 get_unaligned_le32(b + 12), off, len, r->rdma.rlen);
+		return -EPROTO;
+	}
+	x = r->rx + off;
+	if (get_unaligned_le16(x) || get_unaligned_le16(x + 2) ||
+	    get_unaligned_le32(x + 4) || get_unaligned_le16(x + 8) != 1 ||
+	    get_unaligned_le16(x + XF_LEN) != XF_TYPE_SIGNING ||
+	    get_unaligned_le16(x + XF_LEN + 2) != 16 ||
+	    get_unaligned_le16(x + XF_LEN + 4)) {
+		snprintf(why, wlen, "READ answer's transform: %*ph", XF_SIGN_LEN - 16,
+			 x);
+		return -EPROTO;
+	}
+	memcpy(sig, x + XF_LEN + 8, 16);
+	return 0;
+}
+
+/*
  * One SMB2 WRITE (@write) or READ on the RDMA channel of @len bytes at
  * file offset 0, through @k pieces of @unit bytes of a buffer at @boff;
- * @inv: SMB2_CHANNEL_RDMA_V1_INVALIDATE. Fills @why on failure; the
- * bytes moved in @moved.
+ * @inv: SMB2_CHANNEL_RDMA_V1_INVALIDATE. Where the signing transform was
+ * negotiated, as Windows 11 ([MS-SMB2] 3.2.4.7, 3.2.5.11): a WRITE goes
+ * with SMB2_CHANNEL_RDMA_TRANSFORM, its data's signature and the
+ * descriptors inside; a READ's answer must carry the signature of the
+ * data the server wrote, checked once the buffer is deregistered (the
+ * server can no longer change it). Fills @why on failure; the bytes
+ * moved in @moved.
  */
 static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 		      u32 k, u32 unit, bool inv, size_t *moved, char *why,
@@ -1100,13 +1191,14 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 {
 	struct sc_conn *c = &r->rdma;
 	struct smbd_buf_desc reg_d[SC_REG_DESC], *pc;
+	bool xf = sc_xform(c, XFORM_SIGNING);
+	u32 n, st, i, got, dlen, clen;
+	u8 *b, *d, sig[16], mac[16];
 	struct smbd_reg *reg;
 	struct iov_iter it;
 	struct kvec kv;
-	u32 n, st, i, got;
 	int nd, err, derr;
 	u16 charge;
-	u8 *b;
 
 	pc = kvmalloc_array(SC_DESC_MAX, sizeof(*pc), GFP_KERNEL);
 	if (!pc)
@@ -1120,7 +1212,10 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 		kvfree(pc);
 		return nd;
 	}
-	n = sc_cut(reg_d, nd, unit, min(k, (u32)SC_DESC_MAX), pc, moved);
+	/* a transform leaves room for 4,093 in WriteChannelInfoLength */
+	n = sc_cut(reg_d, nd, unit, min_t(u32, k, write && xf ?
+					  (U16_MAX - XF_SIGN_LEN) / SMBD_BUF_DESC_LEN :
+					  SC_DESC_MAX), pc, moved);
 	charge = DIV_ROUND_UP(*moved, SZ_64K);
 	err = sc_credits(r, c, charge);
 	if (err) {
@@ -1128,27 +1223,42 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 			 c->credits, err);
 		goto out;
 	}
+	dlen = n * SMBD_BUF_DESC_LEN;
+	clen = write && xf ? XF_SIGN_LEN + dlen : dlen;
+	if (write && xf) {
+		/* the pieces cover the first *moved bytes of the buffer */
+		err = sc_cmac_raw(c->key, r->buf.va + boff, *moved, sig);
+		if (err) {
+			snprintf(why, wlen, "signing the data: %d", err);
+			goto out;
+		}
+	}
 	/* WRITE and READ requests share the layout of the 48 bytes here */
-	b = sc_req(r, write ? C_WRITE : C_READ, 48 + n * SMBD_BUF_DESC_LEN);
+	b = sc_req(r, write ? C_WRITE : C_READ, 48 + clen);
 	put_unaligned_le16(49, b);
 	memcpy(b + 16, r->fid, 16);
+	d = b + 48;
 	if (write) {
-		put_unaligned_le32(inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1,
-				   b + 32);
+		put_unaligned_le32(xf ? CH_RDMA_TRANSFORM : inv ?
+				   CH_RDMA_V1_INVALIDATE : CH_RDMA_V1, b + 32);
 		put_unaligned_le32(*moved, b + 36);
 		put_unaligned_le16(H_LEN + 48, b + 40);
-		put_unaligned_le16(n * SMBD_BUF_DESC_LEN, b + 42);
+		put_unaligned_le16(clen, b + 42);
+		if (xf) {
+			sc_xform_put(d, dlen, inv ? CH_RDMA_V1_INVALIDATE :
+				     CH_RDMA_V1, sig);
+			d += XF_SIGN_LEN;
+		}
 	} else {
 		put_unaligned_le32(*moved, b + 4);
 		put_unaligned_le32(inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1,
 				   b + 36);
 		put_unaligned_le16(H_LEN + 48, b + 44);
-		put_unaligned_le16(n * SMBD_BUF_DESC_LEN, b + 46);
+		put_unaligned_le16(dlen, b + 46);
 	}
 	for (i = 0; i < n; i++)
-		smbd_desc_encode(&pc[i], b + 48 + i * SMBD_BUF_DESC_LEN);
-	err = sc_call(r, c, H_LEN + 48 + n * SMBD_BUF_DESC_LEN, charge, NULL,
-		      &st);
+		smbd_desc_encode(&pc[i], d + i * SMBD_BUF_DESC_LEN);
+	err = sc_call(r, c, H_LEN + 48 + clen, charge, NULL, &st);
 	if (err || st) {
 		snprintf(why, wlen, "%s over %u descriptors: error %d, status %#x",
 			 write ? "WRITE" : "READ", n, err, st);
@@ -1164,6 +1274,17 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 	b = r->rx + H_LEN;
 	got = write ? get_unaligned_le32(b + 4) :
 		      get_unaligned_le32(b + 4) + get_unaligned_le32(b + 8);
+	if (!write && xf) {
+		err = sc_read_xform(r, sig, why, wlen);
+		if (err)
+			goto out;
+		got = get_unaligned_le32(b + 8);
+	} else if (!write && get_unaligned_le32(b + 12)) {
+		snprintf(why, wlen, "READ answered with flags %#x, no transform negotiated",
+			 get_unaligned_le32(b + 12));
+		err = -EPROTO;
+		goto out;
+	}
 	if (got != *moved) {
 		snprintf(why, wlen, "%s of %zu bytes answered %u",
 			 write ? "WRITE" : "READ", *moved, got);
@@ -1184,6 +1305,18 @@ out:
 	if (derr && !err) {
 		snprintf(why, wlen, "deregister: %d", derr);
 		err = derr;
+	}
+	/* the server can no longer write the buffer: check what it wrote */
+	if (!err && !write && xf) {
+		err = sc_cmac_raw(c->key, r->buf.va + boff, *moved, mac);
+		if (!err && memcmp(mac, sig, 16))
+			err = -EBADMSG;
+		if (err)
+			snprintf(why, wlen,
+				 "READ data of %zu bytes does not match its transform's signature: %d",
+				 *moved, err);
+		else
+			r->xf_verified++;
 	}
 	kvfree(pc);
 	return err;
@@ -1274,6 +1407,156 @@ static void sc_refused(struct sc_run *r)
 			 len, d.length, err, st, ST_INVALID_PARAMETER,
 			 ktime_ms_delta(ktime_get(), t0));
 	}
+}
+
+/* The malformed or false transforms sc_xform_refused() sends. */
+enum sc_xf_bad {
+	XB_COUNT0, XB_TYPE7, XB_TWO, XB_INFO8, XB_DESC_BEYOND, XB_MISALIGNED,
+	XB_INNER_NONE, XB_SIG17, XB_SIG8, XB_BAD_SIG, XB_DATA_CHANGED,
+	XB_READ_CH3, XB_WRITE_CH4,
+	XB_NOT_NEGOTIATED,	/* a well-formed transform, not negotiated */
+	XB_NR
+};
+
+static const struct {
+	const char *name;
+	u32 want;
+} sc_xf_bad[XB_NR] = {
+	[XB_COUNT0] = { "transform-count-0", ST_INVALID_PARAMETER },
+	[XB_TYPE7] = { "transform-type-7", ST_INVALID_PARAMETER },
+	[XB_TWO] = { "two-signing-transforms", ST_INVALID_PARAMETER },
+	[XB_INFO8] = { "channel-info-8-bytes", ST_INVALID_PARAMETER },
+	[XB_DESC_BEYOND] = { "descriptors-beyond-channel-info", ST_INVALID_PARAMETER },
+	[XB_MISALIGNED] = { "descriptors-misaligned", ST_INVALID_PARAMETER },
+	[XB_INNER_NONE] = { "inner-channel-none", ST_INVALID_PARAMETER },
+	[XB_SIG17] = { "signature-17-bytes", ST_INVALID_PARAMETER },
+	[XB_SIG8] = { "signature-8-bytes", ST_INVALID_PARAMETER },
+	[XB_BAD_SIG] = { "signature-changed", ST_INVALID_SIGNATURE },
+	[XB_DATA_CHANGED] = { "data-changed-after-signing", ST_INVALID_SIGNATURE },
+	[XB_READ_CH3] = { "read-channel-transform", ST_INVALID_PARAMETER },
+	[XB_WRITE_CH4] = { "write-channel-4", ST_INVALID_PARAMETER },
+	[XB_NOT_NEGOTIATED] = { "transform-not-negotiated", ST_INVALID_PARAMETER },
+};
+
+#define XB_OFFSET	(8ULL << 20)	/* beyond what sc_descs() writes */
+#define XB_LEN		4096
+
+/*
+ * [MS-SMB2] 3.3.5.13, 3.3.5.12: WRITEs through a registered 4 KiB whose
+ * SMB2_RDMA_TRANSFORM is malformed, or whose signature does not match
+ * the data the server reads, each refused with the status the spec
+ * names, at file offset 8 MiB (the file must not grow there; the plan
+ * checks its size), the channel going on; and a READ with
+ * SMB2_CHANNEL_RDMA_TRANSFORM, which only a WRITE may carry. Where the
+ * signing transform was not negotiated, one well-formed transform only.
+ */
+static void sc_xform_refused(struct sc_run *r)
+{
+	struct sc_conn *c = &r->rdma;
+	struct smbd_buf_desc rd[2];
+	u32 st, dlen = SMBD_BUF_DESC_LEN, clen, doff, i, ch;
+	struct smbd_reg *reg;
+	struct iov_iter it;
+	struct kvec kv;
+	u8 sig[16], *b, *x;
+	bool nego = sc_xform(&r->rdma, XFORM_SIGNING), skip;
+	int nd, err, derr, bad;
+
+	for (i = 0; i < XB_LEN; i++)
+		r->buf.va[i] = sc_pat(r->seed, i);
+	r->seed++;
+	testbuf_iter(&r->buf, 0, XB_LEN, ITER_SOURCE, false, &kv, &it);
+	nd = smbd_register(c->sk, &it, SMBD_REG_PEER_READS, rd, 2, &reg);
+	if (!sc_check(r, nd == 1, "xform-refused-register", "%d", nd))
+		goto out;
+	err = sc_cmac_raw(c->key, r->buf.va, XB_LEN, sig);
+	for (bad = 0; bad < XB_NR && !err; bad++) {
+		/* a not-negotiated case where negotiated, the others not */
+		skip = bad == XB_NOT_NEGOTIATED;
+		if (skip == nego)
+			continue;
+		err = sc_credits(r, c, 1);
+		if (err)
+			break;
+		ch = CH_RDMA_TRANSFORM;
+		doff = XF_SIGN_LEN;
+		b = sc_req(r, bad == XB_READ_CH3 ? C_READ : C_WRITE, 48 + 128);
+		x = b + 48;
+		put_unaligned_le16(49, b);
+		memcpy(b + 16, r->fid, 16);
+		put_unaligned_le64(XB_OFFSET, b + 8);
+		sc_xform_put(x, dlen, CH_RDMA_V1, sig);
+		switch (bad) {
+		case XB_COUNT0:
+			put_unaligned_le16(0, x + 8);
+			break;
+		case XB_TYPE7:
+			put_unaligned_le16(7, x + XF_LEN);
+			break;
+		case XB_TWO:
+			/* a second signing transform, the descriptors after */
+			memcpy(x + XF_SIGN_LEN, x + XF_LEN, XF_CRYPTO_LEN);
+			put_unaligned_le16(2, x + 8);
+			doff += XF_CRYPTO_LEN;
+			break;
+		case XB_MISALIGNED:
+			doff += 4;
+			break;
+		case XB_INNER_NONE:
+			put_unaligned_le32(0, x + 4);
+			break;
+		case XB_SIG17:
+			put_unaligned_le16(17, x + XF_LEN + 2);
+			doff = ALIGN(XF_SIGN_LEN + 1, 8);
+			break;
+		case XB_SIG8:
+			put_unaligned_le16(8, x + XF_LEN + 2);
+			doff = XF_SIGN_LEN - 8;
+			break;
+		case XB_BAD_SIG:
+			x[XF_LEN + 8 + 5] ^= 0x10;
+			break;
+		case XB_WRITE_CH4:
+			ch = 4;
+			break;
+		}
+		put_unaligned_le16(doff, x);
+		smbd_desc_encode(&rd[0], x + doff);
+		clen = doff + dlen;
+		/* the message ends with the channel information's 8 bytes */
+		if (bad == XB_INFO8)
+			clen = 8;
+		if (bad == XB_DESC_BEYOND)
+			put_unaligned_le16(2 * dlen, x + 2);
+		if (bad == XB_READ_CH3) {
+			put_unaligned_le32(XB_LEN, b + 4);
+			put_unaligned_le32(ch, b + 36);
+			put_unaligned_le16(H_LEN + 48, b + 44);
+			put_unaligned_le16(clen, b + 46);
+		} else {
+			put_unaligned_le32(ch, b + 32);
+			put_unaligned_le32(XB_LEN, b + 36);
+			put_unaligned_le16(H_LEN + 48, b + 40);
+			put_unaligned_le16(clen, b + 42);
+		}
+		/* the registered data changed after it was signed */
+		if (bad == XB_DATA_CHANGED)
+			r->buf.va[XB_LEN / 2] ^= 0x01;
+		err = sc_call(r, c, H_LEN + 48 + clen, 1, NULL, &st);
+		if (bad == XB_DATA_CHANGED)
+			r->buf.va[XB_LEN / 2] ^= 0x01;
+		sc_check(r, !err && st == sc_xf_bad[bad].want,
+			 sc_xf_bad[bad].name,
+			 "error %d, status %#x (want %#x)", err, st,
+			 sc_xf_bad[bad].want);
+	}
+	derr = smbd_deregister(c->sk, reg);
+	sc_check(r, !err && !derr, "xform-refused-channel-goes-on", "%d, deregister %d",
+		 err, derr);
+	return;
+out:
+	if (nd >= 0)
+		smbd_deregister(c->sk, reg);
 }
 
 /* ---- the command ---- */
@@ -1453,6 +1736,11 @@ static void sc_rdma_part(struct sc_run *r)
 		sc_descs(r, ks[i], ks[i] == SC_DESC_MAX ? SC_BIG_UNIT : unit - 1);
 	}
 	sc_refused(r);
+	sc_xform_refused(r);
+	if (sc_xform(&r->rdma, XFORM_SIGNING))
+		sc_check(r, r->xf_verified == 2 * ARRAY_SIZE(ks), "xform-reads-verified",
+			 "%u READs answered with the signing transform, their data matching it",
+			 r->xf_verified);
 	err = sc_simple(r, &r->rdma, C_CLOSE);
 	sc_check(r, !err, "rdma-close", "%d", err);
 }

@@ -6,7 +6,11 @@
 # SMB2 client (tests/smb2c/smbd_smb2c.c, no cifs or smbd SMB code):
 #   SMB 3.1.1 over rxe, as Windows 11 (SHA-512 preauthentication, the
 #   3.1.1 signing keys, ciphers, signing and RDMA transform contexts
-#   offered), 3.0.2 over siw, each first over TCP to a plain interface's address, NTLMv2, signing
+#   offered; with the signing transform negotiated, every WRITE's data
+#   signed in an SMB2_RDMA_TRANSFORM and every READ's checked against
+#   the server's, and malformed or false transforms refused with the
+#   status [MS-SMB2] 3.3.5.13 names), 3.0.2 over siw (a transform
+#   refused there), each first over TCP to a plain interface's address, NTLMv2, signing
 #   required; FSCTL_QUERY_NETWORK_INTERFACE_INFO; an RDMA channel through
 #   smbd to an address the server flags RDMA-capable (rxe0's, then
 #   siw0's), the session bound to it ([MS-SMB2] 3.2.5.3.3: requests signed
@@ -128,15 +132,17 @@ check_interfaces() {
 
 # contexts P: what ksmbd answered to a 3.1.1 NEGOTIATE's contexts, on
 # each connection ("info contexts tcp|rdma cipher C signing S
-# rdma-transform IDS"): a cipher chosen, AES-CMAC signing, and the same
-# RDMA transforms on the RDMA channel as on TCP ([MS-SMB2] 3.3.5.4; the
-# channel offers what the first connection got, 3.2.4.2.2.2)
+# rdma-transform IDS"): a cipher chosen, AES-CMAC signing, and the
+# signing RDMA transform alone (2; adapters/patches/6.12/
+# ksmbd-rdma-transform-signing.patch), the same on the RDMA channel as on
+# TCP ([MS-SMB2] 3.3.5.4; the channel offers what the first connection
+# got, 3.2.4.2.2.2)
 contexts() {
 	_t=$(awk '$2 == "contexts" && $3 == "tcp"' $T/res)
 	_r=$(awk '$2 == "contexts" && $3 == "rdma"' $T/res)
 	echo "SMBD-INFO: windows: $1: ${_t#info } / ${_r#info }"
 	[ -n "$_t" ] && [ -n "$_r" ] && [ "${_t#* tcp }" = "${_r#* rdma }" ] &&
-		echo "$_t" | awk '$5 > 0 && $7 == 1 { ok = 1 } END { exit !ok }'
+		echo "$_t" | awk '$5 > 0 && $7 == 1 && $9 == "2" { ok = 1 } END { exit !ok }'
 	result $? "windows/$1/contexts" "tcp: ${_t:-none}; rdma: ${_r:-none}"
 }
 
