@@ -14,6 +14,13 @@
  *   fail_mr     a memory registration fails (ib_map_mr_sg() maps less)
  *   fail_wc     a successful completion is reported as a failed one
  *               (IB_WC_GENERAL_ERR), as a provider does on a local error
+ *   corrupt_rdma_read   one byte of what an RDMA Read brought in is
+ *               changed once it is there (as if the wire had changed it)
+ *   corrupt_rdma_write  one byte of what a posted RDMA Write sends is
+ *               changed in its slot before the post (writes that wait,
+ *               sent from the consumer's memory, are left alone)
+ * The corrupt points test a consumer's own checks of the payload (the
+ * SMB 3.1.1 RDMA signing transform): the transport delivers the bytes.
  * Without CONFIG_FAULT_INJECTION every point is compiled out. failslab
  * and fail_page_alloc reach smbd's allocations through their own stack
  * filters (require-start/require-end).
@@ -44,6 +51,10 @@ static struct smbd_fail_point smbd_fail_points[SMBD_FAIL_NR] = {
 			   .attr = FAULT_ATTR_INITIALIZER },
 	[SMBD_FAIL_WC] = { .name = "fail_wc",
 			   .attr = FAULT_ATTR_INITIALIZER },
+	[SMBD_FAIL_CORRUPT_READ] = { .name = "corrupt_rdma_read",
+				     .attr = FAULT_ATTR_INITIALIZER },
+	[SMBD_FAIL_CORRUPT_WRITE] = { .name = "corrupt_rdma_write",
+				      .attr = FAULT_ATTR_INITIALIZER },
 };
 
 /**
@@ -93,6 +104,36 @@ void smbd_inject_init(struct dentry *root)
 }
 
 #endif /* CONFIG_FAULT_INJECTION */
+
+/**
+ * smbd_corrupt_byte() - change the middle byte of @len bytes of data
+ * @it: where the data is (a kernel iterator, not advanced)
+ * @len: its length
+ *
+ * For the corrupt_rdma_read point: the byte is read and written back
+ * with its lowest bit flipped, through copies of @it.
+ *
+ * Context: process.
+ */
+void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
+{
+	struct iov_iter i;
+	u8 b;
+
+	if (!len)
+		return;
+	i = *it;
+	i.data_source = ITER_SOURCE;
+	iov_iter_advance(&i, len / 2);
+	if (copy_from_iter(&b, 1, &i) != 1)
+		return;
+	b ^= 0x01;
+	i = *it;
+	i.data_source = ITER_DEST;
+	iov_iter_advance(&i, len / 2);
+	if (copy_to_iter(&b, 1, &i) != 1)
+		pr_debug("smbd: corrupt_rdma_read: the byte was not written back\n");
+}
 
 /* Cut @first after @k requests; returns the rest (NULL if none). */
 static struct ib_send_wr *smbd_send_cut(struct ib_send_wr *first, u32 k,

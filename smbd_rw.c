@@ -342,6 +342,8 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 		ret = -EFAULT;
 		goto put;
 	}
+	if (smbd_should_fail(SMBD_FAIL_CORRUPT_WRITE))
+		((u8 *)ws->ws_buf)[len / 2] ^= 0x01;
 	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, ws->ws_sge.addr, len,
 				      DMA_TO_DEVICE);
 	ws->ws_len = len;
@@ -514,7 +516,13 @@ ssize_t smbd_rdma_read(struct smbd_sock *sk, struct iov_iter *to,
 		       const struct smbd_buf_desc *descs, u32 ndescs,
 		       u64 offset)
 {
-	return smbd_rdma_rw(sk, to, descs, ndescs, offset, DMA_FROM_DEVICE);
+	struct iov_iter start = *to;
+	ssize_t ret;
+
+	ret = smbd_rdma_rw(sk, to, descs, ndescs, offset, DMA_FROM_DEVICE);
+	if (ret > 0 && smbd_should_fail(SMBD_FAIL_CORRUPT_READ))
+		smbd_corrupt_byte(&start, ret);
+	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_rdma_read, SMBD);
 

@@ -165,7 +165,8 @@ for p in $parts; do
 	case $series/$p in
 	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch \
 		cifs-demux-sigkill.patch 6.12/cifs-write-mr-unsent.patch \
-		both/cifs-reconnect-lstrp.patch 6.12/cifs-seal-rdma-iosize.patch ;;
+		both/cifs-reconnect-lstrp.patch 6.12/cifs-seal-rdma-iosize.patch \
+		6.12/cifs-rdma-transform-signing.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch \
 		6.12/ksmbd-rdma-transform-signing.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c cifs-demux-sigkill.patch \

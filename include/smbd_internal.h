@@ -1134,6 +1134,8 @@ enum smbd_fail_point_id {
 	SMBD_FAIL_DMA,
 	SMBD_FAIL_MR,
 	SMBD_FAIL_WC,
+	SMBD_FAIL_CORRUPT_READ,
+	SMBD_FAIL_CORRUPT_WRITE,
 	SMBD_FAIL_NR,
 };
 
@@ -1146,6 +1148,7 @@ static inline bool smbd_should_fail(enum smbd_fail_point_id point)
 }
 #endif
 void smbd_inject_init(struct dentry *root);
+void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
 		   const struct ib_send_wr **bad);
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,

@@ -151,9 +151,12 @@ restart() {
 # intact, buffered and direct, and 4 MiB direct (many requests: cifs caps
 # signed and sealed ones at the peer's largest message; at 0.5-1 MiB/s in
 # the guest, 8 MiB cost a minute a mount and found nothing more). The
-# stock cifs turns RDMA offload off for signed and sealed I/O (no SMB2
-# RDMA transform, [MS-SMB2] 2.2.43): what went by RDMA meanwhile is
-# reported, not checked.
+# stock cifs turns RDMA offload off for signed and sealed I/O; cifs and
+# ksmbd on smbd (adapters/patches/6.12/*-rdma-transform-signing.patch)
+# keep it for signed I/O through the SMB 3.1.1 RDMA signing transform
+# ([MS-SMB2] 2.2.43), checked there on 6.12: the client registered
+# buffers and the server read and wrote them. Elsewhere what went by RDMA
+# is reported, not checked.
 secured() {
 	_st=$1/$4 _sa=$2 _sm=$3
 	smb_mount "$_sa" "$_sm" "$4"
@@ -179,8 +182,61 @@ secured() {
 	xfer "$_st" "$_sm" $CONC direct
 	rdma_since
 	echo "SMBD-INFO: $_st: write $XFER_WR MiB/s, read $XFER_RD MiB/s ($((CONC >> 20)) MiB, O_DIRECT); by RDMA meanwhile: $RDMA_REG MRs registered by the client, $RDMA_RD reads and $RDMA_WR writes by the server"
+	if [ "$4" = sign ] && [ "$CLIENT.$SERVER" = smbd.smbd ] &&
+		case $(uname -r) in 6.1.*) false ;; esac; then
+		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
+		result $? "$_st/rdma-transform" "signed I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
+		tamper "$_st" "$_sm"
+	fi
 	SMB_KEEP_MODULE=1 smb_umount "$_sm"
 	result $? "$_st/umount"
+}
+
+# tamper T MNT: signed I/O through the RDMA signing transform, with one
+# byte of what RDMA moved changed after it was signed (smbd's fault
+# points, once each): a 4 KiB O_DIRECT read fails (cifs checks the data
+# against the server's signature once its buffer is deregistered) and
+# the next read is intact; a 4 KiB O_DIRECT write fails (ksmbd checks it
+# after its RDMA read, STATUS_INVALID_SIGNATURE) and the server's copy
+# stays as it was.
+tamper() {
+	_tt=$1 _tm=$2 _fd=/sys/kernel/debug/smbd
+	_tf=$SMB_EXPORT/$SMB_SHARE/tamper
+	if [ ! -d $_fd/corrupt_rdma_read ]; then
+		echo "SMBD-INFO: $_tt: no corrupt points (CONFIG_FAULT_INJECTION_DEBUG_FS off)"
+		return
+	fi
+	head -c 4096 "$PAIR_DATA/1048576" > /tmp/tamper.want
+	tail -c 4096 "$PAIR_DATA/1048576" > /tmp/tamper.new
+	# written through the mount: the server's user owns it
+	cp /tmp/tamper.want "$_tm/tamper" && cmp -s "$_tf" /tmp/tamper.want
+	result $? "$_tt/tamper-file" "4 KiB written through the mount, on the server intact" || return
+	# corrupt P: arm point P for one fault; fired N: its count
+	corrupt() { echo 100 > "$_fd/$1/probability"; echo 1 > "$_fd/$1/times"; }
+	fired() { cat "$_fd/$1/fired"; }
+	calm() { echo 0 > "$_fd/$1/probability"; }
+
+	_f0=$(fired corrupt_rdma_write)
+	corrupt corrupt_rdma_write
+	dd if="$_tm/tamper" of=/tmp/tamper.got bs=4096 count=1 iflag=direct 2>/tmp/tamper.err
+	_rc=$?
+	calm corrupt_rdma_write
+	_f1=$(fired corrupt_rdma_write)
+	[ $_rc -ne 0 ] && [ "$_f1" -eq $((_f0 + 1)) ]
+	result $? "$_tt/tamper-read-refused" "dd rc $_rc ($(tail -n 1 /tmp/tamper.err)), corrupt_rdma_write fired $_f0 then $_f1"
+	dd if="$_tm/tamper" of=/tmp/tamper.got bs=4096 count=1 iflag=direct 2>/dev/null &&
+		cmp -s /tmp/tamper.got /tmp/tamper.want
+	result $? "$_tt/read-after-tamper" "the same read again, intact"
+
+	_f0=$(fired corrupt_rdma_read)
+	corrupt corrupt_rdma_read
+	dd if=/tmp/tamper.new of="$_tm/tamper" bs=4096 count=1 oflag=direct conv=notrunc 2>/tmp/tamper.err
+	_rc=$?
+	calm corrupt_rdma_read
+	_f1=$(fired corrupt_rdma_read)
+	[ $_rc -ne 0 ] && [ "$_f1" -eq $((_f0 + 1)) ] && cmp -s "$_tf" /tmp/tamper.want
+	result $? "$_tt/tamper-write-refused" "dd rc $_rc ($(tail -n 1 /tmp/tamper.err)), corrupt_rdma_read fired $_f0 then $_f1, server copy $(cmp -s "$_tf" /tmp/tamper.want && echo unchanged || echo CHANGED)"
+	rm -f "$_tf" /tmp/tamper.want /tmp/tamper.new /tmp/tamper.got /tmp/tamper.err
 }
 
 # provider T NAME ADDR: one pairing's whole cycle over one provider
