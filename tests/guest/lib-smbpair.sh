@@ -187,6 +187,10 @@ secured() {
 		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
 		result $? "$_st/rdma-transform" "signed I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 		tamper "$_st" "$_sm"
+	elif [ "$4" = sign ] && [ "$CLIENT.$SERVER" = smbd.stock ]; then
+		# the stock ksmbd does not answer the transform: messages
+		[ "$RDMA_REG" -eq 0 ]
+		result $? "$_st/no-transform-fallback" "signed I/O against the stock ksmbd in messages: $RDMA_REG MRs registered"
 	fi
 	SMB_KEEP_MODULE=1 smb_umount "$_sm"
 	result $? "$_st/umount"
