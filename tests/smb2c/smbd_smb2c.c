@@ -1528,6 +1528,16 @@ static void sc_xform_refused(struct sc_run *r)
 			clen = 8;
 		if (bad == XB_DESC_BEYOND)
 			put_unaligned_le16(2 * dlen, x + 2);
+		/*
+		 * A channel the server must refuse, with the channel
+		 * information also inline as data: a server that took the
+		 * channel for none would write it (and the file would grow
+		 * to 8 MiB, which the plan checks) instead of refusing it.
+		 */
+		if (bad == XB_WRITE_CH4 || bad == XB_NOT_NEGOTIATED) {
+			put_unaligned_le16(H_LEN + 48, b + 2);
+			put_unaligned_le32(clen, b + 4);
+		}
 		if (bad == XB_READ_CH3) {
 			put_unaligned_le32(XB_LEN, b + 4);
 			put_unaligned_le32(ch, b + 36);
