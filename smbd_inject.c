@@ -97,14 +97,6 @@ void smbd_inject_init(struct dentry *root)
 	}
 }
 
-#else
-
-void smbd_inject_init(struct dentry *root)
-{
-}
-
-#endif /* CONFIG_FAULT_INJECTION */
-
 /**
  * smbd_corrupt_byte() - change the middle byte of @len bytes of data
  * @it: where the data is (a kernel iterator, not advanced)
@@ -134,6 +126,14 @@ void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
 	if (copy_to_iter(&b, 1, &i) != 1)
 		pr_debug("smbd: corrupt_rdma_read: the byte was not written back\n");
 }
+
+#else
+
+void smbd_inject_init(struct dentry *root)
+{
+}
+
+#endif /* CONFIG_FAULT_INJECTION */
 
 /* Cut @first after @k requests; returns the rest (NULL if none). */
 static struct ib_send_wr *smbd_send_cut(struct ib_send_wr *first, u32 k,

@@ -1141,14 +1141,18 @@ enum smbd_fail_point_id {
 
 #ifdef CONFIG_FAULT_INJECTION
 bool smbd_should_fail(enum smbd_fail_point_id point);
+void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 #else
 static inline bool smbd_should_fail(enum smbd_fail_point_id point)
 {
 	return false;
 }
+
+static inline void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
+{
+}
 #endif
 void smbd_inject_init(struct dentry *root);
-void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
 		   const struct ib_send_wr **bad);
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
