@@ -368,13 +368,12 @@ static int sc_cmac_raw(const u8 key[16], const void *buf, size_t len,
 /* [MS-SMB2] 3.1.4.1: AES-128-CMAC of @msg with its Signature zeroed. */
 static int sc_cmac(const u8 key[16], u8 *msg, u32 len, u8 out[16])
 {
-	struct kvec p = { msg, len };
 	u8 saved[16];
 	int err;
 
 	memcpy(saved, msg + H_SIG, 16);
 	memset(msg + H_SIG, 0, 16);
-	err = sc_hash("cmac(aes)", key, 16, &p, 1, out);
+	err = sc_cmac_raw(key, msg, len, out);
 	memcpy(msg + H_SIG, saved, 16);
 	return err;
 }
@@ -1140,6 +1139,26 @@ static u32 sc_cut(const struct smbd_buf_desc *d, int nd, u32 unit, u32 max,
 }
 
 /*
+ * [MS-SMB2] 2.2.19, 2.2.21: a READ (@write false) or WRITE request in
+ * r->tx on r->fid at file offset 0, through channel @ch, of @len bytes
+ * (READ's Length, WRITE's RemainingBytes), with @clen bytes of channel
+ * information right after the 48 fixed bytes, which it returns.
+ */
+static u8 *sc_rw_req(struct sc_run *r, bool write, u32 ch, u32 len, u32 clen)
+{
+	u8 *b = sc_req(r, write ? C_WRITE : C_READ, 48 + clen);
+
+	put_unaligned_le16(49, b);
+	memcpy(b + 16, r->fid, 16);
+	/* the two share the 48 bytes, but for these fields' places */
+	put_unaligned_le32(ch, b + (write ? 32 : 36));
+	put_unaligned_le32(len, b + (write ? 36 : 4));
+	put_unaligned_le16(H_LEN + 48, b + (write ? 40 : 44));
+	put_unaligned_le16(clen, b + (write ? 42 : 46));
+	return b;
+}
+
+/*
  * [MS-SMB2] 3.2.5.11: the answer in r->rx to a signed READ through an
  * RDMA channel on a connection that negotiated the signing transform:
  * SMB2_READFLAG_RESPONSE_RDMA_TRANSFORM, and in Buffer an
@@ -1192,7 +1211,7 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 	struct sc_conn *c = &r->rdma;
 	struct smbd_buf_desc reg_d[SC_REG_DESC], *pc;
 	bool xf = sc_xform(c, XFORM_SIGNING);
-	u32 n, st, i, got, dlen, clen;
+	u32 n, st, i, got, dlen, clen, ch;
 	u8 *b, *d, sig[16], mac[16];
 	struct smbd_reg *reg;
 	struct iov_iter it;
@@ -1233,28 +1252,13 @@ static int sc_rdma_io(struct sc_run *r, bool write, size_t boff, size_t len,
 			goto out;
 		}
 	}
-	/* WRITE and READ requests share the layout of the 48 bytes here */
-	b = sc_req(r, write ? C_WRITE : C_READ, 48 + clen);
-	put_unaligned_le16(49, b);
-	memcpy(b + 16, r->fid, 16);
+	ch = inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1;
+	b = sc_rw_req(r, write, write && xf ? CH_RDMA_TRANSFORM : ch, *moved,
+		      clen);
 	d = b + 48;
-	if (write) {
-		put_unaligned_le32(xf ? CH_RDMA_TRANSFORM : inv ?
-				   CH_RDMA_V1_INVALIDATE : CH_RDMA_V1, b + 32);
-		put_unaligned_le32(*moved, b + 36);
-		put_unaligned_le16(H_LEN + 48, b + 40);
-		put_unaligned_le16(clen, b + 42);
-		if (xf) {
-			sc_xform_put(d, dlen, inv ? CH_RDMA_V1_INVALIDATE :
-				     CH_RDMA_V1, sig);
-			d += XF_SIGN_LEN;
-		}
-	} else {
-		put_unaligned_le32(*moved, b + 4);
-		put_unaligned_le32(inv ? CH_RDMA_V1_INVALIDATE : CH_RDMA_V1,
-				   b + 36);
-		put_unaligned_le16(H_LEN + 48, b + 44);
-		put_unaligned_le16(dlen, b + 46);
+	if (write && xf) {
+		sc_xform_put(d, dlen, ch, sig);
+		d += XF_SIGN_LEN;
 	}
 	for (i = 0; i < n; i++)
 		smbd_desc_encode(&pc[i], d + i * SMBD_BUF_DESC_LEN);
@@ -1390,13 +1394,7 @@ static void sc_refused(struct sc_run *r)
 		len = i ? 8192 : max(r->max_rw, c->max_write) + 4096;
 		d.length = i ? 4096 : len;
 		err = sc_credits(r, c, DIV_ROUND_UP(len, SZ_64K));
-		b = sc_req(r, C_WRITE, 48 + SMBD_BUF_DESC_LEN);
-		put_unaligned_le16(49, b);
-		memcpy(b + 16, r->fid, 16);
-		put_unaligned_le32(CH_RDMA_V1, b + 32);
-		put_unaligned_le32(len, b + 36);
-		put_unaligned_le16(H_LEN + 48, b + 40);
-		put_unaligned_le16(SMBD_BUF_DESC_LEN, b + 42);
+		b = sc_rw_req(r, true, CH_RDMA_V1, len, SMBD_BUF_DESC_LEN);
 		smbd_desc_encode(&d, b + 48);
 		t0 = ktime_get();
 		err = err ?: sc_call(r, c, H_LEN + 48 + SMBD_BUF_DESC_LEN,
@@ -1458,7 +1456,7 @@ static void sc_xform_refused(struct sc_run *r)
 	struct smbd_reg *reg;
 	struct iov_iter it;
 	struct kvec kv;
-	u8 sig[16], *b, *x;
+	u8 sig[16], xb[128], *b, *x = xb;
 	bool nego = sc_xform(&r->rdma, XFORM_SIGNING), skip;
 	int nd, err, derr, bad;
 
@@ -1480,11 +1478,8 @@ static void sc_xform_refused(struct sc_run *r)
 			break;
 		ch = CH_RDMA_TRANSFORM;
 		doff = XF_SIGN_LEN;
-		b = sc_req(r, bad == XB_READ_CH3 ? C_READ : C_WRITE, 48 + 128);
-		x = b + 48;
-		put_unaligned_le16(49, b);
-		memcpy(b + 16, r->fid, 16);
-		put_unaligned_le64(XB_OFFSET, b + 8);
+		/* the channel information first, the request around it */
+		memset(x, 0, sizeof(xb));
 		sc_xform_put(x, dlen, CH_RDMA_V1, sig);
 		switch (bad) {
 		case XB_COUNT0:
@@ -1528,6 +1523,9 @@ static void sc_xform_refused(struct sc_run *r)
 			clen = 8;
 		if (bad == XB_DESC_BEYOND)
 			put_unaligned_le16(2 * dlen, x + 2);
+		b = sc_rw_req(r, bad != XB_READ_CH3, ch, XB_LEN, clen);
+		put_unaligned_le64(XB_OFFSET, b + 8);
+		memcpy(b + 48, x, clen);
 		/*
 		 * A channel the server must refuse, with the channel
 		 * information also inline as data: a server that took the
@@ -1537,17 +1535,6 @@ static void sc_xform_refused(struct sc_run *r)
 		if (bad == XB_WRITE_CH4 || bad == XB_NOT_NEGOTIATED) {
 			put_unaligned_le16(H_LEN + 48, b + 2);
 			put_unaligned_le32(clen, b + 4);
-		}
-		if (bad == XB_READ_CH3) {
-			put_unaligned_le32(XB_LEN, b + 4);
-			put_unaligned_le32(ch, b + 36);
-			put_unaligned_le16(H_LEN + 48, b + 44);
-			put_unaligned_le16(clen, b + 46);
-		} else {
-			put_unaligned_le32(ch, b + 32);
-			put_unaligned_le32(XB_LEN, b + 36);
-			put_unaligned_le16(H_LEN + 48, b + 40);
-			put_unaligned_le16(clen, b + 42);
 		}
 		/* the registered data changed after it was signed */
 		if (bad == XB_DATA_CHANGED)
