@@ -19,9 +19,9 @@
 # adapters/patches/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
 # For 6.12, cifs also gets adapters/patches/6.12/cifs-write-mr-unsent.patch (a
 # write whose request was not sent kept its RDMA registration, and with
-# it the connection), and ksmbd adapters/patches/6.12/ksmbd-rdma-transform-signing.patch
-# (the SMB 3.1.1 RDMA signing transform: signed READs and WRITEs keep
-# RDMA for clients that offer it, as Windows 11 does). In both series cifs gets
+# it the connection), and ksmbd adapters/patches/6.12/ksmbd-rdma-transform-{signing,encryption}.patch
+# (the SMB 3.1.1 RDMA transforms: signed and encrypted READs and WRITEs
+# keep RDMA for clients that offer them, as Windows 11 does). In both series cifs gets
 # adapters/patches/both/cifs-reconnect-lstrp.patch (a reconnect that took
 # over three echo intervals was torn down at once as unresponsive; the
 # fixes in both/ are the adapters' alone, the test kernel's own cifs does
@@ -168,7 +168,8 @@ for p in $parts; do
 		both/cifs-reconnect-lstrp.patch 6.12/cifs-seal-rdma-iosize.patch \
 		6.12/cifs-rdma-transform-signing.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch \
-		6.12/ksmbd-rdma-transform-signing.patch ;;
+		6.12/ksmbd-rdma-transform-signing.patch \
+		6.12/ksmbd-rdma-transform-encryption.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c cifs-demux-sigkill.patch \
 		both/cifs-reconnect-lstrp.patch 6.1/cifs-seal-rdma-iosize.patch ;;
 	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \

@@ -110,6 +110,8 @@ enum {
 #define XFORM_NONE		0x0000
 #define XFORM_ENCRYPTION	0x0001
 #define XFORM_SIGNING		0x0002
+#define CIPHER_AES128_CCM	0x0001	/* 2.2.3.1.2 (GCM: 0x0002, 0x0004) */
+#define CIPHER_AES256_CCM	0x0003
 #define SC_HASH_LEN		64		/* SHA-512 */
 #define SC_XFORM_MAX		4		/* transform ids kept */
 #define CH_RDMA_V1		1
@@ -1412,6 +1414,7 @@ enum sc_xf_bad {
 	XB_COUNT0, XB_TYPE7, XB_TWO, XB_INFO8, XB_DESC_BEYOND, XB_MISALIGNED,
 	XB_INNER_NONE, XB_SIG17, XB_SIG8, XB_BAD_SIG, XB_DATA_CHANGED,
 	XB_READ_CH3, XB_WRITE_CH4,
+	XB_ENC_PLAIN,		/* encryption, in a request not encrypted */
 	XB_NOT_NEGOTIATED,	/* a well-formed transform, not negotiated */
 	XB_NR
 };
@@ -1433,6 +1436,7 @@ static const struct {
 	[XB_DATA_CHANGED] = { "data-changed-after-signing", ST_INVALID_SIGNATURE },
 	[XB_READ_CH3] = { "read-channel-transform", ST_INVALID_PARAMETER },
 	[XB_WRITE_CH4] = { "write-channel-4", ST_INVALID_PARAMETER },
+	[XB_ENC_PLAIN] = { "encryption-transform-not-encrypted", ST_INVALID_PARAMETER },
 	[XB_NOT_NEGOTIATED] = { "transform-not-negotiated", ST_INVALID_PARAMETER },
 };
 
@@ -1445,19 +1449,22 @@ static const struct {
  * the data the server reads, each refused with the status the spec
  * names, at file offset 8 MiB (the file must not grow there; the plan
  * checks its size), the channel going on; and a READ with
- * SMB2_CHANNEL_RDMA_TRANSFORM, which only a WRITE may carry. Where the
- * signing transform was not negotiated, one well-formed transform only.
+ * SMB2_CHANNEL_RDMA_TRANSFORM, which only a WRITE may carry; and an
+ * encryption transform (negotiated: the client offers ciphers) in a
+ * request that is signed, not encrypted. Where the signing transform was
+ * not negotiated, one well-formed transform only.
  */
 static void sc_xform_refused(struct sc_run *r)
 {
 	struct sc_conn *c = &r->rdma;
 	struct smbd_buf_desc rd[2];
-	u32 st, dlen = SMBD_BUF_DESC_LEN, clen, doff, i, ch;
+	u32 st, dlen = SMBD_BUF_DESC_LEN, clen, doff, i, ch, nl;
 	struct smbd_reg *reg;
 	struct iov_iter it;
 	struct kvec kv;
 	u8 sig[16], xb[128], *b, *x = xb;
 	bool nego = sc_xform(&r->rdma, XFORM_SIGNING), skip;
+	bool enc = sc_xform(&r->rdma, XFORM_ENCRYPTION);
 	int nd, err, derr, bad;
 
 	for (i = 0; i < XB_LEN; i++)
@@ -1471,7 +1478,7 @@ static void sc_xform_refused(struct sc_run *r)
 	for (bad = 0; bad < XB_NR && !err; bad++) {
 		/* a not-negotiated case where negotiated, the others not */
 		skip = bad == XB_NOT_NEGOTIATED;
-		if (skip == nego)
+		if (skip == nego || (bad == XB_ENC_PLAIN && !enc))
 			continue;
 		err = sc_credits(r, c, 1);
 		if (err)
@@ -1513,6 +1520,14 @@ static void sc_xform_refused(struct sc_run *r)
 			break;
 		case XB_WRITE_CH4:
 			ch = 4;
+			break;
+		case XB_ENC_PLAIN:
+			/* well formed: the 16-byte tag, the cipher's nonce */
+			put_unaligned_le16(XFORM_ENCRYPTION, x + XF_LEN);
+			nl = r->rdma.cipher == CIPHER_AES128_CCM ||
+			     r->rdma.cipher == CIPHER_AES256_CCM ? 11 : 12;
+			put_unaligned_le16(nl, x + XF_LEN + 4);
+			doff = ALIGN(XF_SIGN_LEN + nl, 8);
 			break;
 		}
 		put_unaligned_le16(doff, x);

@@ -132,17 +132,17 @@ check_interfaces() {
 
 # contexts P: what ksmbd answered to a 3.1.1 NEGOTIATE's contexts, on
 # each connection ("info contexts tcp|rdma cipher C signing S
-# rdma-transform IDS"): a cipher chosen, AES-CMAC signing, and the
-# signing RDMA transform alone (2; adapters/patches/6.12/
-# ksmbd-rdma-transform-signing.patch), the same on the RDMA channel as on
-# TCP ([MS-SMB2] 3.3.5.4; the channel offers what the first connection
-# got, 3.2.4.2.2.2)
+# rdma-transform IDS"): a cipher chosen, AES-CMAC signing, and both RDMA
+# transforms, encryption and signing (1,2; adapters/patches/6.12/
+# ksmbd-rdma-transform-*.patch: encryption with a cipher chosen), the
+# same on the RDMA channel as on TCP ([MS-SMB2] 3.3.5.4; the channel
+# offers what the first connection got, 3.2.4.2.2.2)
 contexts() {
 	_t=$(awk '$2 == "contexts" && $3 == "tcp"' $T/res)
 	_r=$(awk '$2 == "contexts" && $3 == "rdma"' $T/res)
 	echo "SMBD-INFO: windows: $1: ${_t#info } / ${_r#info }"
 	[ -n "$_t" ] && [ -n "$_r" ] && [ "${_t#* tcp }" = "${_r#* rdma }" ] &&
-		echo "$_t" | awk '$5 > 0 && $7 == 1 && $9 == "2" { ok = 1 } END { exit !ok }'
+		echo "$_t" | awk '$5 > 0 && $7 == 1 && $9 == "1,2" { ok = 1 } END { exit !ok }'
 	result $? "windows/$1/contexts" "tcp: ${_t:-none}; rdma: ${_r:-none}"
 }
 
