@@ -19,9 +19,10 @@
 # adapters/patches/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
 # For 6.12, cifs also gets adapters/patches/6.12/cifs-write-mr-unsent.patch (a
 # write whose request was not sent kept its RDMA registration, and with
-# it the connection), and ksmbd adapters/patches/6.12/ksmbd-rdma-transform-{signing,encryption}.patch
+# it the connection); cifs and ksmbd get
+# adapters/patches/6.12/{cifs,ksmbd}-rdma-transform-{signing,encryption}.patch
 # (the SMB 3.1.1 RDMA transforms: signed and encrypted READs and WRITEs
-# keep RDMA for clients that offer them, as Windows 11 does). In both series cifs gets
+# keep RDMA, for any client that offers them, as Windows 11 does). In both series cifs gets
 # adapters/patches/both/cifs-reconnect-lstrp.patch (a reconnect that took
 # over three echo intervals was torn down at once as unresponsive; the
 # fixes in both/ are the adapters' alone, the test kernel's own cifs does
@@ -166,7 +167,8 @@ for p in $parts; do
 	6.12/cifs) build cifs client cifs.ko smbd_cifs.c cifs-multichannel-mount.patch \
 		cifs-demux-sigkill.patch 6.12/cifs-write-mr-unsent.patch \
 		both/cifs-reconnect-lstrp.patch 6.12/cifs-seal-rdma-iosize.patch \
-		6.12/cifs-rdma-transform-signing.patch ;;
+		6.12/cifs-rdma-transform-signing.patch \
+		6.12/cifs-rdma-transform-encryption.patch ;;
 	6.12/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch \
 		6.12/ksmbd-rdma-transform-signing.patch \
 		6.12/ksmbd-rdma-transform-encryption.patch ;;

@@ -152,11 +152,11 @@ restart() {
 # signed and sealed ones at the peer's largest message; at 0.5-1 MiB/s in
 # the guest, 8 MiB cost a minute a mount and found nothing more). The
 # stock cifs turns RDMA offload off for signed and sealed I/O; cifs and
-# ksmbd on smbd (adapters/patches/6.12/*-rdma-transform-signing.patch)
-# keep it for signed I/O through the SMB 3.1.1 RDMA signing transform
-# ([MS-SMB2] 2.2.43), checked there on 6.12: the client registered
-# buffers and the server read and wrote them. Elsewhere what went by RDMA
-# is reported, not checked.
+# ksmbd on smbd (adapters/patches/6.12/*-rdma-transform-*.patch) keep it
+# through the SMB 3.1.1 RDMA signing and encryption transforms ([MS-SMB2]
+# 2.2.43), checked there on 6.12: the client registered buffers and the
+# server read and wrote them. Elsewhere what went by RDMA is reported,
+# not checked.
 secured() {
 	_st=$1/$4 _sa=$2 _sm=$3
 	smb_mount "$_sa" "$_sm" "$4"
@@ -182,27 +182,27 @@ secured() {
 	xfer "$_st" "$_sm" $CONC direct
 	rdma_since
 	echo "SMBD-INFO: $_st: write $XFER_WR MiB/s, read $XFER_RD MiB/s ($((CONC >> 20)) MiB, O_DIRECT); by RDMA meanwhile: $RDMA_REG MRs registered by the client, $RDMA_RD reads and $RDMA_WR writes by the server"
-	if [ "$4" = sign ] && [ "$CLIENT.$SERVER" = smbd.smbd ] &&
+	if [ "$CLIENT.$SERVER" = smbd.smbd ] &&
 		case $(uname -r) in 6.1.*) false ;; esac; then
 		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
-		result $? "$_st/rdma-transform" "signed I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
+		result $? "$_st/rdma-transform" "$4 I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 		tamper "$_st" "$_sm"
-	elif [ "$4" = sign ] && [ "$CLIENT.$SERVER" = smbd.stock ]; then
+	elif [ "$CLIENT.$SERVER" = smbd.stock ]; then
 		# the stock ksmbd does not answer the transform: messages
 		[ "$RDMA_REG" -eq 0 ]
-		result $? "$_st/no-transform-fallback" "signed I/O against the stock ksmbd in messages: $RDMA_REG MRs registered"
+		result $? "$_st/no-transform-fallback" "$4 I/O against the stock ksmbd in messages: $RDMA_REG MRs registered"
 	fi
 	SMB_KEEP_MODULE=1 smb_umount "$_sm"
 	result $? "$_st/umount"
 }
 
-# tamper T MNT: signed I/O through the RDMA signing transform, with one
-# byte of what RDMA moved changed after it was signed (smbd's fault
-# points, once each): a 4 KiB O_DIRECT read fails (cifs checks the data
-# against the server's signature once its buffer is deregistered) and
-# the next read is intact; a 4 KiB O_DIRECT write fails (ksmbd checks it
-# after its RDMA read, STATUS_INVALID_SIGNATURE) and the server's copy
-# stays as it was.
+# tamper T MNT: signed or sealed I/O through the RDMA transform, with one
+# byte of what RDMA moved changed after it was signed or encrypted
+# (smbd's fault points, once each): a 4 KiB O_DIRECT read fails (cifs
+# checks or decrypts the data once its buffer is deregistered) and the
+# next read is intact; a 4 KiB O_DIRECT write fails (ksmbd checks or
+# decrypts it after its RDMA read: STATUS_INVALID_SIGNATURE or
+# STATUS_AUTH_TAG_MISMATCH) and the server's copy stays as it was.
 tamper() {
 	_tt=$1 _tm=$2 _fd=/sys/kernel/debug/smbd
 	_tf=$SMB_EXPORT/$SMB_SHARE/tamper
