@@ -709,23 +709,37 @@ static int sc_neg_contexts(struct sc_run *r, struct sc_conn *c, const u8 *b,
 	return 0;
 }
 
+/* NEGOTIATEs whose RDMA transform context the server must refuse */
+enum sc_neg_bad {
+	NB_NONE,
+	NB_TWO,		/* a second RDMA transform context */
+	NB_COUNT0,	/* TransformCount 0 */
+	NB_SHORT,	/* DataLength 4, shorter than the context's fields */
+	NB_NR
+};
+
 /*
  * [MS-SMB2] 2.2.3, 3.2.4.2.2.2: multichannel, signing enabled, and the
  * dialect of the run. For 3.1.1 the contexts Windows 11 sends (<137>):
  * SHA-512 preauthentication with a 32-byte salt, the four AES ciphers,
  * AES-GMAC and AES-CMAC signing, and the RDMA transforms ENCRYPTION and
  * SIGNING; the connection's preauthentication hash carried over both
- * messages.
+ * messages. With @bad (3.1.1), the transform context malformed as it
+ * says: 0 when the server refuses it with STATUS_INVALID_PARAMETER
+ * (3.3.5.4).
  */
-static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
-			u32 *caps, char *why, size_t wlen)
+static int sc_negotiate(struct sc_run *r, struct sc_conn *c,
+			enum sc_neg_bad bad, u16 *dialect, u32 *caps,
+			char *why, size_t wlen)
 {
 	static const u8 ciphers[] = { 4, 0, 2, 0, 1, 0, 4, 0, 3, 0 };
 	static const u8 signing[] = { 2, 0, 2, 0, 1, 0 };
 	static const u8 xform[] = { 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0 };
+	static const u8 xform0[] = { 0, 0, 0, 0, 0, 0, 0, 0 };
 	bool v311 = r->dialect == D_SMB311;
 	u8 pre[38] = { 1, 0, 32, 0, 1, 0 };
-	u32 st, len = 38, at;
+	u32 st, len = 38, at, xlen = sizeof(xform);
+	const u8 *x = xform;
 	u8 *b;
 	int err;
 
@@ -746,14 +760,28 @@ static int sc_negotiate(struct sc_run *r, struct sc_conn *c, u16 *dialect,
 		at += sc_ctx(r->tx + at, CTX_PREAUTH, pre, sizeof(pre));
 		at += sc_ctx(r->tx + at, CTX_ENCRYPTION, ciphers, sizeof(ciphers));
 		at += sc_ctx(r->tx + at, CTX_SIGNING, signing, sizeof(signing));
+		if (bad == NB_TWO) {
+			at += sc_ctx(r->tx + at, CTX_RDMA_XFORM, xform,
+				     sizeof(xform));
+			put_unaligned_le16(5, b + 32);
+		} else if (bad == NB_COUNT0) {
+			x = xform0;
+			xlen = sizeof(xform0);
+		} else if (bad == NB_SHORT) {
+			xlen = 4;
+		}
 		/* the last context unpadded: the request ends with it */
-		at += 8 + sizeof(xform);
-		sc_ctx(r->tx + at - 8 - sizeof(xform), CTX_RDMA_XFORM, xform,
-		       sizeof(xform));
+		at += 8 + xlen;
+		sc_ctx(r->tx + at - 8 - xlen, CTX_RDMA_XFORM, x, xlen);
 		len = at - H_LEN;
 	}
 	c->credits = 1;
 	err = sc_call(r, c, H_LEN + len, 0, NULL, &st);
+	if (bad) {
+		snprintf(why, wlen, "error %d, status %#x (want %#x)", err, st,
+			 ST_INVALID_PARAMETER);
+		return !err && st == ST_INVALID_PARAMETER ? 0 : -EPROTO;
+	}
 	if (err || st || c->rlen < H_LEN + 64) {
 		snprintf(why, wlen, "error %d, status %#x, %u bytes", err, st,
 			 c->rlen);
@@ -1667,6 +1695,46 @@ static void sc_contexts_info(struct sc_run *r, struct sc_conn *c)
 		c->cipher, c->sign_alg, ids);
 }
 
+/*
+ * [MS-SMB2] 3.3.5.4: NEGOTIATEs whose RDMA transform context is
+ * malformed, each on a TCP connection of its own, refused with
+ * STATUS_INVALID_PARAMETER. False when a connection cannot be made.
+ */
+static bool sc_neg_refused(struct sc_run *r)
+{
+	static const char * const name[NB_NR] = {
+		[NB_TWO] = "neg-two-transform-contexts",
+		[NB_COUNT0] = "neg-transform-count-0",
+		[NB_SHORT] = "neg-transform-context-short",
+	};
+	char why[96];
+	struct socket *s;
+	u32 caps;
+	u16 dialect;
+	int bad, err;
+
+	for (bad = NB_TWO; bad < NB_NR; bad++) {
+		why[0] = 0;
+		err = sc_tcp_connect(r);
+		if (!err) {
+			r->tcp.mid = 0;
+			err = sc_negotiate(r, &r->tcp, bad, &dialect, &caps,
+					   why, sizeof(why));
+		}
+		sc_check(r, !err, name[bad], "%s%s%d", why, why[0] ? "; " : "",
+			 err);
+		mutex_lock(&r->lock);
+		s = r->tcp.tcp;
+		r->tcp.tcp = NULL;
+		mutex_unlock(&r->lock);
+		if (!s)
+			return false;
+		sock_release(s);
+	}
+	r->tcp.mid = 0;
+	return true;
+}
+
 /* The TCP half: up to the interface list. False when it cannot go on. */
 static bool sc_tcp_part(struct sc_run *r)
 {
@@ -1676,8 +1744,10 @@ static bool sc_tcp_part(struct sc_run *r)
 	int err, nr;
 	bool ok;
 
+	if (r->dialect == D_SMB311 && !sc_neg_refused(r))
+		return false;
 	err = sc_tcp_connect(r);
-	err = err ?: sc_negotiate(r, &r->tcp, &dialect, &caps, why,
+	err = err ?: sc_negotiate(r, &r->tcp, NB_NONE, &dialect, &caps, why,
 				  sizeof(why));
 	if (!sc_check(r, !err && dialect == r->dialect &&
 		      (caps & CAP_MULTI_CHANNEL), "tcp-negotiate",
@@ -1715,7 +1785,7 @@ static void sc_rdma_part(struct sc_run *r)
 
 	t0 = ktime_get();
 	err = sc_rdma_connect(r);
-	err = err ?: sc_negotiate(r, &r->rdma, &dialect, &caps, why,
+	err = err ?: sc_negotiate(r, &r->rdma, NB_NONE, &dialect, &caps, why,
 				  sizeof(why));
 	if (!sc_check(r, !err && dialect == r->dialect, "rdma-negotiate",
 		      "%s%s%pISpc, dialect %#x, MaxReadWriteSize %u, error %d, %lld ms",
