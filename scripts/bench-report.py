@@ -745,27 +745,33 @@ def rdma_moved(info):
 def secured(figs, prov):
     """Pairings mounted with sign or seal (CLIENT.SERVER-OPTION, without
     smbd parameters): each figure against the same pairing without the
-    option and the stock pair with it, and what smbd moved by RDMA and in
-    messages."""
+    option, the stock pair with it, and the same pairing with the RDMA
+    transform turned off (OPTION~noxform), and what smbd moved by RDMA
+    and in messages."""
     L = []
     ps = [p for p in pairs_of(figs, prov, "smb") if "-" in p and ":" not in p]
     if not ps:
         return L
     L.append("Signed and sealed mounts (CLIENT.SERVER-OPTION; median (min-max);"
-             " against the pairing without the option and the stock pair with it):")
+             " against the pairing without the option, the stock pair with it,"
+             " and the pairing without the RDMA transform, ~noxform):")
     for p in ps:
         base, opt = p.split("-", 1)
         for t in SMB_TESTS:
             f = get(figs, prov, "smb", p, t)
             if not f:
                 continue
+            sec = opt.split("~")[0]
             plain = get(figs, prov, "smb", base, t)
-            stock = get(figs, prov, "smb", "stock.stock-" + opt, t)
+            stock = get(figs, prov, "smb", "stock.stock-" + sec, t)
+            nox = get(figs, prov, "smb", p + "~noxform", t) if "~" not in opt else None
             r1 = ratio(f["median"], plain and plain["median"])
             r2 = ratio(f["median"], stock and stock["median"]) if base != "stock.stock" else None
-            L.append("  %-22s %-18s %22s %7s %-11s %7s stock-%s" % (
+            r3 = ratio(f["median"], nox and nox["median"])
+            L.append("  %-22s %-18s %22s %7s %-11s %7s stock-%-5s %7s ~noxform" % (
                 p, t, spread(f), fmt(r1, 2) + "x" if r1 else "-", base,
-                fmt(r2, 2) + "x" if r2 else "-", opt))
+                fmt(r2, 2) + "x" if r2 else "-", sec,
+                fmt(r3, 2) + "x" if r3 else "-"))
     L.append("What smbd moved in each round (its server's RDMA reads and writes,"
              " its client's registrations, the message bytes each of its ends sent;"
              " an end on the stock code counts nothing):")

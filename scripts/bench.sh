@@ -19,7 +19,8 @@
 #   "cost" is the transport's CPU per I/O, a part of its own)
 #   SMBD_BENCH_PAIRS ("stock.stock smbd.stock stock.smbd smbd.smbd"; a
 #   pairing may add a mount option and smbd.ko parameters, in that order:
-#   smbd.smbd-sign, stock.stock-seal, smbd.smbd:cq_poll=workqueue; the
+#   smbd.smbd-sign, stock.stock-seal, smbd.smbd:cq_poll=workqueue; and
+#   smbd.smbd-sign~noxform, cifs on smbd without the RDMA transform; the
 #   report gives the signed and sealed figures a table of their own)
 #   SMBD_BENCH_PROFILE (1: perf profiles of stock.stock and smbd.smbd)
 #   SMBD_BENCH_SMBD (smbd.ko's module parameters, "name=value,...")

@@ -10,6 +10,7 @@
 # Module choice (empty: "modprobe NAME", the test kernel's stock module):
 #   SMB_KSMBD_KO=/smbd/ksmbd.ko   the server module to insmod
 #   SMB_CIFS_KO=/smbd/cifs.ko     the client module to insmod
+#   SMB_CIFS_PARAMS="NAME=VALUE ..."  its module parameters (insmod only)
 # Which one is wanted, ours (built on smbd) or the stock one, is said, not
 # guessed: SMB_CIFS_WANT and SMB_KSMBD_WANT ("ours" or "stock"; by default
 # ours with a KO, stock without). A plan whose modprobe finds ours (the
@@ -180,7 +181,10 @@ smb_load_module() {
 	for _d in $($SMB_MODINFO -F softdep "$_ko" | sed 's/[a-z]*://g'); do
 		$SMB_MODPROBE -q "$_d" 2>/dev/null || true
 	done
-	$SMB_INSMOD "$_ko" || { smb_log "insmod $_ko failed"; return 1; }
+	_d=
+	[ "$_name" = cifs ] && _d=${SMB_CIFS_PARAMS:-}
+	# shellcheck disable=SC2086 # a list of parameters
+	$SMB_INSMOD "$_ko" $_d || { smb_log "insmod $_ko $_d failed"; return 1; }
 	smb_loaded "$_name" || { smb_log "$_ko did not load as $_name"; return 1; }
 }
 

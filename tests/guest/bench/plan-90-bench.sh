@@ -325,11 +325,17 @@ fi
 # smb_pair PROVIDER PAIR REP: one round of every SMB job on one pairing;
 # PAIR is CLIENT.SERVER (stock or smbd), or tcp; CLIENT.SERVER-OPTION
 # mounts with OPTION too (sign, seal), and runs no trace and no cost
-# jobs. The profiles are taken in the first round, the connection's
+# jobs; OPTION~noxform loads cifs on smbd with enable_rdma_transform=0
+# (its signed or sealed I/O falls back to messages, as without the RDMA
+# transform patches). The profiles are taken in the first round, the connection's
 # counters shown after each.
 smb_pair() {
 	_p=$1 _pair=${2%%:*} _rep=$3 _sec=
 	case $_pair in *-*) _sec=${_pair#*-} _pair=${_pair%%-*} ;; esac
+	SMB_CIFS_PARAMS=
+	case $_sec in *~noxform)
+		_sec=${_sec%~noxform} SMB_CIFS_PARAMS=enable_rdma_transform=0 ;;
+	esac
 	_addr=$(addr_of "$_p")
 	smbd_params_set "$2"
 	SMB_CIFS_KO= SMB_KSMBD_KO= SMB_MOUNT_OPTS=rdma,vers=3.1.1${_sec:+,$_sec}
