@@ -30,6 +30,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/sched/task.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -1032,6 +1033,7 @@ static ssize_t lb_send_soon(struct smbd_sock *sk, void *buf, size_t len)
 /* A send on a thread of its own, so that the case can bound its wait. */
 struct lb_xmit {
 	struct completion done;
+	struct task_struct *task;
 	struct smbd_sock *sk;
 	struct iov_iter it;
 	unsigned int flags;
@@ -1060,9 +1062,26 @@ static struct lb_xmit *lb_xmit_start(struct kunit *test, struct smbd_sock *sk,
 	x->sk = sk;
 	x->it = *it;
 	x->flags = flags;
-	task = kthread_run(lb_xmit_fn, x, "smbd_lb_xmit");
+	task = kthread_create(lb_xmit_fn, x, "smbd_lb_xmit");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	/* Kept for lb_xmit_asleep() until lb_xmit_finish(). */
+	x->task = get_task_struct(task);
+	wake_up_process(task);
 	return x;
+}
+
+/*
+ * Has the sender gone to sleep (waiting for credits or a copy buffer),
+ * and not been woken since? Blocked tasks leave their run queue; one
+ * preempted between setting its state and testing its wait's condition
+ * stays on it. Only then must a wake bring it on: had it tested the
+ * condition after the change it waits for, it would go without one,
+ * and a missing wake would pass unseen.
+ */
+static bool lb_xmit_asleep(const struct lb_xmit *x)
+{
+	return READ_ONCE(x->task->__state) & TASK_NORMAL &&
+	       !READ_ONCE(x->task->on_rq);
 }
 
 /*
@@ -1078,6 +1097,7 @@ static ssize_t lb_xmit_finish(struct kunit *test, struct lb_xmit *x)
 		wait_for_completion(&x->done);
 		KUNIT_FAIL(test, "the blocking send never returned");
 	}
+	put_task_struct(x->task);
 	return x->ret;
 }
 
@@ -3368,6 +3388,7 @@ static void conn_copy_buffers(struct kunit *test)
 	lb_hold(lp, true);
 	s = lb_sender_start(test, lp->a.sk, LB_PIECES);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_xmit_asleep(s->x)));
 	KUNIT_EXPECT_FALSE(test, completion_done(&s->x->done));
 	lb_hold(lp, false);
 	KUNIT_EXPECT_EQ(test, lb_sender_finish(test, s),
@@ -3434,6 +3455,7 @@ static void conn_copy_wait_grants(struct kunit *test)
 	lb_hold(lp, true);
 	s = lb_sender_start(test, lp->a.sk, pieces);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_copy_waits(lp->a.sk) == 1));
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_xmit_asleep(s->x)));
 	for (i = 0; i < n; i++)
 		KUNIT_ASSERT_EQ(test, lb_recv(lp->a.sk, buf, sizeof(buf) + 1, 0,
 					      NULL), (ssize_t)sizeof(buf));
@@ -3500,6 +3522,8 @@ static void conn_zcopy_no_copy_wait(struct kunit *test)
 	waits = lb_credit_waits(lp->a.sk);
 	s = lb_sender_start(test, lp->a.sk, 1);
 	KUNIT_EXPECT_TRUE(test, lb_until(lb_credit_waits(lp->a.sk) > waits));
+	/* Asleep before the grant, or it would not need a wake. */
+	KUNIT_EXPECT_TRUE(test, lb_until(lb_xmit_asleep(s->x)));
 
 	/* b reads: its grants reach a, whose copy buffer stays out. */
 	KUNIT_EXPECT_EQ(test, lb_recv(lp->b.sk, rx, LB_PIECE + 1, 0, NULL),
