@@ -51,18 +51,25 @@ failed() {
 	echo "not ok - $1"
 }
 
+# took <start>: the seconds since <start> (date +%s), for the progress
+# lines: where the run's time goes
+took() {
+	echo "$(($(date +%s) - $1)) s"
+}
+
 # check <name> <command...>: run a host check, log its output
 check() {
-	local name=$1 log
+	local name=$1 log t0
 	shift
 	log=$out/host-$((pass + fail + 1)).log
+	t0=$(date +%s)
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
-		echo "ok - $name"
+		echo "ok - $name [$(took "$t0")]"
 	else
 		fail=$((fail + 1))
 		failed_names+=("$name")
-		echo "not ok - $name (log: $log)"
+		echo "not ok - $name (log: $log) [$(took "$t0")]"
 		tail -n 25 "$log" | sed 's/^/    /'
 	fi
 }
@@ -150,12 +157,13 @@ if ! bash scripts/setup.sh >"$out/setup.log" 2>&1; then
 	finish
 fi
 # Its progress (a line every 30 s while it builds) shows, and is logged.
+t0=$(date +%s)
 if ! kcache=$(bash tests/vm/build-kernel.sh 2> >(tee "$out/kernel.log" >&2)); then
 	tail -n 40 "$out/kernel.log"
 	failed "test kernel build"
 	finish
 fi
-echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s)"
+echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s; this step $(took "$t0"))"
 
 debian=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
 debian61=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.1.0-*-amd64' |
@@ -184,6 +192,7 @@ for series in 6.12 6.1; do
 		failed "Debian's stock $series kernel (download and unpack)"
 	fi
 done
+t0=$(date +%s)
 if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
 	pass=$((pass + 1))
 	echo "ok - scripts/mkdeb.sh builds ${deb##*/}"
@@ -193,6 +202,7 @@ if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
 	cp "$deb_mods/deb-check.log" "$out/" 2>/dev/null
 	grep -E '^(ok|not ok) ' "$out/deb-summary.log"
 	add_counts "$out/deb-summary.log" "Debian package"
+	echo "Debian package checks took $(took "$t0")"
 else
 	cat "$out/mkdeb.log"
 	failed "scripts/mkdeb.sh builds the Debian package"
@@ -240,8 +250,9 @@ check "build the test modules (W=1, no warnings)" \
 # (PLANS empty: tests/guest/plan-*.sh) logged to $out/NAME{,-summary}.log,
 # its SMBD-INFO lines matching INFO shown, its summary counted.
 vm_run() {
-	local name=$1 what=$2 tmo=$3 append=$4 plans=$5 info=$6
+	local name=$1 what=$2 tmo=$3 append=$4 plans=$5 info=$6 t0
 	shift 6
+	t0=$(date +%s)
 	SMBD_VM_TIMEOUT=$tmo SMBD_VM_APPEND="smbdtest.strict=1 $append" \
 	SMBD_VM_PLANS=$plans SMBD_VM_LABEL=$name \
 		bash tests/vm/vm-test.sh "$out/$name.log" "$@" \
@@ -249,6 +260,7 @@ vm_run() {
 	[ -z "$info" ] || grep -aE "SMBD-INFO: ($info)" "$out/$name.log" | tr -d '\r' || true
 	cat "$out/$name-summary.log"
 	add_counts "$out/$name-summary.log" "$what"
+	echo "$what took $(took "$t0")"
 }
 
 # The main VM: KUnit, devices, parameters, the transport and its fault,
@@ -342,9 +354,11 @@ for skdir in "${stock_dirs[@]}"; do
 done
 
 if [ -x tests/mutants.sh ]; then
+	t0=$(date +%s)
 	bash tests/mutants.sh "$kcache" "$out/mutants" >"$out/mutants-summary.log" 2>&1
 	grep -E '^(ok|not ok) ' "$out/mutants-summary.log"
 	add_counts "$out/mutants-summary.log" "mutation checks"
+	echo "mutation checks took $(took "$t0")"
 fi
 
 finish
