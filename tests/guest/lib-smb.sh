@@ -178,9 +178,14 @@ smb_load_module() {
 			$SMB_MODPROBE "$_d" || { smb_log "modprobe $_d (for $_ko) failed"; return 1; }
 		fi
 	done
-	for _d in $($SMB_MODINFO -F softdep "$_ko" | sed 's/[a-z]*://g'); do
-		$SMB_MODPROBE -q "$_d" 2>/dev/null || true
-	done
+	# Its soft dependencies (crypto and NLS modules: a dozen for cifs,
+	# 0.3 s a modprobe under TCG) once a boot: nothing unloads them.
+	if [ ! -e "/tmp/.smb-softdeps-$_name" ]; then
+		for _d in $($SMB_MODINFO -F softdep "$_ko" | sed 's/[a-z]*://g'); do
+			$SMB_MODPROBE -q "$_d" 2>/dev/null || true
+		done
+		: > "/tmp/.smb-softdeps-$_name"
+	fi
 	_d=
 	[ "$_name" = cifs ] && _d=${SMB_CIFS_PARAMS:-}
 	# shellcheck disable=SC2086 # a list of parameters
