@@ -15,6 +15,12 @@
 #                          starts (tests/guest/plan-46-first.sh; about 25
 #                          minutes; the test command runs 25).
 #                          SMBD_FIRST=N changes the count.
+#   tests/soak.sh churn    3000 initiator releases per provider at random
+#                          steps of connect, and 250 listener releases
+#                          (tests/guest/plan-52-churn.sh; about 12
+#                          minutes; the test command runs 300 and 25).
+#                          SMBD_CHURN=N changes the first count (the
+#                          second is a twelfth of it).
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -28,7 +34,8 @@ what=${1:-bulk}
 case $what in
 bulk) tdir=tests/kmod ;;
 first) tdir=tests/interop ;;
-*) echo "usage: $0 [bulk|first]" >&2; exit 2 ;;
+churn) tdir=tests/churn ;;
+*) echo "usage: $0 [bulk|first|churn]" >&2; exit 2 ;;
 esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -55,6 +62,11 @@ if [ "$what" = first ]; then
 	soak_vm first $((600 + n * 12)) \
 		"smbdtest.first=$n smbdtest.plan_timeout=$((300 + n * 12))" \
 		tests/guest/plan-46-first.sh tests/interop/smbd_interop.ko
+elif [ "$what" = churn ]; then
+	n=${SMBD_CHURN:-3000}
+	soak_vm churn $((900 + n / 2)) \
+		"smbdtest.churn_iters=$n smbdtest.churn_rounds=$((n / 12)) smbdtest.plan_timeout=$((600 + n / 2))" \
+		tests/guest/plan-52-churn.sh tests/churn/smbd_churn.ko
 else
 	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
