@@ -311,8 +311,13 @@ write_1m_qd1:write:1m:1 read_1m_qd8:read:1m:8"
 JOBS="write_1m_qd1:write:1m:1 write_1m_qd8:write:1m:8 read_1m_qd1:read:1m:1
 read_1m_qd8:read:1m:8 randread_4k_qd16:randread:4k:16
 randwrite_4k_qd16:randwrite:4k:16 randread_4k_qd1:randread:4k:1"
+# Only when named (smbdbench.jobs): the sizes between, where a signed or
+# sealed I/O's RDMA transform starts to pay (cifs's
+# rdma_transform_threshold)
+MORE_JOBS="randread_16k_qd16:randread:16k:16 randread_64k_qd16:randread:64k:16
+randread_256k_qd16:randread:256k:16 randwrite_64k_qd16:randwrite:64k:16"
 if [ -n "$ONLY_JOBS" ]; then
-	_all=$JOBS JOBS=
+	_all="$JOBS $MORE_JOBS" JOBS=
 	for _j in $_all; do
 		in_list "$ONLY_JOBS" "${_j%%:*}" && JOBS="$JOBS $_j"
 	done
@@ -327,14 +332,16 @@ fi
 # mounts with OPTION too (sign, seal), and runs no trace and no cost
 # jobs; OPTION~noxform loads cifs on smbd with enable_rdma_transform=0
 # (its signed or sealed I/O falls back to messages, as without the RDMA
-# transform patches). The profiles are taken in the first round, the connection's
+# transform patches), OPTION~xformall with rdma_transform_threshold=0
+# (the transform down to cifs's RDMA threshold, 4 KiB). The profiles are taken in the first round, the connection's
 # counters shown after each.
 smb_pair() {
 	_p=$1 _pair=${2%%:*} _rep=$3 _sec=
 	case $_pair in *-*) _sec=${_pair#*-} _pair=${_pair%%-*} ;; esac
 	SMB_CIFS_PARAMS=
-	case $_sec in *~noxform)
-		_sec=${_sec%~noxform} SMB_CIFS_PARAMS=enable_rdma_transform=0 ;;
+	case $_sec in
+	*~noxform) _sec=${_sec%~noxform} SMB_CIFS_PARAMS=enable_rdma_transform=0 ;;
+	*~xformall) _sec=${_sec%~xformall} SMB_CIFS_PARAMS=rdma_transform_threshold=0 ;;
 	esac
 	_addr=$(addr_of "$_p")
 	smbd_params_set "$2"
