@@ -197,6 +197,17 @@ secured() {
 	result $? "$_st/umount"
 }
 
+# floor_io MNT: 4 KiB O_DIRECT written to MNT and read back, intact
+# (status in _rc), with the RDMA counters meanwhile (rdma_since)
+floor_io() {
+	rdma_mark
+	dd if=/tmp/floor.want of="$1/floor" bs=4096 oflag=direct 2>/dev/null &&
+		dd if="$1/floor" of=/tmp/floor.got bs=4096 iflag=direct 2>/dev/null &&
+		cmp -s /tmp/floor.got /tmp/floor.want
+	_rc=$?
+	rdma_since
+}
+
 # floor T MNT: cifs's rdma_transform_threshold (adapters/patches/6.12/
 # cifs-rdma-transform-encryption.patch): signed or sealed I/O smaller
 # moves in messages, as the transform's own cryptography does not pay
@@ -211,21 +222,11 @@ floor() {
 	fi
 	FLOOR_WAS=$(cat $_fp)
 	head -c 4096 "$PAIR_DATA/1048576" > /tmp/floor.want
-	rdma_mark
-	dd if=/tmp/floor.want of="$_fm/floor" bs=4096 oflag=direct 2>/dev/null &&
-		dd if="$_fm/floor" of=/tmp/floor.got bs=4096 iflag=direct 2>/dev/null &&
-		cmp -s /tmp/floor.got /tmp/floor.want
-	_rc=$?
-	rdma_since
+	floor_io "$_fm"
 	[ $_rc = 0 ] && [ "$FLOOR_WAS" -gt 4096 ] && [ "$RDMA_REG" = 0 ]
 	result $? "$_ft/small-io-in-messages" "4 KiB written and read back (rc $_rc) under a threshold of $FLOOR_WAS: $RDMA_REG MRs"
 	echo 0 > $_fp
-	rdma_mark
-	dd if=/tmp/floor.want of="$_fm/floor" bs=4096 oflag=direct 2>/dev/null &&
-		dd if="$_fm/floor" of=/tmp/floor.got bs=4096 iflag=direct 2>/dev/null &&
-		cmp -s /tmp/floor.got /tmp/floor.want
-	_rc=$?
-	rdma_since
+	floor_io "$_fm"
 	[ $_rc = 0 ] && [ "$RDMA_REG" -ge 2 ] && [ "$RDMA_RD" -ge 1 ] && [ "$RDMA_WR" -ge 1 ]
 	result $? "$_ft/threshold-0-by-rdma" "4 KiB written and read back (rc $_rc) at 0: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 	rm -f /tmp/floor.want /tmp/floor.got "$_fm/floor"
