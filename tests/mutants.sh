@@ -48,10 +48,13 @@ saved_cmd() {
 }
 
 build_fast() {
-	local src=$1 o=$1/${2%.c}.o
-	(cd "$kcache/build" && eval "$(saved_cmd "$o")" &&
-		eval "$(saved_cmd "$src/smbd.o")" &&
-		eval "$(saved_cmd "$src/smbd.ko")") || return 1
+	local src=$1 o=$1/${2%.c}.o c1 c2 c3
+	c1=$(saved_cmd "$o")
+	c2=$(saved_cmd "$src/smbd.o")
+	c3=$(saved_cmd "$src/smbd.ko")
+	# a kbuild that saves its commands otherwise: make does it
+	[ -n "$c1" ] && [ -n "$c2" ] && [ -n "$c3" ] || return 2
+	(cd "$kcache/build" && eval "$c1" && eval "$c2" && eval "$c3") || return 1
 	# no symbol the unchanged module does not import
 	[ -z "$(nm -u "$src/smbd.o" | awk '{ print $2 }' | sort |
 		comm -23 - "$src/base/imports")" ] || return 2
