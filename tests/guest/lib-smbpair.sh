@@ -187,7 +187,11 @@ secured() {
 		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
 		result $? "$_st/rdma-transform" "$4 I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 		floor "$_st" "$_sm"
+		# tamper() corrupts 4 KiB by RDMA: the transform down to 4 KiB
+		_was=$(cat $XFORM_MIN 2>/dev/null)
+		[ -z "$_was" ] || echo 0 > $XFORM_MIN
 		tamper "$_st" "$_sm"
+		[ -z "$_was" ] || echo "$_was" > $XFORM_MIN
 	elif [ "$CLIENT.$SERVER" = smbd.stock ]; then
 		# the stock ksmbd does not answer the transform: messages
 		[ "$RDMA_REG" -eq 0 ]
@@ -212,21 +216,22 @@ floor_io() {
 # cifs-rdma-transform-encryption.patch): signed or sealed I/O smaller
 # moves in messages, as the transform's own cryptography does not pay
 # for itself there; at 0, the same I/O goes by RDMA. The threshold is
-# left at 0 for tamper(), which corrupts 4 KiB by RDMA; it is put back
-# after.
+# put back after.
+XFORM_MIN=/sys/module/cifs/parameters/rdma_transform_threshold
 floor() {
-	_ft=$1 _fm=$2 _fp=/sys/module/cifs/parameters/rdma_transform_threshold
-	if [ ! -w $_fp ]; then
-		nok "$_ft/transform-floor" "no $_fp"
+	_ft=$1 _fm=$2
+	if [ ! -w $XFORM_MIN ]; then
+		nok "$_ft/transform-floor" "no $XFORM_MIN"
 		return
 	fi
-	FLOOR_WAS=$(cat $_fp)
+	_fw=$(cat $XFORM_MIN)
 	head -c 4096 "$PAIR_DATA/1048576" > /tmp/floor.want
 	floor_io "$_fm"
-	[ $_rc = 0 ] && [ "$FLOOR_WAS" -gt 4096 ] && [ "$RDMA_REG" = 0 ]
-	result $? "$_ft/small-io-in-messages" "4 KiB written and read back (rc $_rc) under a threshold of $FLOOR_WAS: $RDMA_REG MRs"
-	echo 0 > $_fp
+	[ $_rc = 0 ] && [ "$_fw" -gt 4096 ] && [ "$RDMA_REG" = 0 ]
+	result $? "$_ft/small-io-in-messages" "4 KiB written and read back (rc $_rc) under a threshold of $_fw: $RDMA_REG MRs"
+	echo 0 > $XFORM_MIN
 	floor_io "$_fm"
+	echo "$_fw" > $XFORM_MIN
 	[ $_rc = 0 ] && [ "$RDMA_REG" -ge 2 ] && [ "$RDMA_RD" -ge 1 ] && [ "$RDMA_WR" -ge 1 ]
 	result $? "$_ft/threshold-0-by-rdma" "4 KiB written and read back (rc $_rc) at 0: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 	rm -f /tmp/floor.want /tmp/floor.got "$_fm/floor"
@@ -277,8 +282,6 @@ tamper() {
 	[ $_rc -ne 0 ] && [ "$_f1" -eq $((_f0 + 1)) ] && cmp -s "$_tf" /tmp/tamper.want
 	result $? "$_tt/tamper-write-refused" "dd rc $_rc ($(tail -n 1 /tmp/tamper.err)), corrupt_rdma_read fired $_f0 then $_f1, server copy $(cmp -s "$_tf" /tmp/tamper.want && echo unchanged || echo CHANGED)"
 	rm -f "$_tf" /tmp/tamper.want /tmp/tamper.new /tmp/tamper.got /tmp/tamper.err
-	[ -z "${FLOOR_WAS:-}" ] || echo "$FLOOR_WAS" > /sys/module/cifs/parameters/rdma_transform_threshold
-	FLOOR_WAS=
 }
 
 # provider T NAME ADDR: one pairing's whole cycle over one provider
