@@ -21,6 +21,11 @@
 #                          minutes; the test command runs 300 and 25).
 #                          SMBD_CHURN=N changes the first count (the
 #                          second is a twelfth of it).
+#   tests/soak.sh hostile  the hostile raw-verbs peer in both roles over
+#                          rxe and siw with 40000 mutated legal messages
+#                          per role (tests/guest/plan-55-hostile.sh; the
+#                          test command sends 6000). SMBD_HOSTILE=N
+#                          changes the count.
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -35,7 +40,8 @@ case $what in
 bulk) tdir=tests/kmod ;;
 first) tdir=tests/interop ;;
 churn) tdir=tests/churn ;;
-*) echo "usage: $0 [bulk|first|churn]" >&2; exit 2 ;;
+hostile) tdir=tests/hostile ;;
+*) echo "usage: $0 [bulk|first|churn|hostile]" >&2; exit 2 ;;
 esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -67,6 +73,11 @@ elif [ "$what" = churn ]; then
 	soak_vm churn $((900 + n / 2)) \
 		"smbdtest.churn_iters=$n smbdtest.churn_rounds=$((n / 12)) smbdtest.plan_timeout=$((600 + n / 2))" \
 		tests/guest/plan-52-churn.sh tests/churn/smbd_churn.ko
+elif [ "$what" = hostile ]; then
+	n=${SMBD_HOSTILE:-40000}
+	soak_vm hostile $((900 + n / 20)) \
+		"smbdtest.hostile_msgs=$n smbdtest.plan_timeout=$((600 + n / 20))" \
+		tests/guest/plan-55-hostile.sh tests/hostile/smbd_hostile.ko
 else
 	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \

@@ -9,12 +9,15 @@
 # rxe and siw run at once, in the module's two lanes (smbd_hostile0 and
 # smbd_hostile1), each server role then client role.
 # The seed comes from the clock and is printed; smbdtest.hostile_seed=N
-# on the kernel command line repeats a run.
+# on the kernel command line repeats a run; smbdtest.hostile_msgs=N sets
+# the mutated legal messages per role (6000; tests/soak.sh hostile runs
+# 40000).
 # Loads smbd.ko if needed; unloads smbd_hostile.ko.
 
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
-MSGS=6000
+MSGS=$(karg smbdtest.hostile_msgs 6000)
+case $MSGS in '' | *[!0-9]*) MSGS=6000 ;; esac
 FATAL=60
 
 st_seed hostile

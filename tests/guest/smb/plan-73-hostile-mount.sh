@@ -19,7 +19,10 @@ SMB_CIFS_KO=/smbd/cifs.ko	# cifs on smbd (adapters/cifs)
 # shellcheck source=tests/guest/lib-st.sh
 . /smbd/lib-st.sh
 
-CONNS=36		# connections the hostile server serves per provider
+# connections the hostile server serves per provider, 4 of each ending
+# (smbdtest.hostile_mounts=N)
+CONNS=$(karg smbdtest.hostile_mounts 24)
+case $CONNS in '' | *[!0-9]* | 0) CONNS=24 ;; esac
 SECS=300		# the most it serves them for
 MOUNT_TIMEOUT=60	# a mount still running past it has hung
 H=/sys/kernel/debug/smbd_hostile0
