@@ -20,9 +20,13 @@
  *               changed in its slot before the post (writes that wait,
  *               sent from the consumer's memory, are left alone)
  * The corrupt points test a consumer's own checks of the payload (the
- * SMB 3.1.1 RDMA signing transform): the transport delivers the bytes.
- * Without CONFIG_FAULT_INJECTION every point is compiled out. failslab
- * and fail_page_alloc reach smbd's allocations through their own stack
+ * SMB 3.1.1 RDMA transforms): the transport delivers the bytes.
+ * Without CONFIG_FAULT_INJECTION (Debian's kernels) the corrupt points
+ * are smbd's own, as smbd/dev_fatal is, so that those checks are tested
+ * on the kernels users run: the same directories with "probability" (in
+ * percent), "times" (faults left; -1, the default, for no limit) and
+ * "fired"; the other points are compiled out. failslab and
+ * fail_page_alloc reach smbd's allocations through their own stack
  * filters (require-start/require-end).
  */
 
@@ -97,6 +101,71 @@ void smbd_inject_init(struct dentry *root)
 	}
 }
 
+#else
+
+/* The corrupt points without the kernel's framework: see the top. */
+struct smbd_corrupt_point {
+	const char *name;
+	u32 probability;
+	atomic_t times;
+	atomic_t fired;
+};
+
+static struct smbd_corrupt_point smbd_corrupt_points[] = {
+	{ .name = "corrupt_rdma_read", .times = ATOMIC_INIT(-1) },
+	{ .name = "corrupt_rdma_write", .times = ATOMIC_INIT(-1) },
+};
+
+/**
+ * smbd_should_corrupt() - should this RDMA payload be changed on purpose
+ * @point: SMBD_FAIL_CORRUPT_READ or SMBD_FAIL_CORRUPT_WRITE
+ *
+ * Context: any.
+ * Return: true at the point's probability while it has faults left;
+ * counted.
+ */
+bool smbd_should_corrupt(enum smbd_fail_point_id point)
+{
+	struct smbd_corrupt_point *p =
+		&smbd_corrupt_points[point - SMBD_FAIL_CORRUPT_READ];
+	u32 prob = READ_ONCE(p->probability);
+	int t;
+
+	if (!prob || (prob < 100 && get_random_u32_below(100) >= prob))
+		return false;
+	/* one of the faults left, if they are counted */
+	do {
+		t = atomic_read(&p->times);
+		if (!t)
+			return false;
+	} while (t > 0 && atomic_cmpxchg(&p->times, t, t - 1) != t);
+	atomic_inc(&p->fired);
+	return true;
+}
+
+/**
+ * smbd_inject_init() - the corrupt points' debugfs directories
+ * @root: smbd's debugfs directory
+ *
+ * Context: process (module init).
+ */
+void smbd_inject_init(struct dentry *root)
+{
+	struct dentry *dir;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(smbd_corrupt_points); i++) {
+		struct smbd_corrupt_point *p = &smbd_corrupt_points[i];
+
+		dir = debugfs_create_dir(p->name, root);
+		debugfs_create_u32("probability", 0600, dir, &p->probability);
+		debugfs_create_atomic_t("times", 0600, dir, &p->times);
+		debugfs_create_atomic_t("fired", 0400, dir, &p->fired);
+	}
+}
+
+#endif /* CONFIG_FAULT_INJECTION */
+
 /**
  * smbd_corrupt_byte() - change the middle byte of @len bytes of data
  * @it: where the data is (a kernel iterator, not advanced)
@@ -126,14 +195,6 @@ void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
 	if (copy_to_iter(&b, 1, &i) != 1)
 		pr_debug("smbd: corrupt_rdma_read: the byte was not written back\n");
 }
-
-#else
-
-void smbd_inject_init(struct dentry *root)
-{
-}
-
-#endif /* CONFIG_FAULT_INJECTION */
 
 /* Cut @first after @k requests; returns the rest (NULL if none). */
 static struct ib_send_wr *smbd_send_cut(struct ib_send_wr *first, u32 k,

@@ -1141,17 +1141,16 @@ enum smbd_fail_point_id {
 
 #ifdef CONFIG_FAULT_INJECTION
 bool smbd_should_fail(enum smbd_fail_point_id point);
-void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 #else
+/* smbd's own corrupt points; the others are compiled out */
+bool smbd_should_corrupt(enum smbd_fail_point_id point);
 static inline bool smbd_should_fail(enum smbd_fail_point_id point)
 {
-	return false;
-}
-
-static inline void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
-{
+	return (point == SMBD_FAIL_CORRUPT_READ ||
+		point == SMBD_FAIL_CORRUPT_WRITE) && smbd_should_corrupt(point);
 }
 #endif
+void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 void smbd_inject_init(struct dentry *root);
 int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
 		   const struct ib_send_wr **bad);
