@@ -173,9 +173,14 @@ for p in $parts; do
 		6.12/ksmbd-rdma-transform-signing.patch \
 		6.12/ksmbd-rdma-transform-encryption.patch ;;
 	6.1/cifs) build cifs client cifs.ko smbd_cifs.c cifs-demux-sigkill.patch \
-		both/cifs-reconnect-lstrp.patch 6.1/cifs-seal-rdma-iosize.patch ;;
-	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c ksmbd-iface-speed.patch \
-		6.1/ksmbd-share-config-old-tools.patch 6.1/ksmbd-opinfo-put-null.patch ;;
+		both/cifs-reconnect-lstrp.patch 6.1/cifs-seal-rdma-iosize.patch \
+		6.1/cifs-rdma-transform-signing.patch \
+		6.1/cifs-rdma-transform-encryption.patch ;;
+	6.1/ksmbd) build ksmbd server ksmbd.ko smbd_ksmbd.c \
+		6.1/ksmbd-rdma-read-signature.patch ksmbd-iface-speed.patch \
+		6.1/ksmbd-share-config-old-tools.patch 6.1/ksmbd-opinfo-put-null.patch \
+		6.1/ksmbd-rdma-transform-signing.patch \
+		6.1/ksmbd-rdma-transform-encryption.patch ;;
 	*) echo "adapters: unknown part $p" >&2; exit 2 ;;
 	esac
 done

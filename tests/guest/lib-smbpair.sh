@@ -152,11 +152,12 @@ restart() {
 # signed and sealed ones at the peer's largest message; at 0.5-1 MiB/s in
 # the guest, 8 MiB cost a minute a mount and found nothing more). The
 # stock cifs turns RDMA offload off for signed and sealed I/O; cifs and
-# ksmbd on smbd (adapters/patches/6.12/*-rdma-transform-*.patch) keep it
-# through the SMB 3.1.1 RDMA signing and encryption transforms ([MS-SMB2]
-# 2.2.43), checked there on 6.12: the client registered buffers and the
-# server read and wrote them. Elsewhere what went by RDMA is reported,
-# not checked.
+# ksmbd on smbd (adapters/patches/6.*/*-rdma-transform-*.patch, 6.12 and
+# 6.1) keep it through the SMB 3.1.1 RDMA signing and encryption
+# transforms ([MS-SMB2] 2.2.43), checked when both are on smbd: the
+# client registered buffers and the server read and wrote them. With
+# the stock ksmbd, the I/O stays in messages; other pairings report what
+# went by RDMA.
 secured() {
 	_st=$1/$4 _sa=$2 _sm=$3
 	smb_mount "$_sa" "$_sm" "$4"
@@ -182,8 +183,7 @@ secured() {
 	xfer "$_st" "$_sm" $CONC direct
 	rdma_since
 	echo "SMBD-INFO: $_st: write $XFER_WR MiB/s, read $XFER_RD MiB/s ($((CONC >> 20)) MiB, O_DIRECT); by RDMA meanwhile: $RDMA_REG MRs registered by the client, $RDMA_RD reads and $RDMA_WR writes by the server"
-	if [ "$CLIENT.$SERVER" = smbd.smbd ] &&
-		case $(uname -r) in 6.1.*) false ;; esac; then
+	if [ "$CLIENT.$SERVER" = smbd.smbd ]; then
 		[ "$RDMA_REG" -gt 0 ] && [ "$RDMA_RD" -gt 0 ] && [ "$RDMA_WR" -gt 0 ]
 		result $? "$_st/rdma-transform" "$4 I/O by RDMA: $RDMA_REG MRs, $RDMA_RD RDMA reads, $RDMA_WR RDMA writes"
 		floor "$_st" "$_sm"
@@ -212,7 +212,7 @@ floor_io() {
 	rdma_since
 }
 
-# floor T MNT: cifs's rdma_transform_threshold (adapters/patches/6.12/
+# floor T MNT: cifs's rdma_transform_threshold (adapters/patches/6.*/
 # cifs-rdma-transform-encryption.patch): signed or sealed I/O smaller
 # moves in messages, as the transform's own cryptography does not pay
 # for itself there; at 0, the same I/O goes by RDMA. The threshold is
@@ -248,7 +248,7 @@ tamper() {
 	_tt=$1 _tm=$2 _fd=/sys/kernel/debug/smbd
 	_tf=$SMB_EXPORT/$SMB_SHARE/tamper
 	if [ ! -d $_fd/corrupt_rdma_read ]; then
-		echo "SMBD-INFO: $_tt: no corrupt points (CONFIG_FAULT_INJECTION_DEBUG_FS off)"
+		nok "$_tt/tamper" "no smbd/corrupt_rdma_read in debugfs"
 		return
 	fi
 	head -c 4096 "$PAIR_DATA/1048576" > /tmp/tamper.want
