@@ -9,6 +9,8 @@
  * they all call in here, never the other way.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <kunit/visibility.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -79,7 +81,7 @@ bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state)
 	}
 	if (!ok)
 		return false;
-	sk->ss_state = state;
+	WRITE_ONCE(sk->ss_state, state);
 	trace_smbd_state(sk, old, state);
 	smbd_sock_wake(sk);
 	return true;
@@ -136,9 +138,16 @@ static void smbd_child_negotiated(struct smbd_sock *sk, struct smbd_sock *lsk)
 		lsk->ss_ops->data_ready(lsk);
 }
 
-/*
- * Tell the consumer what happened; disconnect; queue a negotiated child
- * for accept, or reap a dead one.
+/**
+ * smbd_event_work() - a socket's state change, told and acted on
+ * @work: the socket's ss_disconnect_work
+ *
+ * Tells the consumer what happened (its connect upcall, its state
+ * change), disconnects a connection that ended, and puts a negotiated
+ * child of a listener on its accept queue or reaps a dead one.
+ *
+ * Context: process (smbd's work queue); takes ss_lock and the
+ * listener's, and calls the consumer's upcalls without either.
  */
 void smbd_event_work(struct work_struct *work)
 {
@@ -196,10 +205,16 @@ void smbd_event_work(struct work_struct *work)
 		sk->ss_ops->state_change(sk);
 }
 
-/*
- * The Negotiation Timer expired ([MS-SMBD] 3.1.4.1, 3.1.7.2): say once
- * where the connection stopped, then end it. Called by the timer's work
- * and by a blocking connect whose wait ran out first.
+/**
+ * smbd_neg_expired() - the Negotiation Timer expired
+ * @sk: the socket, not yet connected
+ *
+ * [MS-SMBD] 3.1.4.1, 3.1.7.2: says once where the connection stopped,
+ * then ends it with -ETIMEDOUT. Nothing for a socket connected by then.
+ * Called by the timer's work and by a blocking connect whose wait ran
+ * out first.
+ *
+ * Context: process; takes ss_lock through smbd_sock_error().
  */
 void smbd_neg_expired(struct smbd_sock *sk)
 {
@@ -222,7 +237,7 @@ void smbd_neg_expired(struct smbd_sock *sk)
 			 neg & BIT(SMBD_NEG_PROBE_UNPOSTED) ? ", one unposted" :
 			 "");
 	if (!test_and_set_bit(SMBD_NEG_EXPIRED, &sk->ss_neg_trace))
-		pr_info_ratelimited("smbd: %s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer%s)\n",
+		pr_info_ratelimited("%s negotiation timed out (%s, last CM event: %s; our Negotiate %s %s, %s from the peer%s)\n",
 				    sk->ss_responder ? "responder" : "initiator",
 				    smbd_state_names[state],
 				    ev < 0 ? "none" : rdma_event_msg(ev),
@@ -236,6 +251,12 @@ void smbd_neg_expired(struct smbd_sock *sk)
 	smbd_sock_error(sk, -ETIMEDOUT);
 }
 
+/**
+ * smbd_neg_timeout() - the Negotiation Timer's work
+ * @work: the socket's ss_neg_work
+ *
+ * Context: process (smbd's work queue).
+ */
 void smbd_neg_timeout(struct work_struct *work)
 {
 	smbd_neg_expired(container_of(to_delayed_work(work),
@@ -324,7 +345,7 @@ void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
 	}
 	if (status != IB_WC_WR_FLUSH_ERR ||
 	    READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-		pr_info_ratelimited("smbd: %s failed: %s\n", what,
+		pr_info_ratelimited("%s failed: %s\n", what,
 				    ib_wc_status_msg(status));
 	smbd_sock_error(sk, -ECONNABORTED);
 }

@@ -10,9 +10,9 @@
  * never send into an empty receive queue (which, with rnr_retry 0, kills
  * the queue pair); a peer that sends without a credit is caught here.
  *
- * The caller serialises every call on one connection (the connection's
- * credit lock). These functions only count; posting receives and sending
- * messages is the caller's.
+ * The caller serialises every call on one connection (smbd holds the
+ * socket's ss_lock; there is no lock of credits' own). These functions
+ * only count; posting receives and sending messages is the caller's.
  */
 
 #include <linux/kernel.h>
@@ -59,7 +59,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_init);
  * message has a credit to grant (the last-credit rule of 3.1.5.1) — as
  * long as ReceiveCreditMax allows and nothing posted is still ungranted.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: the number of receives to post; zero when none are wanted.
  */
 u16 smbd_cred_recv_wanted(const struct smbd_credits *c, bool send_queued)
@@ -88,7 +88,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_wanted);
  * ever be granted ([MS-SMBD] 3.1.5.9: "for each success"). Counting more
  * than ReceiveCreditMax is a bug in the caller and is clamped.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  */
 void smbd_cred_recv_posted(struct smbd_credits *c, u16 n)
 {
@@ -110,7 +110,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_posted);
  * the counts stay consistent meanwhile, so nothing a late caller
  * computes from them (a grant, a wake-up) can exceed what is posted.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  */
 void smbd_cred_recv_lost(struct smbd_credits *c)
 {
@@ -131,7 +131,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_lost);
  * reader runs: the receive path wakes it for a part of a message, not
  * only for a whole one.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: true when at most @n receives are posted.
  */
 bool smbd_cred_recv_short(const struct smbd_credits *c, u16 n)
@@ -144,7 +144,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_recv_short);
  * smbd_cred_ungranted() - receives posted but not yet announced
  * @c: the state
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: the credits the next message would grant.
  */
 u16 smbd_cred_ungranted(const struct smbd_credits *c)
@@ -162,7 +162,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_ungranted);
  * ReceiveCredits), and every Data Transfer message through
  * smbd_cred_send_begin().
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: the credits granted, never more than receives posted.
  */
 u16 smbd_cred_take_grant(struct smbd_credits *c)
@@ -187,7 +187,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_take_grant);
  * "as soon as the peer holds none", which keeps single-credit operation
  * going.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: true when the caller should send a credit-only message.
  */
 bool smbd_cred_grant_due(const struct smbd_credits *c)
@@ -208,7 +208,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_grant_due);
  * keep-alive at once. Whether it can go now is smbd_cred_send_begin()'s
  * to say: it too needs a Send Credit, and the last one only with a grant.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: true when the caller should send an empty message.
  */
 bool smbd_cred_empty_due(const struct smbd_credits *c, bool reply_due)
@@ -224,7 +224,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_empty_due);
  * [MS-SMBD] 3.1.5.1: every message asks for the Send Credit target we
  * negotiated (Connection.SendCreditTarget), which stays fixed.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: the CreditsRequested value.
  */
 u16 smbd_cred_requested(const struct smbd_credits *c)
@@ -243,7 +243,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_requested);
  * one: otherwise both sides could end up with none and wait forever.
  * Every message grants all receives posted and not yet announced.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: %SMBD_CRED_SEND with one credit consumed and the grant
  * accounted; otherwise nothing changed.
  */
@@ -280,7 +280,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_send_begin);
  * in the same step, a late decision sends nothing. Otherwise the rules
  * of smbd_cred_send_begin() apply, the last credit (3.1.5.1) included.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: %SMBD_CRED_NOTHING_DUE when the message would carry nothing
  * (nothing changed), else as smbd_cred_send_begin().
  */
@@ -305,7 +305,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_empty_begin);
  * with two credits or more, or with the last one and something to grant
  * ([MS-SMBD] 3.1.5.1), ungranted already or about to be posted.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: true when a message can take a Send Credit.
  */
 bool smbd_cred_can_send(const struct smbd_credits *c, bool can_post)
@@ -331,7 +331,7 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_cred_can_send);
  * the protocol. SendCredits is capped at the 16-bit range: counting
  * fewer credits than a runaway peer grants only makes us send less.
  *
- * Context: any; caller holds the connection's credit lock.
+ * Context: any; the caller serialises the calls on one state (ss_lock).
  * Return: %SMBD_RX_OK or %SMBD_RX_ERR_CREDIT_OVERRUN (nothing changed).
  */
 enum smbd_rx_err smbd_cred_on_recv(struct smbd_credits *c,

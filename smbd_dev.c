@@ -5,6 +5,8 @@
  * from that record (smbd_dev_get()).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
@@ -512,7 +514,7 @@ static ssize_t smbd_dev_profile_write(struct file *f, const char __user *ubuf,
 	mutex_lock(&smbd_devices_lock);
 	smbd_dev_profile = prof;
 	mutex_unlock(&smbd_devices_lock);
-	pr_info("smbd: device profile %s for devices added from now on\n",
+	pr_info("device profile %s for devices added from now on\n",
 		prof.name);
 	return len;
 }

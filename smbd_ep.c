@@ -7,6 +7,8 @@
  * verbs teardown. The socket API (smbd_sock.c) drives it.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <kunit/visibility.h>
 #include <linux/module.h>
 #include <linux/irq_poll.h>
@@ -209,7 +211,18 @@ void smbd_socks_link_up(struct ib_device *ibdev, u32 port)
 			   port, n);
 }
 
-/* A new socket, on the debugfs list; the caller sets it up. */
+/**
+ * smbd_sock_alloc() - a new socket
+ * @net: its network namespace
+ * @params: its parameters, copied
+ * @responder: a listener's child, or a listener (true), or an initiator
+ *
+ * The socket is on the debugfs list, with its locks, wait queues and
+ * works initialised; the caller sets up the rest.
+ *
+ * Context: process; takes smbd_socks_lock.
+ * Return: the socket, or NULL.
+ */
 struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,
 				  bool responder)
@@ -263,7 +276,14 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_sock_alloc);
 
-/* The last of a socket: off the debugfs list, freed. */
+/**
+ * smbd_sock_free() - the last of a socket
+ * @sk: a socket no transfer, work or thread uses any more
+ *
+ * Off the debugfs list and freed with what it still holds.
+ *
+ * Context: process; takes smbd_socks_lock.
+ */
 void smbd_sock_free(struct smbd_sock *sk)
 {
 	mutex_lock(&smbd_socks_lock);
@@ -479,7 +499,7 @@ static void smbd_qp_event_work(struct work_struct *work)
 
 	/* On iWARP a peer's teardown often ends this way: no alarm. */
 	if (READ_ONCE(sk->ss_state) == SMBD_CONNECTED)
-		pr_warn_ratelimited("smbd: QP error event %s\n",
+		pr_warn_ratelimited("QP error event %s\n",
 				    ib_event_msg(ev));
 	smbd_sock_error(sk, -ECONNABORTED);
 }
@@ -553,7 +573,7 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	}
 	if (!sk->ss_ep.rw_chunk ||
 	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs) {
-		pr_warn_ratelimited("smbd: %s: max_qp_wr/max_cqe %u below the %u these parameters need (%u MRs)\n",
+		pr_warn_ratelimited("%s: max_qp_wr/max_cqe %u below the %u these parameters need (%u MRs)\n",
 				    sk->ss_ep.devname, room,
 				    extra + 16 + 3 + 3 * sk->ss_rw_ctxs,
 				    sk->ss_nr_reg);
@@ -649,8 +669,8 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * responder has no congestion control: each ACK timeout resends up
 	 * to 128 packets into the queue that made the ACK late. Under load
 	 * (16 busy connections in a TCG guest) ACKs lagged past rdma_cm's
-	 * default (about 0.5 s), and still past 2.1 s 11 and 45 times in two
-	 * 16 x 64 MiB runs. Give it about 8.6 s per try: a dead peer is
+	 * default (about 0.5 s), and at times past 2.1 s in the 16 x 64 MiB
+	 * soak. Give it about 8.6 s per try: a dead peer is
 	 * still found within about a minute (7 tries), and keep-alive
 	 * sooner.
 	 */
@@ -735,10 +755,16 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	mutex_unlock(&sk->ss_send_mutex);
 }
 
-/*
- * Take @sk's connection manager id from it, if it still holds @id (any id
- * when @id is NULL): from now on no handler builds on it, and the caller
- * destroys it. Returns the id taken, or NULL.
+/**
+ * smbd_cm_detach() - take a socket's connection manager id from it
+ * @sk: the socket
+ * @id: the id it must still hold, or NULL for any
+ *
+ * From then on no handler builds on the id, and the caller destroys it
+ * (or has rdma_cm destroy it).
+ *
+ * Context: process; takes ss_ep.cm_mutex.
+ * Return: the id taken, or NULL when @sk held none (or another).
  */
 struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 				  struct rdma_cm_id *id)
@@ -1197,11 +1223,19 @@ unadmit:
 	return ret ?: -ECONNREFUSED;
 }
 
-/*
- * The connection manager's events on a socket's id (its context). Returns
- * non-zero for rdma_cm to destroy the id: a connect request refused, or
- * a device removal whose handler took the id from the socket (0 when a
- * release had taken it first, and destroys it).
+/**
+ * smbd_cm_handler() - the connection manager's events on a socket's id
+ * @id: the id; its context is the socket
+ * @event: the event
+ *
+ * Address and route resolution, a listener's connect requests, the
+ * connection's establishment, its end, and device removal.
+ *
+ * Context: process, in rdma_cm's handler (its handler_mutex held, as for
+ * every event of the id).
+ * Return: non-zero for rdma_cm to destroy the id: a connect request
+ * refused, or a device removal whose handler took the id from the socket
+ * (0 when a release had taken it first, and destroys it).
  */
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {
@@ -1279,10 +1313,18 @@ static int smbd_cm_probe_handler(struct rdma_cm_id *id,
 	return 0;
 }
 
-/*
- * The port a listener on @addr takes when it asks for port 0: that of
- * the RDMA device owning the address. A wildcard address has no single
+/**
+ * smbd_listen_port() - the port a listener takes when it asks for port 0
+ * @net: the listener's network namespace
+ * @addr: its address
+ *
+ * That of the RDMA device owning the address ([MS-SMBD] 1.9, 2.1: 445 for
+ * InfiniBand and RoCE, 5445 for iWARP). A wildcard address has no single
  * device, so it needs an explicit port.
+ *
+ * Context: process; sleeps (a transient rdma_cm id).
+ * Return: the port, -EDESTADDRREQ for an address without a device, or
+ * another negative errno.
  */
 int smbd_listen_port(struct net *net, const struct sockaddr *addr)
 {

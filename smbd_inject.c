@@ -30,6 +30,8 @@
  * filters (require-start/require-end).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
@@ -193,7 +195,7 @@ void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
 	i.data_source = ITER_DEST;
 	iov_iter_advance(&i, len / 2);
 	if (copy_to_iter(&b, 1, &i) != 1)
-		pr_debug("smbd: corrupt_rdma_read: the byte was not written back\n");
+		pr_debug("corrupt_rdma_read: the byte was not written back\n");
 }
 
 /* Cut @first after @k requests; returns the rest (NULL if none). */

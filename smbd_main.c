@@ -33,7 +33,6 @@ static int __init smbd_init(void)
 		destroy_workqueue(smbd_wq);
 		return ret;
 	}
-	pr_info("smbd: SMB Direct 1.0 ([MS-SMBD]) loaded\n");
 	return 0;
 }
 

@@ -7,29 +7,17 @@
  * The rule: a work request that reached the provider is accounted for
  * until its completion, or a completion ordered after it, has been seen,
  * whatever failed; the memory it names goes back to its owner only after
- * that. Three mechanisms keep it:
- *  - the gate: a thread posts only while ss_ep.qp_closed is clear, checked
- *    under ss_lock, and counts itself in ss_ep.posting until its post
- *    returned; the teardown closes the gate and waits for those threads
- *    before it drains the queue pair, so nothing is posted after the
- *    drain;
- *  - the fence: after a failure that may leave requests on the queue
- *    with no completion of their own to wait for (a chain the provider
- *    took only in part, an unsignalled request whose signalled owner was
- *    refused, a registration or invalidation that failed), the thread
- *    moves the queue pair to the error state and waits for one marker
- *    posted after everything else: the send queue completes in order,
- *    so once the marker is seen the device is done with all of it;
- *  - the ops: a thread waiting for its own signalled requests holds a
- *    struct smbd_op on ss_op_list from smbd_op_start() to smbd_op_end();
- *    its count of pending requests covers every signalled request that
- *    was posted, so only their completions (or a fence or the teardown,
- *    once nothing posted before is running) wake it. The op is not the
- *    thread's: a completion may name it after a fence gave the wait up
- *    (siw delivers some after the error state), or twice (siw flushes a
- *    queued RDMA Read from two places), so an op whose requests did not
- *    all complete, or one of which completed in error, lives on, as an
- *    orphan, until the completion queue is gone.
+ * that. Three mechanisms keep it: the gate and the fence (smbd_qp.c says
+ * what each is), and the ops, here. A thread waiting for its own
+ * signalled requests holds a struct smbd_op on ss_op_list from
+ * smbd_op_start() to smbd_op_end(); its count of pending requests covers
+ * every signalled request that was posted, so only their completions (or
+ * a fence or the teardown, once nothing posted before is running) wake
+ * it. The op is not the thread's: a completion may name it after a fence
+ * gave the wait up (siw delivers some after the error state), or twice
+ * (siw flushes a queued RDMA Read from two places), so an op whose
+ * requests did not all complete, or one of which completed in error,
+ * lives on, as an orphan, until the completion queue is gone.
  */
 
 #include <kunit/visibility.h>

@@ -9,11 +9,19 @@
  * closes the gate and waits for them before it drains the queue pair.
  *
  * The fence: after a failure that may leave requests on the send queue
- * that no completion will report, the queue pair goes to the error state
- * and one marker is posted after everything else; the send queue
- * completes in order, so once the marker is seen the device is done with
- * all of it.
+ * that no completion will report (a chain the provider took only in
+ * part, an unsignalled request whose signalled owner was refused, a
+ * registration or invalidation that failed), the queue pair goes to the
+ * error state and one marker is posted after everything else; the send
+ * queue completes in order, so once the marker is seen the device is
+ * done with all of it.
+ *
+ * With the ops of smbd_op.c they keep the rule of posted work: the memory
+ * a request names goes back to its owner only once the device is done
+ * with it.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
 #include <linux/delay.h>
@@ -131,7 +139,7 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	}
 	WRITE_ONCE(sk->ss_ep.fence_err, ret);
 	if (ret)
-		pr_warn_ratelimited("smbd: connection %u: no fence (%d): waits end with the teardown\n",
+		pr_warn_ratelimited("connection %u: no fence (%d): waits end with the teardown\n",
 				    sk->ss_id, ret);
 	smbd_post_leave(sk);
 	return true;

@@ -10,6 +10,8 @@
  * a grant that is then due leaves from the reader's own thread.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/errno.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -34,7 +36,7 @@ static void smbd_rx_repost(struct smbd_sock *sk)
 		ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
 	if (ret < 0) {
 		spin_unlock_bh(&sk->ss_lock);
-		pr_info_ratelimited("smbd: reposting receives failed: %d\n",
+		pr_info_ratelimited("reposting receives failed: %d\n",
 				    ret);
 		smbd_sock_error(sk, -ECONNABORTED);
 		return;

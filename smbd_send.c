@@ -20,6 +20,8 @@
  * negotiation probe lives here too: it is a send of its own.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/slab.h>
@@ -29,14 +31,20 @@
 #include "smbd_internal.h"
 #include "smbd_trace.h"
 
-/*
- * A probe of the peer's queue pair completed. Success: the peer's queue
- * pair is alive, so keep waiting for its Negotiate Response and probe
- * again. A flush: our queue pair left RTS for another reason, which ends
- * the connection all the same. Retries exhausted: the peer is gone
- * (-ECONNRESET). Anything else, such as a peer that refuses remote
- * writes: our queue pair is in the error state (-ECONNABORTED). A probe
- * still out when the response came ends a connection just established.
+/**
+ * smbd_neg_probe_done() - a probe of the peer's queue pair completed
+ * @cq: the send CQ
+ * @wc: the probe's completion
+ *
+ * Success: the peer's queue pair is alive, so keep waiting for its
+ * Negotiate Response and probe again. A flush: our queue pair left RTS
+ * for another reason, which ends the connection all the same. Retries
+ * exhausted: the peer is gone (-ECONNRESET). Anything else, such as a
+ * peer that refuses remote writes: our queue pair is in the error state
+ * (-ECONNABORTED). A probe still out when the response came ends a
+ * connection just established.
+ *
+ * Context: the CQ's completion context (softirq); takes ss_lock.
  */
 void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -56,7 +64,7 @@ void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_info_ratelimited("smbd: initiator probe of the peer's queue pair failed (%s) %s\n",
+		pr_info_ratelimited("initiator probe of the peer's queue pair failed (%s) %s\n",
 				    ib_wc_status_msg(wc->status),
 				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
 				    "before its Negotiate Response" :
@@ -978,7 +986,7 @@ void smbd_ka_work(struct work_struct *work)
 
 	if (act == SMBD_KA_ACT_TERMINATE) {
 		trace_smbd_keepalive(sk, SMBD_TRACE_KA_TIMEOUT);
-		pr_info_ratelimited("smbd: peer did not answer a keep-alive\n");
+		pr_info_ratelimited("peer did not answer a keep-alive\n");
 		smbd_sock_error(sk, -ETIMEDOUT);
 	} else if (act == SMBD_KA_ACT_SEND && smbd_send_empty(sk)) {
 		smbd_write_space(sk);
