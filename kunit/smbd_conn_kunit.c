@@ -2434,12 +2434,7 @@ static const struct lb_rm_case lb_rm_cases[] = {
 	{ "release-first", LB_RM_RELEASE_FIRST },
 };
 
-static void lb_rm_desc(const struct lb_rm_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(lb_rm, lb_rm_cases, lb_rm_desc);
+KUNIT_ARRAY_PARAM_DESC(lb_rm, lb_rm_cases, name);
 
 static void lb_rm_state_change(struct smbd_sock *sk)
 {
@@ -2710,12 +2705,7 @@ static const struct lb_dereg_case lb_dereg_cases[] = {
 	{ "device-removal", LB_DEREG_REMOVAL },
 };
 
-static void lb_dereg_desc(const struct lb_dereg_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(lb_dereg, lb_dereg_cases, lb_dereg_desc);
+KUNIT_ARRAY_PARAM_DESC(lb_dereg, lb_dereg_cases, name);
 
 /* The consumer: the registration it holds, and what its upcall did. */
 struct lb_dereg {
@@ -3700,12 +3690,7 @@ static void lb_bvec_roundtrip(struct kunit *test, struct smbd_sock *from,
 	}
 }
 
-static void split_case_desc(const struct split_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(split, split_cases, split_case_desc);
+KUNIT_ARRAY_PARAM_DESC(split, split_cases, name);
 
 static void conn_receive_split(struct kunit *test)
 {

@@ -106,12 +106,7 @@ static const struct last_case last_cases[] = {
 	{ "many credits, all to grant", 100, 9, 0, SMBD_CRED_SEND, 9 },
 };
 
-static void last_case_desc(const struct last_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(last, last_cases, last_case_desc);
+KUNIT_ARRAY_PARAM_DESC(last, last_cases, name);
 
 static void smbd_cred_last_credit(struct kunit *test)
 {
@@ -168,12 +163,7 @@ static const struct empty_case empty_cases[] = {
 	{ "no credits, one to grant", 0, 10, 9, false, SMBD_CRED_NO_CREDITS, 0 },
 };
 
-static void empty_case_desc(const struct empty_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(empty, empty_cases, empty_case_desc);
+KUNIT_ARRAY_PARAM_DESC(empty, empty_cases, name);
 
 static void smbd_cred_empty_message(struct kunit *test)
 {
@@ -380,12 +370,7 @@ static const struct sim_case sim_cases[] = {
 	{ "windows-like", 255, 255, 255, 10, 2000, 100, 8 },
 };
 
-static void sim_case_desc(const struct sim_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(sim, sim_cases, sim_case_desc);
+KUNIT_ARRAY_PARAM_DESC(sim, sim_cases, name);
 
 static bool sim_push(struct kunit *test, struct sim_side *to,
 		     const struct smbd_data_hdr *h)

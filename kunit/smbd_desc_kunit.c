@@ -152,12 +152,7 @@ static const struct dec_case dec_cases[] = {
 	  3, 0, false, 8, -EINVAL },
 };
 
-static void dec_case_desc(const struct dec_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(dec, dec_cases, dec_case_desc);
+KUNIT_ARRAY_PARAM_DESC(dec, dec_cases, name);
 
 static void smbd_desc_decode_bad(struct kunit *test)
 {
@@ -278,12 +273,7 @@ static const struct slice_case slice_cases[] = {
 	  U32_MAX, SEGS, -ERANGE },
 };
 
-static void slice_case_desc(const struct slice_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(slice, slice_cases, slice_case_desc);
+KUNIT_ARRAY_PARAM_DESC(slice, slice_cases, name);
 
 static void smbd_desc_slice_cases(struct kunit *test)
 {

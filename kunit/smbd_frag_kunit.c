@@ -37,12 +37,7 @@ static const struct seg_case seg_cases[] = {
 	{ "largest message, largest segments", 0xffffffff, 0xffffffff, 0xffffffff, 0, 2, 24 },
 };
 
-static void seg_case_desc(const struct seg_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(seg, seg_cases, seg_case_desc);
+KUNIT_ARRAY_PARAM_DESC(seg, seg_cases, name);
 
 /*
  * Check every segment of the plan against 3.1.5.4: DataOffset 24 and
@@ -180,12 +175,7 @@ static const struct rx_case rx_cases[] = {
 	{ "remaining 0xffffffff, empty", 10, 0, 0, 0xffffffff, 20, SMBD_RX_ERR_TOO_LARGE },
 };
 
-static void rx_case_desc(const struct rx_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(rx, rx_cases, rx_case_desc);
+KUNIT_ARRAY_PARAM_DESC(rx, rx_cases, name);
 
 static void smbd_rx_validate(struct kunit *test)
 {
@@ -254,12 +244,7 @@ static const struct reasm_case reasm_cases[] = {
 	  { OK_P(10, 10), OK_C(10, 20), OK_C(7, 7) }, 3 },
 };
 
-static void reasm_case_desc(const struct reasm_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(reasm, reasm_cases, reasm_case_desc);
+KUNIT_ARRAY_PARAM_DESC(reasm, reasm_cases, name);
 
 static void smbd_reasm_sequence(struct kunit *test)
 {

@@ -179,12 +179,7 @@ static const struct req_case req_cases[] = {
 	REQ_OK("preferred send 0xffffffff", V1, V1, 10, 0xffffffff, 1024, 131072, 20, 1364, 1024),
 };
 
-static void req_case_desc(const struct req_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(req, req_cases, req_case_desc);
+KUNIT_ARRAY_PARAM_DESC(req, req_cases, name);
 
 static void smbd_neg_responder(struct kunit *test)
 {
@@ -334,12 +329,7 @@ static const struct resp_case resp_cases[] = {
 		V1, 10, 10, 0, MIB, 1024, 0xffffffff, 131072, 32, 1024, 1364, MIB),
 };
 
-static void resp_case_desc(const struct resp_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(resp, resp_cases, resp_case_desc);
+KUNIT_ARRAY_PARAM_DESC(resp, resp_cases, name);
 
 static void smbd_neg_initiator(struct kunit *test)
 {
@@ -411,12 +401,7 @@ static const struct pair_case pair_cases[] = {
 	{ "below max sizes", 65536, 65536, 32768, 8192, 8192, 32768, 32768, 32768 },
 };
 
-static void pair_case_desc(const struct pair_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(pair, pair_cases, pair_case_desc);
+KUNIT_ARRAY_PARAM_DESC(pair, pair_cases, name);
 
 static void smbd_neg_round_trip(struct kunit *test)
 {

@@ -203,12 +203,7 @@ static const struct smbd_field_case smbd_field_cases[] = {
 	FIELD(smbd_irdord_pdu, ord, 4),
 };
 
-static void smbd_field_desc(const struct smbd_field_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(smbd_field, smbd_field_cases, smbd_field_desc);
+KUNIT_ARRAY_PARAM_DESC(smbd_field, smbd_field_cases, name);
 
 static void smbd_pdu_field_offset(struct kunit *test)
 {

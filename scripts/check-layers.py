@@ -3,11 +3,21 @@
 #
 # smbd's files call each other one way only: read which object defines
 # each symbol another object uses (nm), and fail on any cycle among them.
+# The pure protocol objects (PURE below: wire encode and decode,
+# segmentation and reassembly, credits, keep-alive, descriptors) must
+# also use nothing of another smbd object and no verbs or rdma_cm call,
+# so that KUnit reaches all of them without a device.
 #   scripts/check-layers.py OBJ...
-# Prints the edges ("a -> b: symbols") and, on failure, each cycle.
+# Prints the edges ("a -> b: symbols") and, on failure, each cycle and
+# each pure object's outside symbol.
 
 import subprocess
 import sys
+
+PURE = ("smbd_negotiate", "smbd_frag", "smbd_credits", "smbd_keepalive",
+        "smbd_desc")
+# the RDMA stack's symbols: ib_core, rdma_cm, iw_cm
+VERBS = ("ib_", "__ib_", "rdma_", "iw_", "__rdma_")
 
 
 def nm(obj, *args):
@@ -54,7 +64,26 @@ def main(objs):
             visit(n)
     for c in cycles:
         print("cycle: " + " -> ".join(c))
-    return 1 if cycles else 0
+
+    impure = []
+    for o in objs:
+        if name[o] not in PURE:
+            continue
+        for line in nm(o, "-u"):
+            f = line.split()
+            if len(f) != 2:
+                continue
+            if f[1] in defined and defined[f[1]] != name[o]:
+                impure.append("%s uses %s of %s" %
+                              (name[o], f[1], defined[f[1]]))
+            elif f[1].startswith(VERBS):
+                impure.append("%s calls %s" % (name[o], f[1]))
+    missing = set(PURE) - set(name.values())
+    for p in sorted(missing):
+        impure.append("%s.o was not given" % p)
+    for i in impure:
+        print("pure: " + i)
+    return 1 if cycles or impure else 0
 
 
 if __name__ == "__main__":

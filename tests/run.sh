@@ -209,7 +209,7 @@ else
 fi
 check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
 	build "$kcache/build" C=2
-check "smbd's files call each other one way only (no cycle)" \
+check "smbd's files call each other one way only (no cycle; the pure ones nothing outside)" \
 	/usr/bin/python3 scripts/check-layers.py smbd_*.o
 # shellcheck disable=SC2086 # a list of words
 check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
