@@ -8,14 +8,18 @@
 # linux-source-6.1, the kernel's series (fs/smb/client, fs/smb/server),
 # unchanged, except that each one's SMB
 # Direct object is replaced in its object list by our adapter
-# (adapters/<name>/Kbuild): smbd_cifs.o for cifs, smbd_ksmbd.o and
-# smbd_ksmbd_ports.o (adapters/ksmbd-common/, every series') for ksmbd;
+# (adapters/<name>/Kbuild): smbd_cifs.o and smbd_cifs_conn.o
+# (adapters/cifs-common/, every series') for cifs, smbd_ksmbd.o,
+# smbd_ksmbd_ports.o and smbd_ksmbd_io.o (adapters/ksmbd-common/) for
+# ksmbd;
 # and cifs gets adapters/patches/cifs-multichannel-mount.patch (a kernel built
 # without CONFIG_CIFS_DFS_UPCALL, as the test kernel is, would otherwise
 # open no extra channel at mount; with it, as Debian's are, the patched
 # code is not built) and, in both series, adapters/patches/cifs-demux-sigkill.patch
-# (a mount failing at once could leave cifsd stuck, holding cifs), ksmbd adapters/patches/ksmbd-rdma-read-signature.patch (a
-# client that requires signing could not read over RDMA) and
+# (a mount failing at once could leave cifsd stuck, holding cifs), ksmbd
+# adapters/patches/ksmbd-rdma-read-signature.patch (6.1: its twin in
+# adapters/patches/6.1/; a client that requires signing could not read
+# over RDMA) and
 # adapters/patches/ksmbd-iface-speed.patch (link speeds of VLANs, bonds, bridges).
 # For 6.12, cifs also gets adapters/patches/6.12/cifs-write-mr-unsent.patch (a
 # write whose request was not sent kept its RDMA registration, and with

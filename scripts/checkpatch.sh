@@ -24,7 +24,7 @@ mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | sort)
 out=$(perl "$cache/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 	--ignore FILE_PATH_CHANGES -f "${files[@]}" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):' |
 	# cifs's own names, which the cifs adapter must use
-	grep -vE '^adapters/cifs(-6\.1)?/[^:]*:[0-9]+: CHECK:CAMELCASE: Avoid CamelCase: <(tcpStatus|CifsNeedReconnect)>$' |
+	grep -vE '^adapters/cifs(-6\.1|-common)?/[^:]*:[0-9]+: CHECK:CAMELCASE: Avoid CamelCase: <(tcpStatus|CifsNeedReconnect)>$' |
 	# the one place that tells kernel series apart, on purpose
 	grep -vE '^include/smbd_compat\.h:[0-9]+: (WARNING:(LINUX_VERSION_CODE|CONSTANT_COMPARISON)|CHECK:MACRO_ARG_REUSE):' || true)
 if [ -n "$out" ]; then

@@ -2,8 +2,9 @@
 /*
  * smbd_cifs: the kernel SMB client's SMB Direct interface on smbd.ko.
  *
- * adapters/build.sh links this file into cifs.ko, built from Debian's
- * linux-source-6.12 (fs/smb/client), in place of cifs's own smbdirect.o.
+ * adapters/build.sh links this file, with adapters/cifs-common/, into
+ * cifs.ko, built from Debian's linux-source-6.12 (fs/smb/client), in place
+ * of cifs's own smbdirect.o.
  * cifs calls the functions its smbdirect.h declares (smbd_get_connection,
  * smbd_reconnect, smbd_destroy, smbd_send, smbd_recv, smbd_register_mr,
  * smbd_deregister_mr) and reads some fields of struct smbd_connection
@@ -13,21 +14,9 @@
  * is smbd's: negotiation, credits, segmentation and reassembly,
  * keep-alive, registration with verified remote invalidation.
  *
- * Lifetime: server->smbd_conn is one smbd_cifs_conn for the life of the
- * cifs server, across reconnects: cifs reads the pointer without a lock
- * where it registers a buffer (smb2_new_read_req(), smb2_async_writev())
- * and in DebugData, so a reconnect must not free what a reader may still
- * hold. Each connection is an smbd_cifs_link, current in the conn until
- * a reconnect or smbd_destroy() replaces it; a link holds its socket,
- * and a reference for being current and one per live registration, so
- * a READ or WRITE that cifs completes after a reconnect still finds the
- * MR it deregisters. Only the final smbd_destroy() (the server is going:
- * not the one a reconnect makes) clears server->smbd_conn and drops
- * cifs's reference to the conn; every link holds one too.
- *
- * Serialisation is cifs's: smbd_send() runs under the server mutex, as
- * do smbd_reconnect() and smbd_destroy(); smbd_recv() runs only in the
- * demultiplex thread, which is also the one that reconnects and destroys.
+ * This file holds what is 6.12's: what cifs reads of a connection,
+ * sending and registering (6.12's cifs hands an iov_iter). The rest, the
+ * same for 6.1, is adapters/cifs-common/smbd_cifs_conn.c.
  */
 
 #include <linux/kref.h>
@@ -41,230 +30,33 @@
 
 #include <smbd.h>
 
-/* cifs's tunables (/proc/fs/cifs/...), read at each connection. */
-int rdma_readwrite_threshold = 4096;
-int smbd_max_frmr_depth = 2048;
-int smbd_keep_alive_interval = 120;		/* seconds */
-int smbd_max_receive_size = 1364;
-int smbd_max_fragmented_recv_size = 1024 * 1024;
-int smbd_max_send_size = 1364;
-int smbd_send_credit_target = 255;
-int smbd_receive_credit_max = 255;
+#include "smbd_cifs.h"
 
-/* Parts of one SMB Direct message: smbd_sock_send() with SMBD_SEND_MORE. */
-struct smbd_cifs_parts {
-	struct iov_iter it[SMBD_MORE_MAX];
-	unsigned int n;
-	size_t len;
-};
-
-/**
- * struct smbd_cifs_conn - a cifs server's SMB Direct side, across reconnects
- * @info: what cifs sees (server->smbd_conn)
- * @lock: guards @link against registrations (the server mutex orders
- *	the rest: sends, reconnect and destroy; receives run in the thread
- *	that reconnects)
- * @link: the current connection, or NULL between a loss and a reconnect
- * @ref: cifs's reference until the final smbd_destroy(), and each link's
- * @parts: the message smbd_send() is building (under the server mutex)
- */
-struct smbd_cifs_conn {
-	struct smbd_connection info;
-	spinlock_t lock;		/* guards @link */
-	struct smbd_cifs_link *link;
-	struct kref ref;
-	struct smbd_cifs_parts parts;
-};
-
-/**
- * struct smbd_cifs_link - one SMB Direct connection of a cifs server
- * @conn: whose connection it is (a reference)
- * @sk: the smbd socket; its upcalls get the link
- * @ref: @conn's while current, and one per live registration
- */
-struct smbd_cifs_link {
-	struct smbd_cifs_conn *conn;
-	struct smbd_sock *sk;
-	struct kref ref;
-};
-
-/**
- * struct smbd_cifs_mr - one registration as cifs sees it
- * @mr: cifs's view; mr.mr points to @view
- * @view: only iova, rkey and length are filled: cifs copies them into
- *	the SMB2 channel info ([MS-SMB2] 2.2.19, 2.2.21); it is no verbs
- *	object and nothing hands it to a device
- * @reg: smbd's registration
- * @link: the connection it was made on (a reference)
- */
-struct smbd_cifs_mr {
-	struct smbd_mr mr;
-	struct ib_mr view;
-	struct smbd_reg *reg;
-	struct smbd_cifs_link *link;
-};
-
-static struct smbd_cifs_conn *smbd_cifs(struct smbd_connection *info)
+/* smbd_cifs.h: 6.12's cifs keeps the state in socket.status. */
+void smbd_cifs_set_status(struct smbd_connection *info,
+			  enum smbd_cifs_status st)
 {
-	return container_of(info, struct smbd_cifs_conn, info);
-}
+	static const enum smbdirect_socket_status to[] = {
+		[SMBD_CIFS_UP] = SMBDIRECT_SOCKET_CONNECTED,
+		[SMBD_CIFS_DOWN] = SMBDIRECT_SOCKET_DISCONNECTED,
+		[SMBD_CIFS_GONE] = SMBDIRECT_SOCKET_DESTROYED,
+	};
 
-static void smbd_cifs_free(struct kref *ref)
-{
-	kfree(container_of(ref, struct smbd_cifs_conn, ref));
-}
-
-static void smbd_cifs_put(struct smbd_cifs_conn *c)
-{
-	kref_put(&c->ref, smbd_cifs_free);
-}
-
-static void smbd_cifs_link_free(struct kref *ref)
-{
-	struct smbd_cifs_link *l = container_of(ref, struct smbd_cifs_link,
-					       ref);
-
-	smbd_sock_release(l->sk);
-	smbd_cifs_put(l->conn);
-	kfree(l);
-}
-
-static void smbd_cifs_link_put(struct smbd_cifs_link *l)
-{
-	kref_put(&l->ref, smbd_cifs_link_free);
-}
-
-/* The current link with a reference, or NULL. */
-static struct smbd_cifs_link *smbd_cifs_link_get(struct smbd_cifs_conn *c)
-{
-	struct smbd_cifs_link *l;
-
-	spin_lock(&c->lock);
-	l = c->link;
-	if (l)
-		kref_get(&l->ref);
-	spin_unlock(&c->lock);
-	return l;
+	info->socket.status = to[st];
 }
 
 /*
- * The current link's socket, for the callers the server mutex (or the
- * demultiplex thread) orders against a reconnect; NULL while there is
- * no connection.
+ * smbd_cifs.h: no RDMA I/O, or less than a page: cifs's I/O size would be
+ * below a page and its max_frmr_depth 0, which netfs takes as no segment
+ * limit on a read (sreq_max_segs).
  */
-static struct smbd_sock *smbd_cifs_sk(struct smbd_cifs_conn *c)
+int smbd_cifs_check(struct smbd_cifs_conn *c, const struct smbd_sock_info *si)
 {
-	return c->link ? c->link->sk : NULL;
+	return si->max_reg_size < PAGE_SIZE ? -EOPNOTSUPP : 0;
 }
 
-/* Copy smbd's view of the connection into the fields cifs prints. */
-static void smbd_cifs_refresh(struct smbd_cifs_conn *c)
-{
-	struct smbd_connection *info = &c->info;
-	struct smbd_sock *sk = smbd_cifs_sk(c);
-	struct smbd_sock_stats st;
-	struct smbd_sock_info si;
-
-	if (!sk) {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-		return;
-	}
-	if (smbd_sock_query(sk, &si) == 0) {
-		atomic_set(&info->send_credits, si.send_credits);
-		atomic_set(&info->receive_credits, si.recv_credits);
-		info->receive_credit_target = si.recv_credit_target;
-	} else {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-	}
-	smbd_sock_stats(sk, &st);
-	info->count_send_empty = st.segs_sent - st.msgs_sent;
-	info->count_enqueue_reassembly_queue = st.segs_recv;
-	info->count_dequeue_reassembly_queue = st.msgs_recv;
-}
-
-/* smbd's upcall: the connection was established or lost. */
-static void smbd_cifs_state_change(struct smbd_sock *sk)
-{
-	struct smbd_cifs_link *l = smbd_sock_priv(sk);
-	struct smbd_sock_info si;
-
-	/* Not for a link a reconnect has replaced. */
-	if (READ_ONCE(l->conn->link) == l && smbd_sock_query(sk, &si))
-		l->conn->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-}
-
-static const struct smbd_sock_ops smbd_cifs_ops = {
-	.state_change = smbd_cifs_state_change,
-};
-
-static void smbd_cifs_params(struct smbd_params *p)
-{
-	smbd_params_init(p, false);
-	p->recv_credit_max = clamp(smbd_receive_credit_max, 1, 65535);
-	p->send_credit_target = clamp(smbd_send_credit_target, 1, 65535);
-	p->max_send_size = clamp(smbd_max_send_size, 128, 65536);
-	p->max_recv_size = clamp(smbd_max_receive_size, 128, 65536);
-	/*
-	 * cifs's own sizes, as the stock client offers them: a Windows
-	 * server refuses a PreferredSendSize above 8136 ([MS-SMBD] WIN<6>).
-	 */
-	p->large_size = 0;
-	/*
-	 * No more than smbd_recv() can frame as the 24-bit length cifs
-	 * reads ([MS-SMB2] 2.1): a longer message would end the connection.
-	 */
-	p->max_fragmented_recv_size = clamp(smbd_max_fragmented_recv_size,
-					    128 * 1024, SMBD_STREAM_MAX_MSG);
-	p->max_read_write_size = clamp_t(u32, smbd_max_frmr_depth, 1, 4096) *
-				 PAGE_SIZE;
-	p->keepalive_interval_ms = max(smbd_keep_alive_interval, 0) * 1000;
-}
-
-/*
- * A connected smbd socket to @dst. A port other than SMB's 445 that the
- * mount gave is tried first; then SMB Direct's default for the device
- * that reaches the peer ([MS-SMBD] 1.9: 5445 on iWARP, 445 on IB/RoCE),
- * then both well-known ones (a Linux ksmbd listens on 5445 for every
- * device as soon as one iWARP device exists). Only a refusal moves on to
- * the next port; each attempt gets a new socket.
- */
-static int smbd_cifs_connect(struct smbd_cifs_link *l, struct net *net,
-			     const struct sockaddr *dst)
-{
-	u16 ports[4], given = smbd_addr_port(dst);
-	struct sockaddr_storage a;
-	struct smbd_params p;
-	int i, n = 0, ret;
-
-	if (given && given != SMBD_PORT_IB)
-		ports[n++] = given;
-	ports[n++] = 0;
-	ports[n++] = SMBD_PORT_IWARP;
-	ports[n++] = SMBD_PORT_IB;
-	smbd_cifs_params(&p);
-	memset(&a, 0, sizeof(a));
-	ret = smbd_addr_len(dst);
-	if (ret < 0)
-		return ret;
-	memcpy(&a, dst, ret);
-	for (i = 0, ret = -ECONNREFUSED; i < n && ret == -ECONNREFUSED; i++) {
-		ret = smbd_sock_create(net, &p, &l->sk);
-		if (ret)
-			return ret;
-		smbd_sock_set_ops(l->sk, &smbd_cifs_ops, l);
-		smbd_addr_set_port((struct sockaddr *)&a, ports[i]);
-		ret = smbd_sock_connect(l->sk, (struct sockaddr *)&a);
-		if (ret) {
-			smbd_sock_release(l->sk);
-			l->sk = NULL;
-		}
-	}
-	return ret;
-}
-
-/* What cifs reads of a new connection: its I/O sizes among them. */
-static void smbd_cifs_info(struct smbd_cifs_conn *c,
-			   const struct smbd_sock_info *si)
+/* smbd_cifs.h: what cifs reads of a new connection, its I/O sizes among them. */
+void smbd_cifs_info(struct smbd_cifs_conn *c, const struct smbd_sock_info *si)
 {
 	struct smbdirect_socket_parameters *sp = &c->info.socket.parameters;
 
@@ -285,194 +77,12 @@ static void smbd_cifs_info(struct smbd_cifs_conn *c,
 	 */
 	sp->max_read_write_size = round_down(si->max_reg_size, PAGE_SIZE);
 	sp->keepalive_interval_msec = si->keepalive_interval_ms;
-	c->info.socket.status = SMBDIRECT_SOCKET_CONNECTED;
+	smbd_cifs_set_status(&c->info, SMBD_CIFS_UP);
 	c->info.protocol = 0x100;	/* SMB Direct 1.0 ([MS-SMBD] 2.2.1) */
 	c->info.max_frmr_depth = sp->max_read_write_size / PAGE_SIZE;
 	c->info.responder_resources = si->responder_resources;
 	c->info.rdma_readwrite_threshold = rdma_readwrite_threshold;
 	c->info.mr_type = IB_MR_TYPE_MEM_REG;
-}
-
-/*
- * Connect @c to @dst and make the link current; @c has none. Under the
- * server mutex, or before cifs has the conn.
- */
-static int smbd_cifs_link_new(struct smbd_cifs_conn *c,
-			      struct TCP_Server_Info *server,
-			      const struct sockaddr *dst)
-{
-	struct smbd_cifs_link *l;
-	struct smbd_sock_info si;
-	int ret;
-
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l)
-		return -ENOMEM;
-	/* The socket's upcalls may come as soon as it connects. */
-	kref_init(&l->ref);
-	kref_get(&c->ref);
-	l->conn = c;
-	ret = smbd_cifs_connect(l, cifs_net_ns(server), dst);
-	if (!ret)
-		ret = smbd_sock_query(l->sk, &si);
-	/*
-	 * No RDMA I/O, or less than a page: cifs's I/O size would be below
-	 * a page and its max_frmr_depth 0, which netfs takes as no segment
-	 * limit on a read (sreq_max_segs).
-	 */
-	if (!ret && si.max_reg_size < PAGE_SIZE)
-		ret = -EOPNOTSUPP;
-	if (ret) {
-		cifs_dbg(VFS, "smbd: SMB Direct connection to %pISpc failed: %d\n",
-			 dst, ret);
-		if (l->sk)
-			smbd_sock_release(l->sk);
-		smbd_cifs_put(c);
-		kfree(l);
-		return ret;
-	}
-	smbd_cifs_info(c, &si);
-	spin_lock(&c->lock);
-	WARN_ON_ONCE(c->link);
-	c->link = l;
-	spin_unlock(&c->lock);
-	smbd_cifs_refresh(c);
-	return 0;
-}
-
-/* The current link, if any, shut down and no longer current. */
-static void smbd_cifs_unlink(struct smbd_cifs_conn *c)
-{
-	struct smbd_cifs_link *l;
-
-	spin_lock(&c->lock);
-	l = c->link;
-	c->link = NULL;
-	spin_unlock(&c->lock);
-	if (!l)
-		return;
-	smbd_sock_shutdown(l->sk);
-	smbd_cifs_link_put(l);
-}
-
-/**
- * smbd_get_connection() - connect a cifs server over SMB Direct
- * @server: the cifs server; its network namespace is used
- * @dstaddr: the server's address (IPv4 or IPv6)
- *
- * Context: process; sleeps through address resolution, the connection
- * and SMB Direct negotiation ([MS-SMBD] 3.1.5.2).
- * Return: the connection, or NULL (cifs then fails the mount or retries
- * the reconnect).
- */
-struct smbd_connection *smbd_get_connection(struct TCP_Server_Info *server,
-					    struct sockaddr *dstaddr)
-{
-	struct smbd_cifs_conn *c;
-
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return NULL;
-	spin_lock_init(&c->lock);
-	kref_init(&c->ref);
-	if (smbd_cifs_link_new(c, server, dstaddr)) {
-		smbd_cifs_put(c);
-		return NULL;
-	}
-	return &c->info;
-}
-
-/**
- * smbd_destroy() - end a cifs server's SMB Direct connection
- * @server: the cifs server; server->smbd_conn may be NULL
- *
- * Wakes the demultiplex thread if it waits for data and shuts the
- * connection down; its smbd socket goes once cifs has deregistered every
- * buffer of it. A reconnect's destroy (the server needs reconnecting)
- * keeps server->smbd_conn for the next connection: cifs may be about to
- * register a buffer through it. Any other is final: the server is going,
- * and server->smbd_conn is cleared.
- *
- * Context: process, with the server mutex held or from the demultiplex
- * thread as it exits.
- */
-void smbd_destroy(struct TCP_Server_Info *server)
-{
-	struct smbd_cifs_conn *c;
-	bool final;
-
-	if (!server->smbd_conn)
-		return;
-	c = smbd_cifs(server->smbd_conn);
-	spin_lock(&server->srv_lock);
-	final = server->tcpStatus != CifsNeedReconnect;
-	spin_unlock(&server->srv_lock);
-	smbd_cifs_unlink(c);
-	if (!final) {
-		c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-		return;
-	}
-	c->info.socket.status = SMBDIRECT_SOCKET_DESTROYED;
-	server->smbd_conn = NULL;
-	smbd_cifs_put(c);
-}
-
-/**
- * smbd_reconnect() - make sure a cifs server has a live connection
- * @server: the cifs server
- *
- * Context: process, with the server mutex held.
- * Return: 0 when connected (again); -ENOENT otherwise.
- */
-int smbd_reconnect(struct TCP_Server_Info *server)
-{
-	struct smbd_sock_info si;
-	struct smbd_sock *sk;
-	struct sockaddr *dst;
-
-	sk = server->smbd_conn ? smbd_cifs_sk(smbd_cifs(server->smbd_conn)) :
-				 NULL;
-	if (sk && !smbd_sock_query(sk, &si))
-		return 0;
-	smbd_destroy(server);
-	dst = (struct sockaddr *)&server->dstaddr;
-	if (server->smbd_conn)
-		return smbd_cifs_link_new(smbd_cifs(server->smbd_conn), server,
-					  dst) ? -ENOENT : 0;
-	server->smbd_conn = smbd_get_connection(server, dst);
-	return server->smbd_conn ? 0 : -ENOENT;
-}
-
-/**
- * smbd_recv() - read from the byte stream cifs expects
- * @info: the connection
- * @msg: msg_iter is filled and advanced
- *
- * Each SMB2 message reads as its 4-byte big-endian length and then the
- * message, as over TCP ([MS-SMB2] 2.1); smbd reassembles it from its
- * Data Transfer messages ([MS-SMBD] 3.1.5.8).
- *
- * Context: the demultiplex thread; sleeps until data arrives.
- * Return: bytes read; -ERESTARTSYS on a signal; the connection's error
- * once it is lost.
- */
-int smbd_recv(struct smbd_connection *info, struct msghdr *msg)
-{
-	struct smbd_cifs_conn *c = smbd_cifs(info);
-	struct smbd_sock *sk = smbd_cifs_sk(c);
-	ssize_t n;
-
-	/* Between a loss and the reconnect, which this error asks for. */
-	if (!sk) {
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-		return -ECONNABORTED;
-	}
-	n = smbd_sock_recv_stream(sk, &msg->msg_iter, 0);
-	if (n < 0 && n != -ERESTARTSYS)
-		info->socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
-	else
-		smbd_cifs_refresh(c);
-	return n;
 }
 
 static void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it)
@@ -599,7 +209,7 @@ int smbd_send(struct TCP_Server_Info *server, int num_rqst,
 	if (n == -ERESTARTSYS && i == 0)
 		return -EINTR;
 	/* Lost, or cut short by a signal: the peer cannot parse what follows. */
-	c->info.socket.status = SMBDIRECT_SOCKET_DISCONNECTED;
+	smbd_cifs_set_status(&c->info, SMBD_CIFS_DOWN);
 	smbd_sock_shutdown(sk);
 	return -ECONNABORTED;
 }
@@ -660,33 +270,3 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 	atomic_inc(&info->mr_used_count);
 	return &m->mr;
 }
-
-/**
- * smbd_deregister_mr() - close a buffer to the server
- * @mr: from smbd_register_mr()
- *
- * When this returns the server can no longer reach the buffer: the MR was
- * invalidated by the server with its exact rkey, or here ([MS-SMBD]
- * 3.1.4.4), or the connection is gone.
- *
- * Context: process; sleeps for the local invalidation.
- * Return: 0, or the error that ended the connection before or while the
- * MR was invalidated (smbd_deregister()), as cifs's own smbdirect.c
- * returns a failed invalidation. @mr is freed and the buffer unreachable
- * either way; cifs's callers go on as for 0.
- */
-int smbd_deregister_mr(struct smbd_mr *mr)
-{
-	struct smbd_cifs_mr *m = container_of(mr, struct smbd_cifs_mr, mr);
-	struct smbd_cifs_link *l = m->link;
-	int ret;
-
-	ret = smbd_deregister(l->sk, m->reg);
-	atomic_dec(&l->conn->info.mr_used_count);
-	kfree(m);
-	/* May be the last of the link, and of the conn. */
-	smbd_cifs_link_put(l);
-	return ret;
-}
-
-MODULE_IMPORT_NS(SMBD);
