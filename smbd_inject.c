@@ -135,12 +135,10 @@ bool smbd_should_corrupt(enum smbd_fail_point_id point)
 
 	if (!prob || (prob < 100 && get_random_u32_below(100) >= prob))
 		return false;
-	/* one of the faults left, if they are counted */
-	do {
-		t = atomic_read(&p->times);
-		if (!t)
-			return false;
-	} while (t > 0 && atomic_cmpxchg(&p->times, t, t - 1) != t);
+	/* one of the faults left, when they are counted (-1: no limit) */
+	t = atomic_read(&p->times);
+	if (!t || (t > 0 && atomic_dec_if_positive(&p->times) < 0))
+		return false;
 	atomic_inc(&p->fired);
 	return true;
 }
