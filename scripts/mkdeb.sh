@@ -20,6 +20,14 @@ if [ -z "$ver" ] || [ "$ver" != "$want" ]; then
 	echo "mkdeb: dkms.conf says $ver, smbd.h $want" >&2
 	exit 1
 fi
+# A native package's changelog (scripts/debian/changelog): its newest
+# entry is this version, and names the maintainer.
+logver=$(sed -n '1s/^smbd (\(.*\)) .*/\1/p' "$top/scripts/debian/changelog")
+if [ "$logver" != "$ver" ]; then
+	echo "mkdeb: scripts/debian/changelog's newest entry is $logver, not $ver" >&2
+	exit 1
+fi
+maint=$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$top/scripts/debian/changelog" | head -n 1)
 
 r=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb.XXXXXX")
 trap 'rm -rf "$r"' EXIT
@@ -27,10 +35,11 @@ src=$r/usr/src/smbd-$ver
 doc=$r/usr/share/doc/smbd-dkms
 mkdir -p "$src" "$doc" "$r/DEBIAN"
 # The module's source only: not the tests, scripts or documents.
-(cd "$top" && git ls-files -z -- Kbuild Makefile dkms.conf README '*.c' '*.h' \
+(cd "$top" && git ls-files -z -- Kbuild Makefile dkms.conf '*.c' '*.h' \
 	adapters ':!tests' ':!scripts' |
 	xargs -0 cp --parents -t "$src")
 cp "$top/README" "$top/Documentation/admin-guide.rst" "$doc/"
+gzip -9n < "$top/scripts/debian/changelog" > "$doc/changelog.gz"
 # cifs.ko and ksmbd.ko keep the kernel's own MODULE_VERSION, which DKMS's
 # version check would take as "the kernel has this module already" and
 # refuse to install them: skip that check for smbd, at this install and
@@ -40,7 +49,16 @@ echo smbd_version-override > "$r/usr/share/dkms/modules_to_force_install/smbd"
 cat > "$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: smbd
+
 Files: *
+Copyright: 2026 The smbd maintainers
+License: GPL-2.0
+
+Files: usr/src/smbd-*/adapters/patches/*
+Copyright: 2026 The smbd maintainers (the changes); the Linux kernel's cifs
+ and ksmbd authors (the context lines of the kernel files they change)
+License: GPL-2.0
+
 License: GPL-2.0
  On Debian systems, the full text of the GNU General Public License
  version 2 can be found in /usr/share/common-licenses/GPL-2.
@@ -53,7 +71,7 @@ Version: $ver
 Architecture: all
 Section: kernel
 Priority: optional
-Maintainer: smbd maintainers <root@localhost>
+Maintainer: $maint
 Installed-Size: $size
 Depends: dkms (>= 3.0), patch, xz-utils, build-essential
 Recommends: linux-headers-amd64, linux-source-6.1, linux-source-6.12

@@ -196,6 +196,9 @@ t0=$(date +%s)
 if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
 	pass=$((pass + 1))
 	echo "ok - scripts/mkdeb.sh builds ${deb##*/}"
+	# Debian's package checker: no error and no warning.
+	check "lintian: ${deb##*/} has no error or warning" \
+		lintian --fail-on error,warning "$deb"
 	[ ${#stock_dirs[@]} = 0 ] ||
 		bash scripts/deb-check.sh "$deb" "$deb_mods" "${stock_dirs[@]}" \
 			>"$out/deb-summary.log" 2>&1
