@@ -165,10 +165,10 @@ static int smbd_conn_credits_show(struct seq_file *m, void *v)
 
 	spin_lock_bh(&sk->ss_lock);
 	c = sk->ss_cred;
-	tx_free = sk->ss_tx_free_count;
-	copy_free = sk->ss_copy_free_count;
-	nr_copy = sk->ss_nr_copy;
-	waiters = sk->ss_send_waiters;
+	tx_free = sk->ss_tx.free_count;
+	copy_free = sk->ss_tx.copy_free_count;
+	nr_copy = sk->ss_tx.nr_copy;
+	waiters = sk->ss_tx.waiters;
 	spin_unlock_bh(&sk->ss_lock);
 	seq_printf(m, "send_credits %u\nsend_credit_target %u\nreceive_credit_max %u\nreceive_credit_target %u\nreceives_posted %u\npeer_holds %u\nsend_buffers_free %u\ncopy_buffers %u\ncopy_buffers_free %u\nsenders_waiting %u\n",
 		   c.send_credits, c.send_credit_target, c.recv_credit_max,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd: the endpoint of a connection. A socket's allocation, its queue
- * pair and completion queues sized from the device, the connection
- * manager handler (connect [MS-SMBD] 3.1.4.1, a listener's incoming
- * connections 3.1.7.2, disconnect, device removal 3.1.7.1) and the one
- * verbs teardown. The socket API (smbd_sock.c) drives it.
+ * smbd: the endpoint of a connection. A socket's allocation; the one
+ * set-up of its endpoint (smbd_ep_init(): queue pair and completion
+ * queues sized from the device, buffers, MR pool), for a device and for a
+ * KUnit suite's fake alike; the queue pair's events, a device that dies
+ * or whose link comes back, the initiator's probe of the peer's queue
+ * pair while negotiating, and the one verbs teardown. The connection
+ * manager handler (smbd_cm.c) and the socket API (smbd_sock.c) drive it.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -38,7 +40,7 @@ static void smbd_fence_give_up(struct smbd_sock *sk)
 
 static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	smbd_wc_trace(cq, wc);
+	smbd_wc_begin(cq, wc);
 	smbd_fence_give_up(cq->cq_context);
 }
 
@@ -51,7 +53,7 @@ static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
  * the flush completions of what was posted in software (mlx5 answers
  * its drain the same way), and their recovery resets the function and
  * re-adds the device. So the connection ends (-EIO), nothing is posted
- * to it any more (smbd_qp_post()), its teardown does not drain it, and
+ * to it any more (smbd_post()), its teardown does not drain it, and
  * whatever still waits for it is given up now, the fence included:
  * a marker would be refused, or never complete. Posted work whose
  * completion comes after all finds its context, or an orphan op, until
@@ -212,6 +214,93 @@ void smbd_socks_link_up(struct ib_device *ibdev, u32 port)
 }
 
 /**
+ * smbd_neg_probe_done() - a probe of the peer's queue pair completed
+ * @cq: the send CQ
+ * @wc: the probe's completion
+ *
+ * Success: the peer's queue pair is alive, so keep waiting for its
+ * Negotiate Response and probe again. A flush: our queue pair left RTS
+ * for another reason, which ends the connection all the same. Retries
+ * exhausted: the peer is gone (-ECONNRESET). Anything else, such as a
+ * peer that refuses remote writes: our queue pair is in the error state
+ * (-ECONNABORTED). A probe still out when the response came ends a
+ * connection just established.
+ *
+ * Context: the CQ's completion context (softirq); takes ss_lock.
+ */
+void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
+					    ss_probe_cqe.cqe);
+	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
+
+	smbd_wc_begin(cq, wc);
+
+	if (wc->status == IB_WC_SUCCESS) {
+		spin_lock_bh(&sk->ss_lock);
+		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
+		if (sk->ss_state == SMBD_NEGOTIATING)
+			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
+		spin_unlock_bh(&sk->ss_lock);
+		return;
+	}
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info_ratelimited("initiator probe of the peer's queue pair failed (%s) %s\n",
+				    ib_wc_status_msg(wc->status),
+				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
+				    "before its Negotiate Response" :
+				    "after negotiation");
+	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
+}
+
+/**
+ * smbd_neg_probe_work() - is the peer's queue pair still there?
+ * @work: ss_probe_work
+ *
+ * The Negotiation Timer gives the responder 120 s ([MS-SMBD] 3.1.4.1),
+ * but a responder that drops the connection before it is established on
+ * its side sends nothing over InfiniBand or RoCE: its connection manager
+ * sends no DREQ in that state, and its queue pair, moved to the error
+ * state, drops our packets. The stock ksmbd of Linux 6.12 does so when
+ * it loses a race with our Negotiate Request. iWARP has TCP to tell.
+ *
+ * So while the response is due, post a signalled zero-length RDMA Write
+ * every SMBD_NEG_PROBE_MS. It needs no memory or key at the peer (IBA
+ * C9-88), consumes no receive and places no data; rdma_cm gives every
+ * RC queue pair remote write access. The peer's queue pair acknowledges
+ * it, or our retries run out and the probe fails: then the connection is
+ * gone, and the connect fails at once with -ECONNRESET instead of at the
+ * timer's end. A peer that refuses remote writes loses the connection
+ * too (-ECONNABORTED), but only after it left a Negotiate Request
+ * unanswered for SMBD_NEG_PROBE_MS.
+ *
+ * Context: process (smbd_wq).
+ */
+void smbd_neg_probe_work(struct work_struct *work)
+{
+	struct smbd_sock *sk = container_of(to_delayed_work(work),
+					    struct smbd_sock, ss_probe_work);
+	struct ib_rdma_wr wr = {
+		.wr.wr_cqe = &sk->ss_probe_cqe.cqe,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+	};
+
+	/*
+	 * The state, under ss_lock, guards the queue pair: the teardown's
+	 * callers leave NEGOTIATING before it drains and destroys it. A post
+	 * that fails leaves the Negotiation Timer to end the connection,
+	 * and its line to say so.
+	 */
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_state == SMBD_NEGOTIATING &&
+	    smbd_post(sk, &wr.wr, NULL, SMBD_POST_LOCKED | SMBD_POST_EXACT))
+		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
+	spin_unlock_bh(&sk->ss_lock);
+}
+
+/**
  * smbd_sock_alloc() - a new socket
  * @net: its network namespace
  * @params: its parameters, copied
@@ -244,13 +333,13 @@ struct smbd_sock *smbd_sock_alloc(struct net *net,
 	init_waitqueue_head(&sk->ss_rw_wq);
 	sk->ss_state = SMBD_CREATED;
 	sk->ss_cm_last = -1;
-	INIT_LIST_HEAD(&sk->ss_rx_free);
-	INIT_LIST_HEAD(&sk->ss_rx_ready);
-	INIT_LIST_HEAD(&sk->ss_tx_free);
-	INIT_LIST_HEAD(&sk->ss_copy_free);
-	INIT_LIST_HEAD(&sk->ss_wslot_free);
+	INIT_LIST_HEAD(&sk->ss_rx.free);
+	INIT_LIST_HEAD(&sk->ss_rx.ready);
+	INIT_LIST_HEAD(&sk->ss_tx.free);
+	INIT_LIST_HEAD(&sk->ss_tx.copy_free);
+	INIT_LIST_HEAD(&sk->ss_rdma.wslot_free);
 	INIT_LIST_HEAD(&sk->ss_accept_node);
-	INIT_LIST_HEAD(&sk->ss_reg_free);
+	INIT_LIST_HEAD(&sk->ss_rdma.reg_free);
 	INIT_LIST_HEAD(&sk->ss_op_list);
 	INIT_LIST_HEAD(&sk->ss_op_orphans);
 	INIT_LIST_HEAD(&sk->ss_op_cache);
@@ -292,7 +381,7 @@ void smbd_sock_free(struct smbd_sock *sk)
 	smbd_debugfs_sock_del(sk);
 	kfree(sk->ss_lq);
 	/* No transfer runs on a socket being freed, nor any thread. */
-	kvfree(sk->ss_rw_scratch);
+	kvfree(sk->ss_rdma.rw_scratch);
 	smbd_ops_free_list(&sk->ss_op_cache);
 	kfree(sk);
 }
@@ -458,6 +547,7 @@ static void smbd_qp_destroy(struct smbd_sock *sk, struct rdma_cm_id *id)
 		smbd_cq_bury(sk, READ_ONCE(sk->ss_ep.dead));
 	else
 		smbd_ops_free_orphans(sk);
+	smbd_tx_release(sk);
 	smbd_xfer_free(sk);
 	smbd_mr_free(sk);
 	if (sk->ss_ep.pd)
@@ -542,17 +632,17 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	 * a pool only when its consumer asks for one.
 	 */
 	if (!mrs)
-		sk->ss_nr_reg = 0;
+		sk->ss_rdma.nr_reg = 0;
 	else if (sk->ss_params.mr_count)
-		sk->ss_nr_reg = sk->ss_params.mr_count;
+		sk->ss_rdma.nr_reg = sk->ss_params.mr_count;
 	else if (sk->ss_responder)
-		sk->ss_nr_reg = 0;
+		sk->ss_rdma.nr_reg = 0;
 	else
-		sk->ss_nr_reg = clamp_t(u32, 2 * sk->ss_ep.responder_resources,
-					8, 64);
-	sk->ss_rw_ctxs = SMBD_RW_CTXS;
+		sk->ss_rdma.nr_reg =
+			clamp_t(u32, 2 * sk->ss_ep.responder_resources, 8, 64);
+	sk->ss_rdma.rw_ctxs = SMBD_RW_CTXS;
 	rw_wrs = smbd_rw_wrs(sd, qp_sge);
-	extra = 2 * sk->ss_nr_reg + rw_wrs;
+	extra = 2 * sk->ss_rdma.nr_reg + rw_wrs;
 	/*
 	 * rdma_rw adds up to three requests per context to the send queue
 	 * (smbd_qp_create()'s max_rdma_ctxs), and the send completion
@@ -563,51 +653,45 @@ static int smbd_ep_size(struct smbd_sock *sk, const struct smbd_device *sd,
 	 * A pool smbd chose (not the consumer's mr_count) shrinks towards
 	 * the 8 smbd_dev_short() counts on, to fit a small queue.
 	 */
-	if (mrs && !sk->ss_params.mr_count && sk->ss_nr_reg > 8 &&
-	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs) {
-		sk->ss_nr_reg = 8;
-		if (room > rw_wrs + 16 + 3 + 3 * sk->ss_rw_ctxs + 2 * 8)
-			sk->ss_nr_reg = (room - rw_wrs - 16 - 3 -
-					 3 * sk->ss_rw_ctxs) / 2;
-		extra = 2 * sk->ss_nr_reg + rw_wrs;
+	if (mrs && !sk->ss_params.mr_count && sk->ss_rdma.nr_reg > 8 &&
+	    room < extra + 16 + 3 + 3 * sk->ss_rdma.rw_ctxs) {
+		sk->ss_rdma.nr_reg = 8;
+		if (room > rw_wrs + 16 + 3 + 3 * sk->ss_rdma.rw_ctxs + 2 * 8)
+			sk->ss_rdma.nr_reg = (room - rw_wrs - 16 - 3 -
+					 3 * sk->ss_rdma.rw_ctxs) / 2;
+		extra = 2 * sk->ss_rdma.nr_reg + rw_wrs;
 	}
 	if (!sk->ss_ep.rw_chunk ||
-	    room < extra + 16 + 3 + 3 * sk->ss_rw_ctxs) {
+	    room < extra + 16 + 3 + 3 * sk->ss_rdma.rw_ctxs) {
 		pr_warn_ratelimited("%s: max_qp_wr/max_cqe %u below the %u these parameters need (%u MRs)\n",
 				    sk->ss_ep.devname, room,
-				    extra + 16 + 3 + 3 * sk->ss_rw_ctxs,
-				    sk->ss_nr_reg);
+				    extra + 16 + 3 + 3 * sk->ss_rdma.rw_ctxs,
+				    sk->ss_rdma.nr_reg);
 		return -ENOMEM;
 	}
 	room -= 3;
-	sk->ss_nr_tx = min_t(u32, sk->ss_params.send_credit_target,
-			     room - extra - 3 * sk->ss_rw_ctxs);
-	sk->ss_nr_rx = min_t(u32, sk->ss_params.recv_credit_max, room);
-	sk->ss_params.recv_credit_max = sk->ss_nr_rx;
-	sk->ss_ep.sq_depth = sk->ss_nr_tx + extra + 3;
-	sk->ss_ep.rq_depth = sk->ss_nr_rx + 1;
+	sk->ss_tx.nr = min_t(u32, sk->ss_params.send_credit_target,
+			     room - extra - 3 * sk->ss_rdma.rw_ctxs);
+	sk->ss_rx.nr = min_t(u32, sk->ss_params.recv_credit_max, room);
+	sk->ss_params.recv_credit_max = sk->ss_rx.nr;
+	sk->ss_ep.sq_depth = sk->ss_tx.nr + extra + 3;
+	sk->ss_ep.rq_depth = sk->ss_rx.nr + 1;
 	return qp_sge;
 }
 
-/* The verbs objects of a connection, on @id's device. */
-static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+/*
+ * The verbs objects of an endpoint on a real device, sized by
+ * smbd_ep_size() (@qp_sge gather entries per send): the protection
+ * domain, the completion queues and the queue pair of @id. On failure
+ * what was made stays for smbd_qp_destroy().
+ */
+static int smbd_ep_create_verbs(struct smbd_sock *sk, struct rdma_cm_id *id,
+				int qp_sge)
 {
 	struct ib_device *ibdev = id->device;
 	struct ib_qp_init_attr attr = {};
 	enum ib_poll_context poll;
-	struct smbd_device sd;
-	int qp_sge, ret;
-
-	lockdep_assert_held(&sk->ss_ep.cm_mutex);
-	if (!smbd_dev_get(ibdev, &sd))
-		return -ENODEV;
-	/* From now on smbd_socks_dead() finds the socket by its device. */
-	WRITE_ONCE(sk->ss_ep.ibdev, ibdev);
-	strscpy(sk->ss_ep.devname, dev_name(&ibdev->dev), sizeof(sk->ss_ep.devname));
-	WRITE_ONCE(sk->ss_ep.port_num, id->port_num);
-	qp_sge = smbd_ep_size(sk, &sd, true);
-	if (qp_sge < 0)
-		return qp_sge;
+	int ret;
 
 	ret = smbd_cq_grave_alloc(sk, ibdev);
 	if (ret)
@@ -616,21 +700,21 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	if (IS_ERR(sk->ss_ep.pd)) {
 		ret = PTR_ERR(sk->ss_ep.pd);
 		sk->ss_ep.pd = NULL;
-		goto fail;
+		return ret;
 	}
 	poll = smbd_cq_poll_context();
 	sk->ss_ep.send_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_ep.sq_depth +
-					 3 * sk->ss_rw_ctxs, poll);
+					 3 * sk->ss_rdma.rw_ctxs, poll);
 	if (IS_ERR(sk->ss_ep.send_cq)) {
 		ret = PTR_ERR(sk->ss_ep.send_cq);
 		sk->ss_ep.send_cq = NULL;
-		goto fail;
+		return ret;
 	}
 	sk->ss_ep.recv_cq = ib_alloc_cq_any(ibdev, sk, sk->ss_ep.rq_depth, poll);
 	if (IS_ERR(sk->ss_ep.recv_cq)) {
 		ret = PTR_ERR(sk->ss_ep.recv_cq);
 		sk->ss_ep.recv_cq = NULL;
-		goto fail;
+		return ret;
 	}
 	WRITE_ONCE(sk->ss_ep.send_cq_id, sk->ss_ep.send_cq->res.id);
 	WRITE_ONCE(sk->ss_ep.recv_cq_id, sk->ss_ep.recv_cq->res.id);
@@ -642,17 +726,95 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	attr.cap.max_send_wr = sk->ss_ep.sq_depth;
 	attr.cap.max_recv_wr = sk->ss_ep.rq_depth;
 	attr.cap.max_send_sge = qp_sge;
-	attr.cap.max_rdma_ctxs = sk->ss_rw_ctxs;
+	attr.cap.max_rdma_ctxs = sk->ss_rdma.rw_ctxs;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = id->port_num;
 	ret = rdma_create_qp(id, sk->ss_ep.pd, &attr);
 	if (ret)
-		goto fail;
+		return ret;
 	sk->ss_ep.qp = id->qp;
 	/* The provider may round up, never down. */
 	sk->ss_ep.tx_sge = min_t(u32, attr.cap.max_send_sge, SMBD_TX_SGE_MAX);
+	return 0;
+}
+
+/*
+ * A software RoCE device (rxe) answers from the host's CPU, and its
+ * responder has no congestion control: each ACK timeout resends up to
+ * 128 packets into the queue that made the ACK late. Under load (16 busy
+ * connections in a TCG guest) ACKs lagged past rdma_cm's default (about
+ * 0.5 s), and at times past 2.1 s in the 16 x 64 MiB soak. Give it about
+ * 8.6 s per try: a dead peer is still found within about a minute (7
+ * tries), and keep-alive sooner. The ack_timeout parameter sets it on
+ * any RoCE or InfiniBand device.
+ */
+static int smbd_ep_ack_timeout(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	u8 ack = sk->ss_params.ack_timeout ?: SMBD_SOFT_ROCE_ACK_TIMEOUT;
+	int ret;
+
+	if (sk->ss_ep.iwarp || !(sk->ss_params.ack_timeout ||
+				 ib_uses_virt_dma(sk->ss_ep.ibdev)))
+		return 0;
+	ret = rdma_set_ack_timeout(id, ack);
+	if (ret)
+		return ret;
+	/*
+	 * 4.096 us << ack (IBA 9.7.6.1.3), in ms, rounded up; ack is at
+	 * most 31 (smbd_params_check()): under 9e6 ms.
+	 */
+	sk->ss_ep.resend_ms = DIV_ROUND_UP_ULL(4096ULL << ack, NSEC_PER_MSEC);
+	return 0;
+}
+
+/*
+ * smbd_ep_init() - build a socket's endpoint on a device
+ * @sk: a socket from smbd_sock_alloc(), its ss_ep.cm_mutex held
+ * @id: its connection manager id (a fake's may be NULL)
+ * @ibdev: the device
+ * @sd: what smbd knows of it (smbd_dev_get())
+ * @fake: a KUnit suite's fake endpoint, whose verbs objects it takes;
+ *	NULL on a real device
+ *
+ * The one set-up of an endpoint, for a real device and a fake alike: the
+ * device's name and port, the sizes (smbd_ep_size()), the verbs objects
+ * (made here, or the fake's), which sends are signalled, the local ACK
+ * timeout (only where rdma_cm has a real id), the send and receive
+ * buffers, and the MR pool (a fake has one only if it asks). On failure
+ * what was made stays for smbd_qp_destroy().
+ */
+static int smbd_ep_init(struct smbd_sock *sk, struct rdma_cm_id *id,
+			struct ib_device *ibdev, const struct smbd_device *sd,
+			const struct smbd_fake_ep *fake)
+{
+	bool mrs = fake ? fake->mrs : true;
+	int qp_sge, ret;
+
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	/* From now on smbd_socks_dead() finds the socket by its device. */
+	WRITE_ONCE(sk->ss_ep.ibdev, ibdev);
+	strscpy(sk->ss_ep.devname, fake ? "fake" : dev_name(&ibdev->dev),
+		sizeof(sk->ss_ep.devname));
+	if (!fake)
+		WRITE_ONCE(sk->ss_ep.port_num, id->port_num);
+	qp_sge = smbd_ep_size(sk, sd, mrs);
+	if (qp_sge < 0)
+		return qp_sge;
+	if (fake) {
+		sk->ss_ep.pd = fake->pd;
+		sk->ss_ep.send_cq = fake->send_cq;
+		sk->ss_ep.recv_cq = fake->recv_cq;
+		sk->ss_ep.qp = fake->qp;
+		sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
+	} else {
+		ret = smbd_ep_create_verbs(sk, id, qp_sge);
+		if (!ret)
+			ret = smbd_ep_ack_timeout(sk, id);
+		if (ret)
+			return ret;
+	}
 	/*
 	 * siw hands the pages of an unsignalled request of a page or more
 	 * to TCP as they are (zero-copy) and counts it done once queued
@@ -662,51 +824,63 @@ static int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
 	 * more is signalled; elsewhere only a batch's last one.
 	 */
 	sk->ss_ep.tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
-			      PAGE_SIZE : U32_MAX;
-
-	/*
-	 * A software RoCE device (rxe) answers from the host's CPU, and its
-	 * responder has no congestion control: each ACK timeout resends up
-	 * to 128 packets into the queue that made the ACK late. Under load
-	 * (16 busy connections in a TCG guest) ACKs lagged past rdma_cm's
-	 * default (about 0.5 s), and at times past 2.1 s in the 16 x 64 MiB
-	 * soak. Give it about 8.6 s per try: a dead peer is
-	 * still found within about a minute (7 tries), and keep-alive
-	 * sooner.
-	 */
-	if (!sk->ss_ep.iwarp && (sk->ss_params.ack_timeout ||
-				 ib_uses_virt_dma(ibdev))) {
-		u8 ack = sk->ss_params.ack_timeout ?: SMBD_SOFT_ROCE_ACK_TIMEOUT;
-
-		ret = rdma_set_ack_timeout(id, ack);
-		if (ret)
-			goto fail;
-		/*
-		 * 4.096 us << ack (IBA 9.7.6.1.3), in ms, rounded up; ack is
-		 * at most 31 (smbd_params_check()): under 9e6 ms.
-		 */
-		sk->ss_ep.resend_ms = DIV_ROUND_UP_ULL(4096ULL << ack,
-						       NSEC_PER_MSEC);
-	}
-
+				 PAGE_SIZE : U32_MAX;
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
-	if (!ret)
+	if (!ret && mrs)
 		ret = smbd_mr_alloc(sk);
-	if (ret)
-		goto fail;
+	return ret;
+}
+
+/**
+ * smbd_qp_create() - build a connection's endpoint on its id's device
+ * @sk: a socket from smbd_sock_alloc()
+ * @id: its connection manager id, bound to a device
+ *
+ * smbd_ep_init() on a real device. On failure nothing of it is left.
+ *
+ * Context: process; sleeps. Caller holds @sk->ss_ep.cm_mutex.
+ * Return: 0, -ENODEV for a device smbd does not know or that died, or the
+ * set-up's errno.
+ */
+int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	struct smbd_device sd;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	if (!smbd_dev_get(id->device, &sd))
+		return -ENODEV;
+	ret = smbd_ep_init(sk, id, id->device, &sd, NULL);
 	/*
 	 * A fatal error the device reported since smbd_dev_get() above may
 	 * have ended its connections before it could see this one: both
 	 * take smbd_devices_lock, so one of them sees the other.
 	 */
-	if (!smbd_dev_get(ibdev, &sd)) {
+	if (!ret && !smbd_dev_get(id->device, &sd))
 		ret = -EIO;
-		goto fail;
-	}
-	return 0;
-fail:
-	smbd_qp_destroy(sk, id);
+	if (ret)
+		smbd_qp_destroy(sk, id);
 	return ret;
+}
+
+/**
+ * smbd_ep_undo() - take down an endpoint that never carried a connection
+ * @sk: a connection request's child that failed before it was published
+ * @id: its id, which rdma_cm destroys
+ *
+ * The gate first, as a teardown does: a post after the drain's marker
+ * would leave the device a request when the queue pair goes. Then the
+ * drain, and every verbs object freed.
+ *
+ * Context: process; sleeps. Caller holds @sk->ss_ep.cm_mutex.
+ */
+void smbd_ep_undo(struct smbd_sock *sk, struct rdma_cm_id *id)
+{
+	lockdep_assert_held(&sk->ss_ep.cm_mutex);
+	smbd_qp_gate_shut(sk);
+	if (sk->ss_ep.qp)
+		smbd_qp_drain(sk);
+	smbd_qp_destroy(sk, id);
 }
 
 /**
@@ -755,194 +929,6 @@ void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 	mutex_unlock(&sk->ss_send_mutex);
 }
 
-/**
- * smbd_cm_detach() - take a socket's connection manager id from it
- * @sk: the socket
- * @id: the id it must still hold, or NULL for any
- *
- * From then on no handler builds on the id, and the caller destroys it
- * (or has rdma_cm destroy it).
- *
- * Context: process; takes ss_ep.cm_mutex.
- * Return: the id taken, or NULL when @sk held none (or another).
- */
-struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
-				  struct rdma_cm_id *id)
-{
-	struct rdma_cm_id *cur;
-
-	mutex_lock(&sk->ss_ep.cm_mutex);
-	cur = sk->ss_ep.cm_id;
-	if (id && cur != id)
-		cur = NULL;
-	if (cur)
-		WRITE_ONCE(sk->ss_ep.cm_id, NULL);
-	mutex_unlock(&sk->ss_ep.cm_mutex);
-	return cur;
-}
-
-/*
- * [MS-SMBD] 3.1.7.1 on device removal: rdma_cm waits until every id on
- * the device is gone, so we cannot wait for the consumer to release the
- * socket. Free the verbs objects now and let rdma_cm destroy the id
- * (return 1); the socket stays, dead, until smbd_sock_release().
- */
-static int smbd_cm_device_removal(struct smbd_sock *sk, struct rdma_cm_id *id)
-{
-	smbd_sock_error(sk, -ENODEV);
-	/*
-	 * The event work may be using the id: it must be done before the id
-	 * goes. Not under ss_ep.teardown_mutex: it runs the consumer's upcalls.
-	 */
-	cancel_work_sync(&sk->ss_disconnect_work);
-	mutex_lock(&sk->ss_ep.teardown_mutex);
-	if (!smbd_cm_detach(sk, id)) {
-		/* smbd_sock_release() owns the id and destroys it. */
-		mutex_unlock(&sk->ss_ep.teardown_mutex);
-		return 0;
-	}
-	/* A release from now on waits for this handler to be done. */
-	WRITE_ONCE(sk->ss_ep.removed, true);
-	smbd_verbs_teardown(sk, id, false);
-	spin_lock_bh(&sk->ss_lock);
-	if (smbd_is_listener(sk))
-		smbd_set_state(sk, SMBD_CLOSED);
-	/*
-	 * [MS-SMBD] 3.1.7.1: the upper layer is told, an async connect's
-	 * done() is called, a listener's dead child is reaped: the event
-	 * work cancelled above runs again, with the id detached. Unless the
-	 * consumer released the socket meanwhile (it cancels the work).
-	 */
-	if (!sk->ss_released)
-		queue_work(smbd_wq, &sk->ss_disconnect_work);
-	spin_unlock_bh(&sk->ss_lock);
-	mutex_unlock(&sk->ss_ep.teardown_mutex);
-	/* The last touch of the socket (smbd_ep_wait_removal()). */
-	complete(&sk->ss_ep.removal_done);
-	return 1;
-}
-
-/* [MS-SMBD] 1.9, 2.1: SMB Direct's port on the device @id is bound to. */
-static u16 smbd_default_port(struct rdma_cm_id *id)
-{
-	return rdma_protocol_iwarp(id->device, id->port_num) ?
-	       SMBD_PORT_IWARP : SMBD_PORT_IB;
-}
-
-/**
- * smbd_dev_class_ok() - may a socket use the device its id is bound to
- * @p: the socket's parameters
- * @id: an id bound to a device (id->device set)
- *
- * Context: any.
- * Return: true when @p's dev_class admits @id's device and port.
- */
-bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id)
-{
-	switch (p->dev_class) {
-	case SMBD_DEV_IB:
-		return rdma_ib_or_roce(id->device, id->port_num);
-	case SMBD_DEV_IWARP:
-		return rdma_protocol_iwarp(id->device, id->port_num);
-	default:
-		return true;
-	}
-}
-
-static void smbd_conn_param(struct smbd_sock *sk, struct rdma_conn_param *cp,
-			    struct smbd_irdord_pdu *priv)
-{
-	memset(cp, 0, sizeof(*cp));
-	cp->responder_resources = sk->ss_ep.responder_resources;
-	cp->initiator_depth = sk->ss_ep.initiator_depth;
-	/*
-	 * Not 7: rxe takes 7 as "retry forever", and a soft-RoCE device
-	 * that retransmits forever under load fills memory with packets.
-	 */
-	cp->retry_count = 6;
-	/* A credit bug must show as an error, never as a silent retry. */
-	cp->rnr_retry_count = 0;
-	cp->flow_control = 0;
-	if (sk->ss_ep.iwarp) {
-		/* [MS-SMBD] 6.1: IRD/ORD in the private data on iWARP. */
-		smbd_irdord_encode(cp->responder_resources, cp->initiator_depth,
-				   priv);
-		cp->private_data = priv;
-		cp->private_data_len = sizeof(*priv);
-	}
-}
-
-/*
- * Whether the connection manager handler, holding @sk->ss_ep.cm_mutex, may
- * still build on @id: the socket still owns it (no release or device
- * removal detached it) and is in @state (no error or shutdown ended the
- * attempt). See "Ownership" in Documentation/smbd.rst.
- */
-static bool smbd_cm_owns(struct smbd_sock *sk, struct rdma_cm_id *id,
-			 enum smbd_state state)
-{
-	lockdep_assert_held(&sk->ss_ep.cm_mutex);
-	return sk->ss_ep.cm_id == id && READ_ONCE(sk->ss_state) == state;
-}
-
-/* [MS-SMBD] 3.1.4.1: the initiator's queue pair, then the CM request. */
-static int smbd_cm_route_resolved(struct smbd_sock *sk, struct rdma_cm_id *id)
-{
-	struct smbd_irdord_pdu priv;
-	struct rdma_conn_param cp;
-	int ret;
-
-	lockdep_assert_held(&sk->ss_ep.cm_mutex);
-	ret = smbd_qp_create(sk, id);
-	if (ret)
-		return ret;
-	/* [MS-SMBD] 3.1.4.1: a receive for the Negotiate Response first. */
-	ret = smbd_post_negotiate_recv(sk);
-	if (ret)
-		return ret;
-	smbd_conn_param(sk, &cp, &priv);
-	/* In the event handler: the id's handler mutex is held. */
-	return rdma_connect_locked(id, &cp);
-}
-
-/* [MS-SMBD] 3.1.5.2: connected; the initiator sends the first message. */
-static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id,
-			       const struct rdma_conn_param *reply)
-{
-	struct smbd_neg_req_pdu req;
-	u32 ird, ord;
-	bool ok;
-	int ret;
-
-	lockdep_assert_held(&sk->ss_ep.cm_mutex);
-	if (sk->ss_ep.cm_id != id || !sk->ss_ep.qp)
-		return -ECONNABORTED;
-	/*
-	 * [MS-SMBD] 6.2: on iWARP the accepting peer's reply may carry the
-	 * IRD/ORD negotiate header (an MPA v1 peer's only way to say them);
-	 * ours are then the values it transmits.
-	 */
-	if (sk->ss_ep.iwarp) {
-		ret = smbd_irdord_reply(sk->ss_ep.responder_resources,
-					sk->ss_ep.initiator_depth,
-					reply->private_data,
-					reply->private_data_len, &ird, &ord);
-		if (ret == -ECONNREFUSED)
-			return ret;
-		if (!ret) {
-			sk->ss_ep.responder_resources = ird;
-			sk->ss_ep.initiator_depth = ord;
-		}
-	}
-	spin_lock_bh(&sk->ss_lock);
-	ok = smbd_set_state(sk, SMBD_NEGOTIATING);
-	spin_unlock_bh(&sk->ss_lock);
-	if (!ok)
-		return 0;	/* ended meanwhile; whoever ended it reports */
-	smbd_neg_req_build(&sk->ss_params, &req);
-	return smbd_send_negotiate(sk, &req, sizeof(req));
-}
-
 #if IS_ENABLED(CONFIG_KUNIT)
 /**
  * smbd_ep_fake_attach() - give a socket a KUnit suite's fake endpoint
@@ -951,8 +937,8 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id,
  *	without a dma_device has buffers mapped at their kernel addresses
  *	(ib_uses_virt_dma()), as rxe and siw have.
  *
- * What smbd_qp_create() does on a device: the sizing, the buffers, and
- * an MR pool only if @ep asks for one. Nothing is posted and the state
+ * smbd_ep_init(), as on a device, with the fake's verbs objects: the
+ * sizing, the buffers, and an MR pool only if @ep asks for one. Nothing is posted and the state
  * is left as it is. A listener's connection request calls it through
  * the listener's fake (&smbd_fake_qp.child) with @sk's id already set,
  * and @ep->cm_id NULL.
@@ -963,381 +949,14 @@ static int smbd_cm_established(struct smbd_sock *sk, struct rdma_cm_id *id,
  */
 int smbd_ep_fake_attach(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
 {
-	int qp_sge, ret;
-
 	lockdep_assert_held(&sk->ss_ep.cm_mutex);
 	sk->ss_ep.fake = ep->ops;
-	sk->ss_ep.ibdev = ep->ibdev;
 	if (ep->cm_id) {
 		ep->cm_id->context = sk;
 		WRITE_ONCE(sk->ss_ep.cm_id, ep->cm_id);
 	}
-	strscpy(sk->ss_ep.devname, "fake", sizeof(sk->ss_ep.devname));
-	qp_sge = smbd_ep_size(sk, &ep->sd, ep->mrs);
-	ret = min(qp_sge, 0);
-	if (ret)
-		return ret;
-	sk->ss_ep.pd = ep->pd;
-	sk->ss_ep.send_cq = ep->send_cq;
-	sk->ss_ep.recv_cq = ep->recv_cq;
-	sk->ss_ep.qp = ep->qp;
-	sk->ss_ep.tx_sge = min_t(u32, qp_sge, SMBD_TX_SGE_MAX);
-	sk->ss_ep.tx_sig_bytes = U32_MAX;
-	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
-	if (!ret && ep->mrs)
-		ret = smbd_mr_alloc(sk);
-	return ret;
+	return smbd_ep_init(sk, ep->cm_id, ep->ibdev, &ep->sd, ep);
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_attach);
 
-/**
- * smbd_ep_fake_start() - start a socket on a KUnit suite's fake endpoint
- * @sk: a socket from smbd_sock_alloc(), in CREATED
- * @ep: the fake: its calls, device limits and verbs objects. A device
- *	without a dma_device has buffers mapped at their kernel addresses
- *	(ib_uses_virt_dma()), as rxe and siw have.
- *
- * Does what the connection manager handler does once the device is known,
- * on the endpoint smbd_ep_fake_attach() gives it: an initiator is left as
- * at ROUTE_RESOLVED (CONNECTING, the receive for the Negotiate Response
- * posted), a responder as at CONNECT_REQUEST (NEGOTIATING, the receive for
- * the Negotiate Request posted); each with its Negotiation Timer running
- * ([MS-SMBD] 3.1.4.1, 3.1.7.2). smbd_ep_fake_established() then plays the
- * initiator's ESTABLISHED. smbd_sock_release() tears it down.
- *
- * Context: process; may sleep.
- * Return: 0 or a negative errno (the socket is then only to be released).
- */
-int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep)
-{
-	int ret;
-
-	mutex_lock(&sk->ss_ep.cm_mutex);
-	ret = smbd_ep_fake_attach(sk, ep);
-	if (ret)
-		goto out;
-	spin_lock_bh(&sk->ss_lock);
-	smbd_set_state(sk, sk->ss_responder ? SMBD_NEGOTIATING :
-			   SMBD_CONNECTING);
-	spin_unlock_bh(&sk->ss_lock);
-	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
-			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
-	ret = smbd_post_negotiate_recv(sk);
-out:
-	mutex_unlock(&sk->ss_ep.cm_mutex);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_start);
-
-/**
- * smbd_ep_fake_established() - the initiator's ESTABLISHED, on a fake
- * @sk: an initiator started by smbd_ep_fake_start()
- *
- * Sends the Negotiate Request, as the handler does ([MS-SMBD] 3.1.5.2).
- *
- * Context: process; may sleep.
- * Return: 0 or the send's errno.
- */
-int smbd_ep_fake_established(struct smbd_sock *sk)
-{
-	struct rdma_conn_param reply = {};
-	int ret;
-
-	mutex_lock(&sk->ss_ep.cm_mutex);
-	ret = smbd_cm_established(sk, sk->ss_ep.cm_id, &reply);
-	mutex_unlock(&sk->ss_ep.cm_mutex);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(smbd_ep_fake_established);
 #endif
-
-/* Take a place for a new child on @lsk, or count the refusal. */
-static bool smbd_listener_admit(struct smbd_sock *lsk)
-{
-	bool ok;
-
-	spin_lock_bh(&lsk->ss_lock);
-	ok = lsk->ss_state == SMBD_LISTENING &&
-	     lsk->ss_lq->accept_len < lsk->ss_lq->backlog &&
-	     lsk->ss_lq->pending_len < smbd_max_negotiating();
-	if (ok)
-		lsk->ss_lq->pending_len++;
-	else
-		lsk->ss_stats.conns_refused++;
-	/*
-	 * Full: some may be dead without having queued the reap (a device
-	 * removal cancels their event work); have them counted out.
-	 */
-	if (!ok && lsk->ss_state == SMBD_LISTENING)
-		queue_work(smbd_wq, &lsk->ss_lq->reap_work);
-	spin_unlock_bh(&lsk->ss_lock);
-	return ok;
-}
-
-/*
- * [MS-SMBD] 3.1.7.2: a connection arrives on a listener. The child gets
- * its queue pair and a receive for the Negotiate Request before the
- * accept, and sends nothing until that request arrives (on iWARP the
- * initiator must send first). Returning non-zero rejects and frees @id.
- * Once the child is on the listener's pending list, others may release
- * it: its ss_ep.cm_mutex, held until the accept is done and its timer
- * armed, keeps them out until then (the id is theirs to destroy).
- */
-static int smbd_cm_connect_request(struct smbd_sock *lsk, struct rdma_cm_id *id,
-				   struct rdma_cm_event *event)
-{
-	const struct rdma_conn_param *peer = &event->param.conn;
-	struct smbd_irdord_pdu priv;
-	struct rdma_conn_param cp;
-	struct smbd_sock *sk;
-	u32 ird, ord;
-	int ret;
-
-	/*
-	 * A wildcard listener hears every device; the class it does not
-	 * serve is refused before it takes a place in the backlog.
-	 */
-	if (!smbd_dev_class_ok(&lsk->ss_params, id)) {
-		spin_lock_bh(&lsk->ss_lock);
-		lsk->ss_stats.conns_wrong_class++;
-		spin_unlock_bh(&lsk->ss_lock);
-		return -ECONNREFUSED;
-	}
-	if (!smbd_listener_admit(lsk))
-		return -ECONNREFUSED;
-
-	ret = -ENOMEM;
-	sk = smbd_sock_alloc(lsk->ss_net, &lsk->ss_params, true);
-	if (!sk)
-		goto unadmit;
-	mutex_lock(&sk->ss_ep.cm_mutex);
-	WRITE_ONCE(sk->ss_ep.cm_id, id);
-	id->context = sk;
-	/* A KUnit suite's listener has its fake build the child's. */
-	if (smbd_fake(lsk))
-		ret = smbd_fake(lsk)->child(lsk, sk);
-	else
-		ret = smbd_qp_create(sk, id);
-	if (ret)
-		goto fail;
-
-	/*
-	 * rdma_cm gives the peer's values from our side already: its
-	 * initiator_depth is the ORD we may use (the peer's IRD), its
-	 * responder_resources the IRD we need (the peer's ORD). A peer that
-	 * offers 0 (cifs sets no initiator depth) leaves ours as it is.
-	 */
-	if (peer->initiator_depth)
-		sk->ss_ep.initiator_depth = min_t(u32, sk->ss_ep.initiator_depth,
-						  peer->initiator_depth);
-	if (peer->responder_resources)
-		sk->ss_ep.responder_resources =
-			min_t(u32, sk->ss_ep.responder_resources,
-			      peer->responder_resources);
-	smbd_conn_param(sk, &cp, &priv);
-	if (sk->ss_ep.iwarp) {
-		ret = smbd_irdord_accept(sk->ss_ep.responder_resources,
-					 sk->ss_ep.initiator_depth,
-					 peer->private_data,
-					 peer->private_data_len, &ird, &ord);
-		if (ret == -ECONNREFUSED)
-			goto fail;
-		if (!ret) {
-			/* Our ORD serves the peer's IRD and vice versa. */
-			cp.initiator_depth = ird;
-			cp.responder_resources = ord;
-			smbd_irdord_encode(ird, ord, &priv);
-		} else {
-			cp.private_data = NULL;
-			cp.private_data_len = 0;
-		}
-	}
-	sk->ss_ep.initiator_depth = cp.initiator_depth;
-	sk->ss_ep.responder_resources = cp.responder_resources;
-
-	ret = smbd_post_negotiate_recv(sk);
-	if (ret)
-		goto fail;
-
-	spin_lock_bh(&sk->ss_lock);
-	smbd_set_state(sk, SMBD_NEGOTIATING);
-	spin_unlock_bh(&sk->ss_lock);
-	spin_lock_bh(&lsk->ss_lock);
-	if (lsk->ss_state != SMBD_LISTENING) {
-		/* Shut down meanwhile. */
-		spin_unlock_bh(&lsk->ss_lock);
-		ret = -ECONNREFUSED;
-		goto fail;
-	}
-	sk->ss_listener = lsk;
-	list_add_tail(&sk->ss_accept_node, &lsk->ss_lq->pending);
-	sk->ss_queued = SMBD_Q_PENDING;
-	spin_unlock_bh(&lsk->ss_lock);
-
-	/* Published: from here on the listener's release or reap frees it. */
-	ret = smbd_ep_accept(sk, id, &cp);
-	if (ret) {
-		mutex_unlock(&sk->ss_ep.cm_mutex);
-		smbd_sock_error(sk, ret);
-		return 0;
-	}
-	/* [MS-SMBD] 3.1.7.2: the responder's Negotiation Timer. */
-	queue_delayed_work(smbd_wq, &sk->ss_neg_work,
-			   msecs_to_jiffies(sk->ss_params.negotiate_timeout_ms));
-	mutex_unlock(&sk->ss_ep.cm_mutex);
-	return 0;
-fail:
-	/*
-	 * rdma_cm destroys @id once we return non-zero. From NEGOTIATING
-	 * on, an error (a fatal queue pair event, a receive completed in
-	 * error, a device's fatal error) queues the event work, which
-	 * disconnects the id the socket holds: the socket holds none from
-	 * now on.
-	 */
-	lockdep_assert_held(&sk->ss_ep.cm_mutex);
-	WRITE_ONCE(sk->ss_ep.cm_id, NULL);
-	/*
-	 * The gate first, as a teardown does: a post after the drain's
-	 * marker would leave the device a request when the queue pair goes.
-	 */
-	smbd_qp_gate_shut(sk);
-	if (sk->ss_ep.qp)
-		smbd_qp_drain(sk);
-	smbd_qp_destroy(sk, id);
-	mutex_unlock(&sk->ss_ep.cm_mutex);
-	/*
-	 * Nothing queues the event work once the socket is CLOSED; one
-	 * queued before, or running (it may have waited for ss_ep.cm_mutex
-	 * above), is done before the socket goes.
-	 */
-	spin_lock_bh(&sk->ss_lock);
-	smbd_set_state(sk, SMBD_CLOSED);
-	spin_unlock_bh(&sk->ss_lock);
-	cancel_work_sync(&sk->ss_disconnect_work);
-	smbd_mr_release(sk);
-	smbd_sock_free(sk);
-unadmit:
-	spin_lock_bh(&lsk->ss_lock);
-	lsk->ss_lq->pending_len--;
-	spin_unlock_bh(&lsk->ss_lock);
-	return ret ?: -ECONNREFUSED;
-}
-
-/**
- * smbd_cm_handler() - the connection manager's events on a socket's id
- * @id: the id; its context is the socket
- * @event: the event
- *
- * Address and route resolution, a listener's connect requests, the
- * connection's establishment, its end, and device removal.
- *
- * Context: process, in rdma_cm's handler (its handler_mutex held, as for
- * every event of the id).
- * Return: non-zero for rdma_cm to destroy the id: a connect request
- * refused, or a device removal whose handler took the id from the socket
- * (0 when a release had taken it first, and destroys it).
- */
-int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
-{
-	struct smbd_sock *sk = id->context;
-	struct sockaddr *dst;
-	int ret = 0;
-
-	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST)
-		WRITE_ONCE(sk->ss_cm_last, event->event);
-	switch (event->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		return smbd_cm_connect_request(sk, id, event);
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		/* Port 0: the default of the device that reaches the peer. */
-		dst = (struct sockaddr *)&id->route.addr.dst_addr;
-		if (!smbd_dev_class_ok(&sk->ss_params, id))
-			ret = -EPROTONOSUPPORT;
-		else if (!smbd_addr_port(dst))
-			smbd_addr_set_port(dst, smbd_default_port(id));
-		if (!ret)
-			ret = rdma_resolve_route(id, 5000);
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		mutex_lock(&sk->ss_ep.cm_mutex);
-		if (smbd_cm_owns(sk, id, SMBD_CONNECTING))
-			ret = smbd_cm_route_resolved(sk, id);
-		else
-			ret = -ECONNABORTED;
-		mutex_unlock(&sk->ss_ep.cm_mutex);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		if (!sk->ss_responder) {
-			mutex_lock(&sk->ss_ep.cm_mutex);
-			ret = smbd_cm_established(sk, id, &event->param.conn);
-			mutex_unlock(&sk->ss_ep.cm_mutex);
-		}
-		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-		ret = -EHOSTUNREACH;
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		ret = -ECONNREFUSED;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		smbd_sock_error(sk, -ECONNRESET);
-		break;
-	case RDMA_CM_EVENT_ADDR_CHANGE:
-		/*
-		 * The address moved to another device (a bonding failover):
-		 * the queue pair stays on the old one. End the connection;
-		 * the consumer reconnects over the new path. A listener
-		 * has no queue pair to lose and is left as it is.
-		 */
-		if (!smbd_is_listener(sk))
-			smbd_sock_error(sk, -ENETRESET);
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return smbd_cm_device_removal(sk, id);
-	default:
-		break;
-	}
-	if (ret)
-		smbd_sock_error(sk, ret);
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(smbd_cm_handler);
-
-/* Events of the short-lived id smbd_listen_port() binds: none matter. */
-static int smbd_cm_probe_handler(struct rdma_cm_id *id,
-				 struct rdma_cm_event *event)
-{
-	return 0;
-}
-
-/**
- * smbd_listen_port() - the port a listener takes when it asks for port 0
- * @net: the listener's network namespace
- * @addr: its address
- *
- * That of the RDMA device owning the address ([MS-SMBD] 1.9, 2.1: 445 for
- * InfiniBand and RoCE, 5445 for iWARP). A wildcard address has no single
- * device, so it needs an explicit port.
- *
- * Context: process; sleeps (a transient rdma_cm id).
- * Return: the port, -EDESTADDRREQ for an address without a device, or
- * another negative errno.
- */
-int smbd_listen_port(struct net *net, const struct sockaddr *addr)
-{
-	struct rdma_cm_id *id;
-	int ret;
-
-	id = rdma_create_id(net, smbd_cm_probe_handler, NULL, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-	ret = rdma_bind_addr(id, (struct sockaddr *)addr);
-	if (!ret)
-		ret = id->device ? smbd_default_port(id) : -EDESTADDRREQ;
-	rdma_destroy_id(id);
-	return ret;
-}

@@ -196,105 +196,21 @@ void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
 		pr_debug("corrupt_rdma_read: the byte was not written back\n");
 }
 
-/* Cut @first after @k requests; returns the rest (NULL if none). */
-static struct ib_send_wr *smbd_send_cut(struct ib_send_wr *first, u32 k,
-					struct ib_send_wr **prev)
-{
-	struct ib_send_wr *wr = first;
-
-	*prev = NULL;
-	while (wr && k--) {
-		*prev = wr;
-		wr = wr->next;
-	}
-	return wr;
-}
-
 /**
- * smbd_post_send() - ib_post_send(), with the fail_post fault point
- * @sk: the socket; its queue pair is live
- * @first: the chain
- * @bad: set to the first request not posted, on error
+ * smbd_fail_post_keep() - the fail_post fault point
+ * @n: the requests of a chain about to be posted
  *
- * An injected fault posts the first k requests of the chain (k random,
- * from 0 to all but one) and refuses the rest with -ENOMEM, as a
- * provider whose send queue filled up does.
+ * When the point fires, the chain goes only in part: its first k requests
+ * (k random, from 0 to all but one) and the rest are refused with
+ * -ENOMEM, as by a provider whose queue filled up (smbd_post(),
+ * smbd_post_recv()).
  *
  * Context: any.
- * Return: 0, or a negative errno with *@bad set.
+ * Return: how many of the @n go: @n when the point does not fire.
  */
-int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
-		   const struct ib_send_wr **bad)
+u32 smbd_fail_post_keep(u32 n)
 {
-	struct ib_send_wr *rest, *prev, *wr;
-	u32 n = 0;
-	int ret;
-
-	if (!smbd_should_fail(SMBD_FAIL_POST))
-		return smbd_qp_post(sk, first, bad);
-	for (wr = first; wr; wr = wr->next)
-		n++;
-	rest = smbd_send_cut(first, get_random_u32_below(n), &prev);
-	if (prev) {
-		prev->next = NULL;
-		ret = smbd_qp_post(sk, first, bad);
-		prev->next = rest;
-		if (ret)
-			return ret;
-	}
-	*bad = rest;
-	return -ENOMEM;
-}
-
-/**
- * smbd_post_recv() - ib_post_recv(), with the fail_post fault point
- * @sk: the socket; its queue pair is live
- * @first: the chain
- * @bad: set to the first request not posted, on error
- *
- * Context: any.
- * Return: 0, or a negative errno with *@bad set.
- */
-int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
-		   const struct ib_recv_wr **bad)
-{
-	struct ib_recv_wr *wr, *prev = NULL;
-	u32 n = 0, k;
-	int ret;
-
-	if (!smbd_should_fail(SMBD_FAIL_POST))
-		return smbd_qp_post_recv(sk, first, bad);
-	for (wr = first; wr; wr = wr->next)
-		n++;
-	k = get_random_u32_below(n);
-	for (wr = first; wr && k--; wr = wr->next)
-		prev = wr;
-	if (prev) {
-		prev->next = NULL;
-		ret = smbd_qp_post_recv(sk, first, bad);
-		prev->next = wr;
-		if (ret)
-			return ret;
-	}
-	*bad = wr;
-	return -ENOMEM;
-}
-
-/**
- * smbd_wc_status() - a completion's status, with the fail_wc fault point
- * @cq: the completion queue it came from
- * @wc: the completion; its status may be changed to IB_WC_GENERAL_ERR
- *
- * Traces the completion with the status the handler acts on
- * (smbd_wc_trace()).
- *
- * Context: completion handler.
- * Return: that status.
- */
-enum ib_wc_status smbd_wc_status(struct ib_cq *cq, struct ib_wc *wc)
-{
-	if (wc->status == IB_WC_SUCCESS && smbd_should_fail(SMBD_FAIL_WC))
-		wc->status = IB_WC_GENERAL_ERR;
-	smbd_wc_trace(cq, wc);
-	return wc->status;
+	if (!n || !smbd_should_fail(SMBD_FAIL_POST))
+		return n;
+	return get_random_u32_below(n);
 }

@@ -35,7 +35,7 @@ static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	if (smbd_wc_status(cq, wc) != IB_WC_SUCCESS)
+	if (smbd_wc_begin(cq, wc) != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, wc->status, "memory registration");
 }
 
@@ -53,11 +53,11 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 	pages = min_t(u32, DIV_ROUND_UP(sk->ss_params.max_read_write_size,
 					PAGE_SIZE) + 1,
 		      sk->ss_ep.frmr_pages);
-	sk->ss_regs = kcalloc(sk->ss_nr_reg, sizeof(*sk->ss_regs), GFP_KERNEL);
-	if (!sk->ss_regs)
+	sk->ss_rdma.regs = kcalloc(sk->ss_rdma.nr_reg, sizeof(*sk->ss_rdma.regs), GFP_KERNEL);
+	if (!sk->ss_rdma.regs)
 		return -ENOMEM;
-	for (i = 0; i < sk->ss_nr_reg; i++) {
-		struct smbd_reg *reg = &sk->ss_regs[i];
+	for (i = 0; i < sk->ss_rdma.nr_reg; i++) {
+		struct smbd_reg *reg = &sk->ss_rdma.regs[i];
 		struct ib_mr *mr;
 
 		reg->reg_sk = sk;
@@ -70,9 +70,9 @@ int smbd_mr_alloc(struct smbd_sock *sk)
 		if (IS_ERR(mr))
 			goto nomem;
 		reg->reg_mr = mr;
-		list_add_tail(&reg->reg_node, &sk->ss_reg_free);
+		list_add_tail(&reg->reg_node, &sk->ss_rdma.reg_free);
 	}
-	sk->ss_rw_avail = sk->ss_rw_ctxs;
+	sk->ss_rdma.rw_avail = sk->ss_rdma.rw_ctxs;
 	return 0;
 nomem:
 	smbd_mr_free(sk);
@@ -93,8 +93,8 @@ void smbd_mr_free(struct smbd_sock *sk)
 {
 	u32 i;
 
-	for (i = 0; sk->ss_regs && i < sk->ss_nr_reg; i++) {
-		struct smbd_reg *reg = &sk->ss_regs[i];
+	for (i = 0; sk->ss_rdma.regs && i < sk->ss_rdma.nr_reg; i++) {
+		struct smbd_reg *reg = &sk->ss_rdma.regs[i];
 
 		if (reg->reg_mapped)
 			ib_dma_unmap_sg(sk->ss_ep.ibdev, reg->reg_sgl,
@@ -117,11 +117,11 @@ void smbd_mr_release(struct smbd_sock *sk)
 {
 	u32 i;
 
-	for (i = 0; sk->ss_regs && i < sk->ss_nr_reg; i++)
-		kfree(sk->ss_regs[i].reg_sgl);
-	kfree(sk->ss_regs);
-	sk->ss_regs = NULL;
-	INIT_LIST_HEAD(&sk->ss_reg_free);
+	for (i = 0; sk->ss_rdma.regs && i < sk->ss_rdma.nr_reg; i++)
+		kfree(sk->ss_rdma.regs[i].reg_sgl);
+	kfree(sk->ss_rdma.regs);
+	sk->ss_rdma.regs = NULL;
+	INIT_LIST_HEAD(&sk->ss_rdma.reg_free);
 }
 
 /**
@@ -140,8 +140,8 @@ void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey)
 	u32 i;
 
 	lockdep_assert_held(&sk->ss_lock);
-	for (i = 0; sk->ss_regs && i < sk->ss_nr_reg; i++) {
-		struct smbd_reg *reg = &sk->ss_regs[i];
+	for (i = 0; sk->ss_rdma.regs && i < sk->ss_rdma.nr_reg; i++) {
+		struct smbd_reg *reg = &sk->ss_rdma.regs[i];
 
 		if (reg->reg_live && reg->reg_mr && reg->reg_mr->rkey == rkey) {
 			reg->reg_live = false;
@@ -161,7 +161,7 @@ static u32 smbd_reg_free_count(struct smbd_sock *sk)
 	u32 n = 0;
 
 	lockdep_assert_held(&sk->ss_lock);
-	list_for_each_entry(reg, &sk->ss_reg_free, reg_node)
+	list_for_each_entry(reg, &sk->ss_rdma.reg_free, reg_node)
 		n++;
 	return n;
 }
@@ -193,7 +193,7 @@ static struct smbd_reg *smbd_reg_get(struct smbd_sock *sk, u32 want)
 			return NULL;
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_state == SMBD_CONNECTED) {
-			reg = list_first_entry_or_null(&sk->ss_reg_free,
+			reg = list_first_entry_or_null(&sk->ss_rdma.reg_free,
 						       struct smbd_reg,
 						       reg_node);
 			if (reg)
@@ -216,7 +216,7 @@ static void smbd_reg_put(struct smbd_sock *sk, struct smbd_reg *reg)
 	spin_lock_bh(&sk->ss_lock);
 	reg->reg_live = false;
 	reg->reg_remote_inv = false;
-	list_add(&reg->reg_node, &sk->ss_reg_free);
+	list_add(&reg->reg_node, &sk->ss_rdma.reg_free);
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_wake_all(&sk->ss_res_wq);
 }
@@ -277,6 +277,122 @@ done:
 	return taken;
 }
 
+/* What smbd_register()'s @flags open: the DMA direction and MR access. */
+static int smbd_reg_access(unsigned int flags, enum dma_data_direction *dir,
+			   int *access)
+{
+	if (flags == SMBD_REG_PEER_WRITES) {
+		*dir = DMA_FROM_DEVICE;
+		*access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	} else if (flags == SMBD_REG_PEER_READS) {
+		*dir = DMA_TO_DEVICE;
+		*access = IB_ACCESS_REMOTE_READ;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A registration's MRs while smbd_register() builds it. */
+struct smbd_reg_chain {
+	struct smbd_reg *first;
+	struct smbd_reg **tail;		/* where the next one goes */
+	struct smbd_reg *last;		/* mapped, its REG_MR built */
+	size_t taken;			/* bytes of the iterator they cover */
+	int n;				/* descriptors filled */
+};
+
+/* Give the chain's MRs back and its bytes to the iterator: start again. */
+static void smbd_reg_chain_reset(struct smbd_sock *sk,
+				 struct smbd_reg_chain *c,
+				 struct iov_iter *iter)
+{
+	smbd_reg_put_all(sk, c->first);
+	iov_iter_revert(iter, c->taken);
+	c->first = NULL;
+	c->tail = &c->first;
+	c->last = NULL;
+	c->taken = 0;
+	c->n = 0;
+}
+
+/*
+ * Map the next part of @iter with @reg: its pages for the device, then its
+ * MR under a fresh rkey; build the MR's REG_MR request and the Buffer
+ * Descriptor V1 @desc the peer will use ([MS-SMBD] 2.2.3.1). Returns the
+ * bytes taken, or why none (@reg stays on the caller's chain).
+ */
+static ssize_t smbd_reg_map(struct smbd_sock *sk, struct smbd_reg *reg,
+			    struct iov_iter *iter,
+			    enum dma_data_direction dir, int access,
+			    struct smbd_buf_desc *desc)
+{
+	struct ib_mr *mr = reg->reg_mr;
+	size_t got;
+	int nents;
+
+	got = smbd_reg_fill(reg, iter);
+	if (!got)
+		return -EFAULT;
+	reg->reg_dir = dir;
+	nents = smbd_should_fail(SMBD_FAIL_DMA) ? 0 :
+		ib_dma_map_sg(sk->ss_ep.ibdev, reg->reg_sgl,
+			      reg->reg_nents, dir);
+	if (!nents)
+		return -ENOMEM;
+	reg->reg_mapped = true;
+	if (smbd_should_fail(SMBD_FAIL_MR) ||
+	    ib_map_mr_sg(mr, reg->reg_sgl, nents, NULL,
+			 PAGE_SIZE) != nents)
+		return -EIO;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	reg->reg_wr = (struct ib_reg_wr) {
+		.wr.opcode = IB_WR_REG_MR,
+		.wr.wr_cqe = &reg->reg_cqe.cqe,
+		.mr = mr,
+		.key = mr->rkey,
+		.access = access,
+	};
+	desc->offset = mr->iova;
+	desc->token = mr->rkey;
+	desc->length = mr->length;
+	trace_smbd_mr_reg(sk, mr->rkey, mr->length,
+			  access & IB_ACCESS_REMOTE_WRITE);
+	return got;
+}
+
+/*
+ * Post the chain's REG_MR requests, the last one signalled. On failure the
+ * connection ends and nothing of the chain runs.
+ */
+static int smbd_reg_post(struct smbd_sock *sk, struct smbd_reg_chain *c)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct smbd_reg *reg;
+	int ret;
+
+	c->last->reg_wr.wr.send_flags = IB_SEND_SIGNALED;
+	/* Before the post: a completion may not find them dead. */
+	spin_lock_bh(&sk->ss_lock);
+	for (reg = c->first; reg; reg = reg->reg_next)
+		reg->reg_live = true;
+	sk->ss_stats.mrs_registered += c->n;
+	spin_unlock_bh(&sk->ss_lock);
+	ret = smbd_post(sk, &c->first->reg_wr.wr, &bad, SMBD_POST_GATE);
+	if (ret) {
+		smbd_sock_error(sk, ret);
+		/*
+		 * [MS-SMBD] 3.1.4.3: a registration that failed leaves
+		 * nothing open to the peer. Part of the chain may be on the
+		 * queue: once fenced, none of it runs and the queue pair
+		 * reaches nothing.
+		 */
+		if (bad != &c->first->reg_wr.wr)
+			smbd_qp_fence(sk);
+	}
+	return ret;
+}
+
 /**
  * smbd_register() - open a buffer to the peer's RDMA ([MS-SMBD] 3.1.4.3)
  * @sk: a connected socket
@@ -308,24 +424,19 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 		  unsigned int flags, struct smbd_buf_desc *descs,
 		  u32 max_descs, struct smbd_reg **regp)
 {
-	struct smbd_reg *first = NULL, **tail = &first, *reg, *last = NULL;
-	size_t len = iov_iter_count(iter), taken = 0;
+	struct smbd_reg_chain c = { .tail = &c.first };
+	size_t len = iov_iter_count(iter);
 	enum dma_data_direction dir;
+	struct smbd_reg *reg;
 	struct smbd_op *busy;
-	int access, n = 0, ret = 0;
+	int access, ret = 0;
 	u32 want = 1;
 
 	might_sleep();
 	*regp = NULL;
-	if (flags == SMBD_REG_PEER_WRITES) {
-		dir = DMA_FROM_DEVICE;
-		access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-	} else if (flags == SMBD_REG_PEER_READS) {
-		dir = DMA_TO_DEVICE;
-		access = IB_ACCESS_REMOTE_READ;
-	} else {
-		return -EINVAL;
-	}
+	ret = smbd_reg_access(flags, &dir, &access);
+	if (ret)
+		return ret;
 	if (!len || !max_descs)
 		return -EINVAL;
 	if (len > READ_ONCE(sk->ss_neg.max_read_write_size))
@@ -336,120 +447,62 @@ int smbd_register(struct smbd_sock *sk, struct iov_iter *iter,
 	if (IS_ERR(busy))
 		return PTR_ERR(busy);
 	/* Fixed once connected: a responder that asked for no pool. */
-	if (!sk->ss_nr_reg)
+	if (!sk->ss_rdma.nr_reg)
 		ret = -EOPNOTSUPP;
 
 	while (!ret && iov_iter_count(iter)) {
-		struct ib_mr *mr;
-		size_t got;
-		int nents;
+		ssize_t got;
 
-		if (n == max_descs) {
+		if (c.n == max_descs) {
 			ret = -E2BIG;
 			break;
 		}
 		/* After a restart, wait for as many as it took before. */
 		reg = smbd_reg_get(sk, want > 1 ? want : 0);
 		want = 1;
-		if (!reg && n && READ_ONCE(sk->ss_state) == SMBD_CONNECTED) {
+		if (!reg && c.n && READ_ONCE(sk->ss_state) == SMBD_CONNECTED) {
 			/*
 			 * The pool ran dry halfway: give back what this
 			 * registration holds and start again once it could
 			 * have one more.
 			 */
-			if (n >= sk->ss_nr_reg) {
+			if (c.n >= sk->ss_rdma.nr_reg) {
 				ret = -ENOBUFS;
 				break;
 			}
-			smbd_reg_put_all(sk, first);
-			iov_iter_revert(iter, taken);
-			first = NULL;
-			tail = &first;
-			last = NULL;
-			taken = 0;
-			want = n + 1;
-			n = 0;
+			want = c.n + 1;
+			smbd_reg_chain_reset(sk, &c, iter);
 			continue;
 		}
-		if (!reg && !n)
+		if (!reg && !c.n)
 			reg = smbd_reg_get(sk, 1);
 		if (!reg) {
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 			break;
 		}
-		*tail = reg;
-		tail = &reg->reg_next;
-		got = smbd_reg_fill(reg, iter);
-		if (!got) {
-			ret = -EFAULT;
+		*c.tail = reg;
+		c.tail = &reg->reg_next;
+		got = smbd_reg_map(sk, reg, iter, dir, access, &descs[c.n]);
+		if (got < 0) {
+			ret = got;
 			break;
 		}
-		taken += got;
-		reg->reg_dir = dir;
-		nents = smbd_should_fail(SMBD_FAIL_DMA) ? 0 :
-			ib_dma_map_sg(sk->ss_ep.ibdev, reg->reg_sgl,
-				      reg->reg_nents, dir);
-		if (!nents) {
-			ret = -ENOMEM;
-			break;
-		}
-		reg->reg_mapped = true;
-		mr = reg->reg_mr;
-		if (smbd_should_fail(SMBD_FAIL_MR) ||
-		    ib_map_mr_sg(mr, reg->reg_sgl, nents, NULL,
-				 PAGE_SIZE) != nents) {
-			ret = -EIO;
-			break;
-		}
-		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-		reg->reg_wr = (struct ib_reg_wr) {
-			.wr.opcode = IB_WR_REG_MR,
-			.wr.wr_cqe = &reg->reg_cqe.cqe,
-			.mr = mr,
-			.key = mr->rkey,
-			.access = access,
-		};
-		if (last)
-			last->reg_wr.wr.next = &reg->reg_wr.wr;
-		last = reg;
-		descs[n].offset = mr->iova;
-		descs[n].token = mr->rkey;
-		descs[n].length = mr->length;
-		trace_smbd_mr_reg(sk, mr->rkey, mr->length,
-				  access & IB_ACCESS_REMOTE_WRITE);
-		n++;
+		c.taken += got;
+		if (c.last)
+			c.last->reg_wr.wr.next = &reg->reg_wr.wr;
+		c.last = reg;
+		c.n++;
 	}
-	if (!ret && last) {
-		const struct ib_send_wr *bad = NULL;
-
-		last->reg_wr.wr.send_flags = IB_SEND_SIGNALED;
-		/* Before the post: a completion may not find them dead. */
-		spin_lock_bh(&sk->ss_lock);
-		for (reg = first; reg; reg = reg->reg_next)
-			reg->reg_live = true;
-		sk->ss_stats.mrs_registered += n;
-		spin_unlock_bh(&sk->ss_lock);
-		ret = smbd_post_gated(sk, &first->reg_wr.wr, &bad);
-		if (ret) {
-			smbd_sock_error(sk, ret);
-			/*
-			 * [MS-SMBD] 3.1.4.3: a registration that failed
-			 * leaves nothing open to the peer. Part of the chain
-			 * may be on the queue: once fenced, none of it runs
-			 * and the queue pair reaches nothing.
-			 */
-			if (bad != &first->reg_wr.wr)
-				smbd_qp_fence(sk);
-		}
-	}
+	if (!ret && c.last)
+		ret = smbd_reg_post(sk, &c);
 	if (ret) {
-		smbd_reg_put_all(sk, first);
-		n = ret;
+		smbd_reg_put_all(sk, c.first);
+		c.n = ret;
 	} else {
-		*regp = first;
+		*regp = c.first;
 	}
 	smbd_op_end(sk, busy);
-	return n;
+	return c.n;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_register, SMBD);
 

@@ -33,7 +33,7 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op,
 					  op_cqe.cqe);
 	struct smbd_sock *sk = cq->cq_context;
-	enum ib_wc_status status = smbd_wc_status(cq, wc);
+	enum ib_wc_status status = smbd_wc_begin(cq, wc);
 	bool orphan;
 
 	spin_lock_bh(&sk->ss_lock);
@@ -198,7 +198,7 @@ void smbd_op_post(struct smbd_sock *sk, struct smbd_op *op,
 	sk->ss_ep.posting++;
 	spin_unlock_bh(&sk->ss_lock);
 
-	ret = smbd_post_send(sk, first, &bad);
+	ret = smbd_post(sk, first, &bad, SMBD_POST_ENTERED);
 	if (ret) {
 		u32 went = smbd_op_signalled(op, first, bad);
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd: the queue pair's gate and fence (Documentation/smbd.rst, "Posted
- * work").
+ * smbd: the queue pair's one post path, its gate and its fence
+ * (Documentation/smbd.rst, "Posted work").
+ *
+ * Every work request reaches the device through smbd_post() (the send
+ * queue) or smbd_post_recv() (the receive queue): the gate, the fail_post
+ * fault point, a device that died and a KUnit suite's fake are there.
  *
  * The gate: threads that the teardown does not exclude by a mutex post
  * only while ss_ep.qp_closed is clear, checked under ss_lock, and count
@@ -53,39 +57,189 @@ void smbd_post_leave(struct smbd_sock *sk)
 		smbd_wake_all(&sk->ss_res_wq);
 }
 
+/*
+ * The send queue itself: refused on a device that died (as mlx5 and mlx4
+ * do after a fatal error, whichever the device), a KUnit suite's fake, or
+ * the provider's. Only smbd_post() calls it (and a KUnit case).
+ */
+VISIBLE_IF_KUNIT int smbd_qp_post(struct smbd_sock *sk,
+				  const struct ib_send_wr *first,
+				  const struct ib_send_wr **bad)
+{
+	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
+		*bad = first;
+		return -EIO;
+	}
+	if (unlikely(smbd_fake(sk)))
+		return smbd_fake(sk)->post_send(sk, first, bad);
+	return ib_post_send(sk->ss_ep.qp, first, bad);
+}
+EXPORT_SYMBOL_IF_KUNIT(smbd_qp_post);
+
+/* The receive queue, as smbd_qp_post() the send queue. */
+static int smbd_qp_post_recv(struct smbd_sock *sk,
+			     const struct ib_recv_wr *first,
+			     const struct ib_recv_wr **bad)
+{
+	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
+		*bad = first;
+		return -EIO;
+	}
+	if (unlikely(smbd_fake(sk)))
+		return smbd_fake(sk)->post_recv(sk, first, bad);
+	return ib_post_recv(sk->ss_ep.qp, first, bad);
+}
+
+/*
+ * Post a send chain, or only its first part when the fail_post point
+ * fires (smbd_fail_post_keep()); unless @how has SMBD_POST_EXACT.
+ */
+static int smbd_post_chain(struct smbd_sock *sk, struct ib_send_wr *first,
+			   const struct ib_send_wr **bad, unsigned int how)
+{
+	struct ib_send_wr *wr, *prev = NULL;
+	u32 n = 0, keep;
+	int ret;
+
+	if (how & SMBD_POST_EXACT)
+		return smbd_qp_post(sk, first, bad);
+	for (wr = first; wr; wr = wr->next)
+		n++;
+	keep = smbd_fail_post_keep(n);
+	if (keep == n)
+		return smbd_qp_post(sk, first, bad);
+	for (wr = first; wr && keep--; wr = wr->next)
+		prev = wr;
+	if (prev) {
+		prev->next = NULL;
+		ret = smbd_qp_post(sk, first, bad);
+		prev->next = wr;
+		if (ret)
+			return ret;
+	}
+	*bad = wr;
+	return -ENOMEM;
+}
+
 /**
- * smbd_post_gated() - post a chain of send work requests through the gate
+ * smbd_post() - post a chain of send work requests: the one way to the
+ *	queue pair's send queue
  * @sk: the socket
  * @first: the chain
  * @bad: set to the first request not posted, on error (@first when the
- *	gate was closed)
+ *	gate was closed); may be NULL for a chain of one
+ * @how: how the caller is kept from the teardown (enum smbd_post_how),
+ *	checked here; with %SMBD_POST_EXACT no fault is injected
  *
- * For threads the teardown does not otherwise exclude (it holds
- * ss_send_mutex against senders): nothing is posted once the teardown
- * closed the gate.
+ * Every send, RDMA Read or Write, registration, invalidation and marker
+ * goes through here: the gate, the fail_post fault point, a device that
+ * died, a KUnit suite's fake, ib_post_send().
  *
- * Context: process or softirq.
- * Return: 0, -ENOTCONN (or the connection's error) when closed, or the
- * post's error; on a post error part of the chain may be on the queue:
- * the caller fences (smbd_qp_fence()) before it frees what it names.
+ * Context: process or softirq; %SMBD_POST_LOCKED: caller holds ss_lock;
+ * %SMBD_POST_SENDER: caller holds ss_send_mutex; %SMBD_POST_ENTERED:
+ * caller is inside the gate.
+ * Return: 0, -ENOTCONN (or the connection's error) when the gate is
+ * closed, or the post's error; on a post error part of the chain may be
+ * on the queue: the caller fences (smbd_qp_fence()) before it frees what
+ * it names.
  */
-int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
-		    const struct ib_send_wr **bad)
+int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
+	      const struct ib_send_wr **bad, unsigned int how)
 {
+	const struct ib_send_wr *ignored;
 	int ret;
 
-	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_ep.qp_closed) {
-		ret = sk->ss_err ?: -ENOTCONN;
+	if (!bad)
+		bad = &ignored;
+	switch (how & ~SMBD_POST_EXACT) {
+	case SMBD_POST_GATE:
+		spin_lock_bh(&sk->ss_lock);
+		if (sk->ss_ep.qp_closed) {
+			ret = sk->ss_err ?: -ENOTCONN;
+			spin_unlock_bh(&sk->ss_lock);
+			*bad = first;
+			return ret;
+		}
+		sk->ss_ep.posting++;
 		spin_unlock_bh(&sk->ss_lock);
-		*bad = first;
+		ret = smbd_post_chain(sk, first, bad, how);
+		smbd_post_leave(sk);
 		return ret;
+	case SMBD_POST_LOCKED:
+		lockdep_assert_held(&sk->ss_lock);
+		if (sk->ss_ep.qp_closed) {
+			*bad = first;
+			return sk->ss_err ?: -ENOTCONN;
+		}
+		break;
+	case SMBD_POST_SENDER:
+		lockdep_assert_held(&sk->ss_send_mutex);
+		break;
+	default:
+		WARN_ON_ONCE(!READ_ONCE(sk->ss_ep.posting));
+		break;
 	}
-	sk->ss_ep.posting++;
-	spin_unlock_bh(&sk->ss_lock);
-	ret = smbd_post_send(sk, first, bad);
-	smbd_post_leave(sk);
-	return ret;
+	return smbd_post_chain(sk, first, bad, how);
+}
+
+/**
+ * smbd_wc_begin() - the one prologue of every completion handler
+ * @cq: the completion queue it came from (its context is the socket)
+ * @wc: the completion; its wr_cqe is in a struct smbd_cqe
+ *
+ * Decides the status the handler acts on, the device's or the fail_wc
+ * fault point's (a success reported as IB_WC_GENERAL_ERR, as a provider
+ * does on a local error), and traces the completion with it by its
+ * context's id (smbd_wc_trace()).
+ *
+ * Context: completion handler.
+ * Return: that status, also in @wc.
+ */
+enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status == IB_WC_SUCCESS && smbd_should_fail(SMBD_FAIL_WC))
+		wc->status = IB_WC_GENERAL_ERR;
+	smbd_wc_trace(cq, wc);
+	return wc->status;
+}
+
+/**
+ * smbd_post_recv() - post a chain of receive work requests: the one way
+ *	to the receive queue
+ * @sk: the socket
+ * @first: the chain
+ * @bad: set to the first request not posted, on error
+ *
+ * The fail_post point applies as to smbd_post(). Receive reposts are kept
+ * from the teardown by the state (Documentation/smbd.rst, "Posted work").
+ *
+ * Context: any; caller holds ss_lock.
+ * Return: 0, or a negative errno with *@bad set.
+ */
+int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
+		   const struct ib_recv_wr **bad)
+{
+	struct ib_recv_wr *wr, *prev = NULL;
+	u32 n = 0, keep;
+	int ret;
+
+	lockdep_assert_held(&sk->ss_lock);
+	for (wr = first; wr; wr = wr->next)
+		n++;
+	keep = smbd_fail_post_keep(n);
+	if (keep == n)
+		return smbd_qp_post_recv(sk, first, bad);
+	for (wr = first; wr && keep--; wr = wr->next)
+		prev = wr;
+	if (prev) {
+		prev->next = NULL;
+		ret = smbd_qp_post_recv(sk, first, bad);
+		prev->next = wr;
+		if (ret)
+			return ret;
+	}
+	*bad = wr;
+	return -ENOMEM;
 }
 
 /*
@@ -133,7 +287,8 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	else
 		ret = ib_modify_qp(sk->ss_ep.qp, &attr, IB_QP_STATE);
 	if (!ret) {
-		while ((ret = smbd_qp_post(sk, &wr.wr, NULL)) == -ENOMEM &&
+		while ((ret = smbd_post(sk, &wr.wr, NULL, SMBD_POST_ENTERED |
+					SMBD_POST_EXACT)) == -ENOMEM &&
 		       --tries)
 			msleep(SMBD_FENCE_RETRY_MS);
 	}

@@ -2,7 +2,7 @@
 /*
  * smbd: the consumer's reads ([MS-SMBD] 3.1.4.2 "receive", 3.1.5.8).
  *
- * Received payload waits on ss_rx_ready in its receive buffer and is
+ * Received payload waits on ss_rx.ready in its receive buffer and is
  * copied from there into the consumer's iov_iter, as whole messages
  * (smbd_sock_recv()) or as SMB2-over-TCP framing (smbd_sock_recv_stream()).
  * Each buffer read empty goes back to be reposted when the reader finds
@@ -30,10 +30,10 @@ static void smbd_rx_repost(struct smbd_sock *sk)
 	int ret = 0;
 
 	lockdep_assert_held(&sk->ss_recv_mutex);
-	sk->ss_rx_repost_due = false;
+	sk->ss_rx.repost_due = false;
 	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state == SMBD_CONNECTED)
-		ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
+		ret = smbd_post_recvs(sk, sk->ss_tx.waiters > 0);
 	if (ret < 0) {
 		spin_unlock_bh(&sk->ss_lock);
 		pr_info_ratelimited("reposting receives failed: %d\n",
@@ -43,7 +43,7 @@ static void smbd_rx_repost(struct smbd_sock *sk)
 	}
 	grant = sk->ss_state == SMBD_CONNECTED &&
 		smbd_cred_grant_due(&sk->ss_cred);
-	waiters = sk->ss_send_waiters;
+	waiters = sk->ss_tx.waiters;
 	spin_unlock_bh(&sk->ss_lock);
 	/*
 	 * Not the write_space upcall from inside the consumer's own receive
@@ -79,9 +79,9 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done,
 	 * bring: the grant work makes it, not this receive call.
 	 */
 	space = !smbd_space_locked(sk, true);
-	list_splice_init(done, &sk->ss_rx_free);
+	list_splice_init(done, &sk->ss_rx.free);
 	space = space && smbd_space_locked(sk, true);
-	now = now || sk->ss_send_waiters ||
+	now = now || sk->ss_tx.waiters ||
 	      smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS);
 	spin_unlock_bh(&sk->ss_lock);
 	if (space)
@@ -89,19 +89,19 @@ static void smbd_rx_return(struct smbd_sock *sk, struct list_head *done,
 	if (now)
 		smbd_rx_repost(sk);
 	else
-		sk->ss_rx_repost_due = true;
+		sk->ss_rx.repost_due = true;
 }
 
 /* The reader found nothing to read: repost what it gave back. */
 static void smbd_rx_idle(struct smbd_sock *sk)
 {
-	if (sk->ss_rx_repost_due)
+	if (sk->ss_rx.repost_due)
 		smbd_rx_repost(sk);
 }
 
 static bool smbd_rx_ready(struct smbd_sock *sk)
 {
-	return !list_empty_careful(&sk->ss_rx_ready) ||
+	return !list_empty_careful(&sk->ss_rx.ready) ||
 	       READ_ONCE(sk->ss_state) != SMBD_CONNECTED;
 }
 
@@ -140,7 +140,7 @@ static int smbd_rx_wait(struct smbd_sock *sk, bool nonblock, bool started)
  * to be reposted and granted.
  *
  * Returns 0 once a whole message is queued (the moved head, if any, is
- * in ss_rx_part), -EAGAIN while it is not, the connection's error once
+ * in ss_rx.part), -EAGAIN while it is not, the connection's error once
  * it is lost without a whole message, -ENOMEM.
  */
 static int smbd_rx_absorb(struct smbd_sock *sk)
@@ -154,7 +154,7 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 		int err;
 
 		spin_lock_bh(&sk->ss_lock);
-		if (sk->ss_rx_complete_msgs) {
+		if (sk->ss_rx.complete_msgs) {
 			spin_unlock_bh(&sk->ss_lock);
 			return 0;
 		}
@@ -162,7 +162,7 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 		err = sk->ss_err;
 		/* A message that can no longer complete is not worth a copy. */
 		if (up)
-			list_splice_init(&sk->ss_rx_ready, &held);
+			list_splice_init(&sk->ss_rx.ready, &held);
 		spin_unlock_bh(&sk->ss_lock);
 		if (!up)
 			return err ?: -ENOTCONN;
@@ -171,36 +171,36 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 
 		rx = list_first_entry(&held, struct smbd_recv_ctx, rx_node);
 		err = 0;
-		if (!sk->ss_rx_part) {
+		if (!sk->ss_rx.part) {
 			/* Only a consumer mixing both read calls gets here. */
 			if (WARN_ON_ONCE(!rx->rx_first))
 				err = -EINVAL;
 			else
-				sk->ss_rx_part = kvmalloc(rx->rx_msg_total,
+				sk->ss_rx.part = kvmalloc(rx->rx_msg_total,
 							  GFP_KERNEL |
 							  __GFP_NOWARN);
-			if (!err && !sk->ss_rx_part)
+			if (!err && !sk->ss_rx.part)
 				err = -ENOMEM;
 			if (err) {
 				/* Back where they were, ahead of later ones. */
 				spin_lock_bh(&sk->ss_lock);
-				list_splice(&held, &sk->ss_rx_ready);
+				list_splice(&held, &sk->ss_rx.ready);
 				spin_unlock_bh(&sk->ss_lock);
 				return err;
 			}
-			sk->ss_rx_part_size = rx->rx_msg_total;
-			sk->ss_rx_part_len = 0;
+			sk->ss_rx.part_size = rx->rx_msg_total;
+			sk->ss_rx.part_len = 0;
 		}
 		list_for_each_entry(rx, &held, rx_node) {
 			/* Reassembly keeps a message within its stated length. */
-			if (WARN_ON_ONCE(rx->rx_data_len > sk->ss_rx_part_size -
-						   sk->ss_rx_part_len)) {
+			if (WARN_ON_ONCE(rx->rx_data_len > sk->ss_rx.part_size -
+						   sk->ss_rx.part_len)) {
 				err = -EPROTO;
 				break;
 			}
-			memcpy(sk->ss_rx_part + sk->ss_rx_part_len,
+			memcpy(sk->ss_rx.part + sk->ss_rx.part_len,
 			       rx->rx_buf + rx->rx_data_off, rx->rx_data_len);
-			sk->ss_rx_part_len += rx->rx_data_len;
+			sk->ss_rx.part_len += rx->rx_data_len;
 		}
 		smbd_rx_return(sk, &held, true);
 		if (err) {
@@ -210,6 +210,33 @@ static int smbd_rx_absorb(struct smbd_sock *sk)
 			return err;
 		}
 	}
+}
+
+/*
+ * Copy the fragments on @done into @to, as much as fits (*@trunc set if
+ * not all did), and the last one's InvalidatedToken into @info. Returns
+ * the bytes they held.
+ */
+static u32 smbd_rx_copy(struct list_head *done, struct iov_iter *to,
+			struct smbd_recv_info *info, bool *trunc)
+{
+	struct smbd_recv_ctx *rx;
+	u32 len = 0;
+
+	list_for_each_entry(rx, done, rx_node) {
+		u32 n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
+
+		if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n)
+			*trunc = true;
+		if (n < rx->rx_data_len)
+			*trunc = true;
+		len += rx->rx_data_len;
+		if (rx->rx_last && info) {
+			info->invalidated = rx->rx_invalidated;
+			info->token = rx->rx_token;
+		}
+	}
+	return len;
 }
 
 /**
@@ -255,15 +282,15 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 		return -ERESTARTSYS;
 	}
 
-	if (sk->ss_rx_part) {
+	if (sk->ss_rx.part) {
 		/* The head a non-blocking call moved out: the message began. */
-		u32 n = min_t(u32, sk->ss_rx_part_len, iov_iter_count(to));
+		u32 n = min_t(u32, sk->ss_rx.part_len, iov_iter_count(to));
 
-		if (n && copy_to_iter(sk->ss_rx_part, n, to) != n)
+		if (n && copy_to_iter(sk->ss_rx.part, n, to) != n)
 			trunc = true;
-		if (n < sk->ss_rx_part_len)
+		if (n < sk->ss_rx.part_len)
 			trunc = true;
-		msg_len = sk->ss_rx_part_len;
+		msg_len = sk->ss_rx.part_len;
 		started = true;
 		smbd_rx_part_free(sk);
 	}
@@ -272,13 +299,13 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 		LIST_HEAD(done);
 
 		spin_lock_bh(&sk->ss_lock);
-		if (list_empty(&sk->ss_rx_ready) ||
-		    (nonblock && !started && !sk->ss_rx_complete_msgs)) {
+		if (list_empty(&sk->ss_rx.ready) ||
+		    (nonblock && !started && !sk->ss_rx.complete_msgs)) {
 			bool up = sk->ss_state == SMBD_CONNECTED;
 			int err = sk->ss_err;
 
 			spin_unlock_bh(&sk->ss_lock);
-			if (!up && list_empty_careful(&sk->ss_rx_ready)) {
+			if (!up && list_empty_careful(&sk->ss_rx.ready)) {
 				ret = err ?: -ENOTCONN;
 				goto out;
 			}
@@ -287,31 +314,17 @@ ssize_t smbd_sock_recv(struct smbd_sock *sk, struct iov_iter *to,
 				goto out;
 			continue;
 		}
-		list_for_each_entry_safe(rx, tmp, &sk->ss_rx_ready, rx_node) {
+		list_for_each_entry_safe(rx, tmp, &sk->ss_rx.ready, rx_node) {
 			list_move_tail(&rx->rx_node, &done);
 			if (rx->rx_last) {
-				sk->ss_rx_complete_msgs--;
+				sk->ss_rx.complete_msgs--;
 				last = true;
 				break;
 			}
 		}
 		spin_unlock_bh(&sk->ss_lock);
 
-		list_for_each_entry(rx, &done, rx_node) {
-			u32 n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
-
-			if (rx->rx_first)
-				started = true;
-			if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n)
-				trunc = true;
-			if (n < rx->rx_data_len)
-				trunc = true;
-			msg_len += rx->rx_data_len;
-			if (rx->rx_last && info) {
-				info->invalidated = rx->rx_invalidated;
-				info->token = rx->rx_token;
-			}
-		}
+		msg_len += smbd_rx_copy(&done, to, info, &trunc);
 		started = true;
 		smbd_rx_return(sk, &done, false);
 	}
@@ -328,6 +341,62 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_sock_recv, SMBD);
+
+/*
+ * The stream's 4-byte big-endian length of the message being read ahead
+ * of its data, or what a short read left of it. Returns the bytes copied
+ * or -EFAULT. Caller holds ss_recv_mutex.
+ */
+static ssize_t smbd_stream_hdr(struct smbd_sock *sk, struct iov_iter *to)
+{
+	/* No data of this message read yet: msg_left is its length. */
+	__be32 hdr = cpu_to_be32(sk->ss_rx.stream_msg_left);
+	u32 off = 4 - sk->ss_rx.stream_hdr_left;
+	u32 n = min_t(u32, sk->ss_rx.stream_hdr_left, iov_iter_count(to));
+
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	if (copy_to_iter((u8 *)&hdr + off, n, to) != n)
+		return -EFAULT;
+	sk->ss_rx.stream_hdr_left -= n;
+	return n;
+}
+
+/*
+ * The payload of @rx into @to, as much as fits. A buffer read whole goes
+ * back to the receive queue; *@end is set when it was its message's last.
+ * Returns the bytes copied or -EFAULT. Caller holds ss_recv_mutex.
+ */
+static ssize_t smbd_stream_data(struct smbd_sock *sk,
+				struct smbd_recv_ctx *rx, struct iov_iter *to,
+				bool *end)
+{
+	u32 n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
+	LIST_HEAD(done);
+	bool last;
+
+	lockdep_assert_held(&sk->ss_recv_mutex);
+	*end = false;
+	if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n)
+		return -EFAULT;
+	rx->rx_data_off += n;
+	rx->rx_data_len -= n;
+	sk->ss_rx.stream_msg_left -= n;
+	if (rx->rx_data_len)
+		return n;
+	/* Read before the buffer goes back: a receive may reuse it at once. */
+	last = rx->rx_last;
+	spin_lock_bh(&sk->ss_lock);
+	list_move_tail(&rx->rx_node, &done);
+	if (last)
+		sk->ss_rx.complete_msgs--;
+	spin_unlock_bh(&sk->ss_lock);
+	smbd_rx_return(sk, &done, false);
+	if (last) {
+		sk->ss_rx.stream_msg_left = 0;
+		*end = true;
+	}
+	return n;
+}
 
 /**
  * smbd_sock_recv_stream() - read messages as SMB2-over-TCP framing
@@ -368,12 +437,12 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 	}
 
 	while (iov_iter_count(to)) {
-		LIST_HEAD(done);
-		bool mid = sk->ss_stream_hdr_left || sk->ss_stream_msg_left;
-		u32 n;
+		bool mid = sk->ss_rx.stream_hdr_left || sk->ss_rx.stream_msg_left;
+		bool end;
+		ssize_t n;
 
 		spin_lock_bh(&sk->ss_lock);
-		rx = list_first_entry_or_null(&sk->ss_rx_ready,
+		rx = list_first_entry_or_null(&sk->ss_rx.ready,
 					      struct smbd_recv_ctx, rx_node);
 		if (!rx) {
 			bool up = sk->ss_state == SMBD_CONNECTED;
@@ -381,7 +450,7 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 			spin_unlock_bh(&sk->ss_lock);
 			if (copied)
 				break;
-			if (!up && list_empty_careful(&sk->ss_rx_ready)) {
+			if (!up && list_empty_careful(&sk->ss_rx.ready)) {
 				ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 				goto out_err;
 			}
@@ -399,49 +468,30 @@ ssize_t smbd_sock_recv_stream(struct smbd_sock *sk, struct iov_iter *to,
 				ret = -EMSGSIZE;
 				goto out_err;
 			}
-			sk->ss_stream_hdr_left = 4;
-			sk->ss_stream_msg_left = rx->rx_msg_total;
+			sk->ss_rx.stream_hdr_left = 4;
+			sk->ss_rx.stream_msg_left = rx->rx_msg_total;
 		}
 		spin_unlock_bh(&sk->ss_lock);
 
-		if (sk->ss_stream_hdr_left) {
-			/* No data of this message read yet: msg_left is its length. */
-			__be32 hdr = cpu_to_be32(sk->ss_stream_msg_left);
-			u32 off = 4 - sk->ss_stream_hdr_left;
-
-			n = min_t(u32, sk->ss_stream_hdr_left, iov_iter_count(to));
-			if (copy_to_iter((u8 *)&hdr + off, n, to) != n) {
-				ret = -EFAULT;
+		if (sk->ss_rx.stream_hdr_left) {
+			n = smbd_stream_hdr(sk, to);
+			if (n < 0) {
+				ret = n;
 				goto out_err;
 			}
-			sk->ss_stream_hdr_left -= n;
 			copied += n;
-			if (sk->ss_stream_hdr_left)
+			if (sk->ss_rx.stream_hdr_left)
 				break;
 			continue;
 		}
-
-		n = min_t(u32, rx->rx_data_len, iov_iter_count(to));
-		if (n && copy_to_iter(rx->rx_buf + rx->rx_data_off, n, to) != n) {
-			ret = -EFAULT;
+		n = smbd_stream_data(sk, rx, to, &end);
+		if (n < 0) {
+			ret = n;
 			goto out_err;
 		}
-		rx->rx_data_off += n;
-		rx->rx_data_len -= n;
-		sk->ss_stream_msg_left -= n;
 		copied += n;
-		if (!rx->rx_data_len) {
-			spin_lock_bh(&sk->ss_lock);
-			list_move_tail(&rx->rx_node, &done);
-			if (rx->rx_last)
-				sk->ss_rx_complete_msgs--;
-			spin_unlock_bh(&sk->ss_lock);
-			smbd_rx_return(sk, &done, false);
-			if (rx->rx_last) {
-				sk->ss_stream_msg_left = 0;
-				break;
-			}
-		}
+		if (end)
+			break;
 		continue;
 unlock_break:
 		spin_unlock_bh(&sk->ss_lock);

@@ -84,7 +84,7 @@ static int smbd_recv_neg_req(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	int ret;
 
 	err = smbd_neg_req_process(&sk->ss_params, rx->rx_buf, len, &sk->ss_neg);
-	list_add(&rx->rx_node, &sk->ss_rx_free);
+	list_add(&rx->rx_node, &sk->ss_rx.free);
 	if (err) {
 		smbd_refuse(sk, &sk->ss_cnt.neg_refused[err], "3.1.5.6",
 			    smbd_neg_err_str(err));
@@ -121,7 +121,7 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 
 	err = smbd_neg_resp_process(&sk->ss_params, rx->rx_buf, len,
 				    &sk->ss_neg);
-	list_add(&rx->rx_node, &sk->ss_rx_free);
+	list_add(&rx->rx_node, &sk->ss_rx.free);
 	if (err) {
 		smbd_refuse(sk, &sk->ss_cnt.neg_refused[err], "3.1.5.7",
 			    smbd_neg_err_str(err));
@@ -140,6 +140,68 @@ static int smbd_recv_neg_resp(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	return 0;
 }
 
+/*
+ * A segment with payload, or the end of a message, goes to the readers
+ * (ss_rx.ready): @first and @last of its message, as its header @h says.
+ * The readers are woken for a whole message, or every few fragments of a
+ * long one, or when the peer's credits run low and only a reader can
+ * give buffers back.
+ */
+static void smbd_rx_ready(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
+			  const struct smbd_data_hdr *h, bool first, bool last,
+			  unsigned int *act)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	list_del(&rx->rx_node);
+	rx->rx_data_off = h->data_offset;
+	rx->rx_data_len = h->data_length;
+	rx->rx_first = first;
+	rx->rx_msg_total = h->data_length + h->remaining_data_length;
+	rx->rx_last = last;
+	rx->rx_invalidated = false;
+	if (rx->rx_last) {
+		rx->rx_invalidated = sk->ss_rx.inv_pending;
+		rx->rx_token = sk->ss_rx.inv_token;
+		sk->ss_rx.inv_pending = false;
+		sk->ss_rx.complete_msgs++;
+		sk->ss_stats.msgs_recv++;
+	}
+	sk->ss_stats.bytes_recv += h->data_length;
+	list_add_tail(&rx->rx_node, &sk->ss_rx.ready);
+	if (rx->rx_last || ++sk->ss_rx.unwoken >= SMBD_RX_WAKE_SEGS ||
+	    smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS)) {
+		sk->ss_rx.unwoken = 0;
+		*act |= SMBD_ACT_DATA;
+	}
+}
+
+/*
+ * After a valid Data Transfer message: post the receives its credits
+ * allow, then say who may go on. Credits granted, or a receive posted
+ * just now, can let a sender go, the second by making its last Send
+ * Credit usable ([MS-SMBD] 3.1.5.9) even when the message granted none;
+ * an empty message is due to grant or to answer a keep-alive (@reply).
+ */
+static int smbd_recv_after(struct smbd_sock *sk, const struct smbd_data_hdr *h,
+			   bool reply, unsigned int *act)
+{
+	int ret;
+
+	lockdep_assert_held(&sk->ss_lock);
+	ret = smbd_post_recvs(sk, sk->ss_tx.waiters > 0);
+	if (ret < 0)
+		return ret;
+	if (h->credits_granted || ret > 0) {
+		if (smbd_space_locked(sk, true))
+			*act |= SMBD_ACT_SPACE | SMBD_ACT_WAKE;
+		else if (smbd_space_locked(sk, false))
+			*act |= SMBD_ACT_WAKE;
+	}
+	if (smbd_cred_empty_due(&sk->ss_cred, reply))
+		*act |= SMBD_ACT_GRANT;
+	return 0;
+}
+
 /* [MS-SMBD] 3.1.5.5 and 3.1.5.8: a Data Transfer message. */
 static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 			  struct ib_wc *wc, unsigned int *act)
@@ -149,9 +211,8 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 	struct smbd_data_hdr h;
 	enum smbd_rx_err err;
 	bool first, reply;
-	int ret;
 
-	list_add(&rx->rx_node, &sk->ss_rx_free);
+	list_add(&rx->rx_node, &sk->ss_rx.free);
 	/*
 	 * Only a Send places a message: an RDMA Write with Immediate from a
 	 * peer holding one of our rkeys consumes a receive too, and the
@@ -201,53 +262,13 @@ static int smbd_recv_data(struct smbd_sock *sk, struct smbd_recv_ctx *rx,
 		 * is for no message, and told only to the registration.
 		 */
 		if (inv) {
-			sk->ss_rx_inv_pending = true;
-			sk->ss_rx_inv_token = wc->ex.invalidate_rkey;
+			sk->ss_rx.inv_pending = true;
+			sk->ss_rx.inv_token = wc->ex.invalidate_rkey;
 		}
-		list_del(&rx->rx_node);
-		rx->rx_data_off = h.data_offset;
-		rx->rx_data_len = h.data_length;
-		rx->rx_first = first;
-		rx->rx_msg_total = h.data_length + h.remaining_data_length;
-		rx->rx_last = ev == SMBD_REASM_COMPLETE;
-		rx->rx_invalidated = false;
-		if (rx->rx_last) {
-			rx->rx_invalidated = sk->ss_rx_inv_pending;
-			rx->rx_token = sk->ss_rx_inv_token;
-			sk->ss_rx_inv_pending = false;
-			sk->ss_rx_complete_msgs++;
-			sk->ss_stats.msgs_recv++;
-		}
-		sk->ss_stats.bytes_recv += h.data_length;
-		list_add_tail(&rx->rx_node, &sk->ss_rx_ready);
-		/*
-		 * Wake the reader for a whole message, or every few
-		 * fragments of a long one, or when the peer's credits run
-		 * low and only the reader can give buffers back.
-		 */
-		if (rx->rx_last || ++sk->ss_rx_unwoken >= SMBD_RX_WAKE_SEGS ||
-		    smbd_cred_recv_short(&sk->ss_cred, SMBD_RX_WAKE_SEGS)) {
-			sk->ss_rx_unwoken = 0;
-			*act |= SMBD_ACT_DATA;
-		}
+		smbd_rx_ready(sk, rx, &h, first, ev == SMBD_REASM_COMPLETE,
+			      act);
 	}
-	ret = smbd_post_recvs(sk, sk->ss_send_waiters > 0);
-	if (ret < 0)
-		return ret;
-	/*
-	 * Credits granted, or a receive posted just now: either can let a
-	 * sender go, the second by making its last Send Credit usable
-	 * ([MS-SMBD] 3.1.5.9) even when the message granted none.
-	 */
-	if (h.credits_granted || ret > 0) {
-		if (smbd_space_locked(sk, true))
-			*act |= SMBD_ACT_SPACE | SMBD_ACT_WAKE;
-		else if (smbd_space_locked(sk, false))
-			*act |= SMBD_ACT_WAKE;
-	}
-	if (smbd_cred_empty_due(&sk->ss_cred, reply))
-		*act |= SMBD_ACT_GRANT;
-	return 0;
+	return smbd_recv_after(sk, &h, reply, act);
 
 violation:
 	smbd_refuse(sk, &sk->ss_cnt.rx_refused[err], "3.1.5.8",
@@ -274,9 +295,9 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret = 0;
 
 	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
-	if (smbd_wc_status(cq, wc) != IB_WC_SUCCESS) {
+	if (smbd_wc_begin(cq, wc) != IB_WC_SUCCESS) {
 		spin_lock_bh(&sk->ss_lock);
-		list_add(&rx->rx_node, &sk->ss_rx_free);
+		list_add(&rx->rx_node, &sk->ss_rx.free);
 		smbd_cred_recv_lost(&sk->ss_cred);
 		spin_unlock_bh(&sk->ss_lock);
 		/* Flushed: the queue pair is going, and its ender reports. */
@@ -307,17 +328,17 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * violation; it took the one receive posted for the
 		 * response, which would then find none.
 		 */
-		list_add(&rx->rx_node, &sk->ss_rx_free);
+		list_add(&rx->rx_node, &sk->ss_rx.free);
 		smbd_refuse(sk, &sk->ss_cnt.neg_refused[SMBD_NEG_ERR_EARLY],
 			    "3.1.5.7", smbd_neg_err_str(SMBD_NEG_ERR_EARLY));
 		ret = -EPROTO;
 		break;
 	default:
-		list_add(&rx->rx_node, &sk->ss_rx_free);
+		list_add(&rx->rx_node, &sk->ss_rx.free);
 		break;
 	}
 	ops = sk->ss_ops;
-	waiters = sk->ss_send_waiters;
+	waiters = sk->ss_tx.waiters;
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (ret) {

@@ -90,10 +90,10 @@ static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
 			got = 0;
 			break;
 		}
-		got = min(sk->ss_rw_avail, want);
+		got = min(sk->ss_rdma.rw_avail, want);
 		if (got) {
-			sk->ss_rw_avail -= got;
-			more = sk->ss_rw_avail;
+			sk->ss_rdma.rw_avail -= got;
+			more = sk->ss_rdma.rw_avail;
 			spin_unlock_bh(&sk->ss_lock);
 			if (more)
 				smbd_rw_wake(sk);
@@ -113,7 +113,7 @@ static u32 smbd_rw_ctx_get(struct smbd_sock *sk, u32 want)
 static void smbd_rw_ctx_put(struct smbd_sock *sk, u32 n)
 {
 	spin_lock_bh(&sk->ss_lock);
-	sk->ss_rw_avail += n;
+	sk->ss_rdma.rw_avail += n;
 	spin_unlock_bh(&sk->ss_lock);
 	smbd_rw_wake(sk);
 }
@@ -217,7 +217,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 /*
  * What a transfer works in: a window of the peer's segments and a slot
  * per piece of a chain. A connection keeps the last one from one
- * transfer to the next (ss_rw_scratch, freed with the socket): a transfer
+ * transfer to the next (ss_rdma.rw_scratch, freed with the socket): a transfer
  * allocates only when another one holds it or it has too few slots.
  */
 struct smbd_rw_scratch {
@@ -229,7 +229,7 @@ struct smbd_rw_scratch {
 static struct smbd_rw_scratch *smbd_rw_scratch_get(struct smbd_sock *sk,
 						   u32 nslot)
 {
-	struct smbd_rw_scratch *sc = xchg(&sk->ss_rw_scratch, NULL);
+	struct smbd_rw_scratch *sc = xchg(&sk->ss_rdma.rw_scratch, NULL);
 
 	if (sc && sc->nslot >= nslot)
 		return sc;
@@ -243,7 +243,7 @@ static struct smbd_rw_scratch *smbd_rw_scratch_get(struct smbd_sock *sk,
 static void smbd_rw_scratch_put(struct smbd_sock *sk,
 				struct smbd_rw_scratch *sc)
 {
-	if (sc && cmpxchg(&sk->ss_rw_scratch, NULL, sc))
+	if (sc && cmpxchg(&sk->ss_rdma.rw_scratch, NULL, sc))
 		kvfree(sc);
 }
 
@@ -252,8 +252,8 @@ static void smbd_wslot_put_locked(struct smbd_sock *sk, struct smbd_wslot *ws)
 {
 	lockdep_assert_held(&sk->ss_lock);
 	ws->ws_busy = false;
-	list_add(&ws->ws_node, &sk->ss_wslot_free);
-	sk->ss_rw_avail++;
+	list_add(&ws->ws_node, &sk->ss_rdma.wslot_free);
+	sk->ss_rdma.rw_avail++;
 }
 
 /**
@@ -271,7 +271,7 @@ void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_wslot *ws = container_of(wc->wr_cqe, struct smbd_wslot,
 					     ws_cqe.cqe);
 	struct smbd_sock *sk = cq->cq_context;
-	enum ib_wc_status status = smbd_wc_status(cq, wc);
+	enum ib_wc_status status = smbd_wc_begin(cq, wc);
 
 	spin_lock_bh(&sk->ss_lock);
 	if (!ws->ws_busy) {
@@ -325,16 +325,16 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 	int ret;
 
 	spin_lock_bh(&sk->ss_lock);
-	if (len > sk->ss_wslot_len || !sk->ss_rw_avail ||
-	    list_empty(&sk->ss_wslot_free) || sk->ss_ep.qp_closed ||
+	if (len > sk->ss_rdma.wslot_len || !sk->ss_rdma.rw_avail ||
+	    list_empty(&sk->ss_rdma.wslot_free) || sk->ss_ep.qp_closed ||
 	    sk->ss_state != SMBD_CONNECTED) {
 		spin_unlock_bh(&sk->ss_lock);
 		return -EAGAIN;
 	}
-	ws = list_first_entry(&sk->ss_wslot_free, struct smbd_wslot, ws_node);
+	ws = list_first_entry(&sk->ss_rdma.wslot_free, struct smbd_wslot, ws_node);
 	list_del(&ws->ws_node);
 	ws->ws_busy = true;
-	sk->ss_rw_avail--;
+	sk->ss_rdma.rw_avail--;
 	sk->ss_ep.posting++;
 	spin_unlock_bh(&sk->ss_lock);
 
@@ -350,7 +350,7 @@ static ssize_t smbd_rdma_write_posted(struct smbd_sock *sk,
 	ws->ws_sge.length = len;
 	ws->ws_wr.remote_addr = seg->offset;
 	ws->ws_wr.rkey = seg->token;
-	ret = smbd_post_send(sk, &ws->ws_wr.wr, &bad);
+	ret = smbd_post(sk, &ws->ws_wr.wr, &bad, SMBD_POST_ENTERED);
 	if (!ret) {
 		smbd_post_leave(sk);
 		return len;
@@ -367,92 +367,81 @@ put:
 	return ret;
 }
 
-static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
-			    const struct smbd_buf_desc *descs, u32 ndescs,
-			    u64 offset, enum dma_data_direction dir)
+/* One transfer while smbd_rdma_rw() moves it. */
+struct smbd_rw_xfer {
+	const struct smbd_buf_desc *descs;	/* the peer's buffer */
+	u32 ndescs;
+	u64 offset;				/* where in it the transfer starts */
+	size_t len;
+	size_t done;				/* bytes moved so far */
+	u32 max_rw;				/* MaxReadWriteSize */
+	u32 chunk;				/* bytes per rdma_rw context */
+	enum dma_data_direction dir;
+};
+
+/*
+ * The next window of the peer's buffer, from where the transfer is, into
+ * @seg: its segments, at most SMBD_RW_SEGS of them (a buffer with more
+ * goes a window at a time). Returns how many, or why none.
+ */
+static int smbd_rw_window(const struct smbd_rw_xfer *x,
+			  struct smbd_buf_desc *seg)
+{
+	int nseg = smbd_desc_slice(x->descs, x->ndescs, x->offset + x->done,
+				   x->len - x->done, x->max_rw, seg,
+				   SMBD_RW_SEGS);
+
+	/* More segments than a window: this one first, full. */
+	return nseg == -E2BIG ? SMBD_RW_SEGS : nseg;
+}
+
+/*
+ * A small write into one segment goes from a posted slot: sliced on the
+ * stack, with no scratch taken (a second writer on the connection would
+ * allocate one). Returns the bytes written, -EAGAIN when the transfer is
+ * not one for a slot, or an error.
+ */
+static ssize_t smbd_rw_try_slot(struct smbd_sock *sk, struct iov_iter *it,
+				const struct smbd_rw_xfer *x)
+{
+	struct smbd_buf_desc one;
+	int nseg;
+
+	if (x->dir != DMA_TO_DEVICE || x->len > SMBD_WSLOT_MAX)
+		return -EAGAIN;
+	nseg = smbd_desc_slice(x->descs, x->ndescs, x->offset, x->len,
+			       x->max_rw, &one, 1);
+	if (nseg < 0 && nseg != -E2BIG)
+		return nseg;
+	return nseg == 1 ? smbd_rdma_write_posted(sk, it, &one) : -EAGAIN;
+}
+
+/*
+ * Move the transfer, a window of segments at a time, each window in
+ * chains of as many rdma_rw contexts as the budget gives (smbd_rw_chain()),
+ * with @sc's @nslot slots. Returns 0 or why it stopped; x->done says how
+ * far it got.
+ */
+static int smbd_rw_move(struct smbd_sock *sk, struct iov_iter *it,
+			struct smbd_rw_xfer *x, struct smbd_rw_scratch *sc,
+			u32 nslot)
 {
 	struct smbd_buf_desc pc[SMBD_RW_CTXS];
-	size_t len = iov_iter_count(it), done = 0;
-	struct smbd_rw_scratch *sc = NULL;
-	u32 i = 0, segoff = 0, n, got, nslot, max_rw, chunk;
-	struct smbd_buf_desc *seg;
-	struct smbd_rw_slot *sl;
+	struct smbd_buf_desc *seg = sc->seg;
+	u32 i = 0, segoff = 0, n, got;
 	struct smbd_op *op;
 	int nseg, ret = 0;
 
-	might_sleep();
-	if (!len)
-		return 0;
-	if (user_backed_iter(it))
-		return -EFAULT;
-	/* Sized with the queue pair (smbd_ep_size()), never 0 then. */
-	chunk = dir == DMA_FROM_DEVICE ? sk->ss_ep.rw_read_chunk :
-					 sk->ss_ep.rw_chunk;
-	if (WARN_ON_ONCE(!chunk)) {
-		ret = -ENOTCONN;
-		goto out;
-	}
-	max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
-	/*
-	 * A small write into one segment goes from a posted slot: sliced
-	 * on the stack, with no scratch taken (a second writer on the
-	 * connection would allocate one).
-	 */
-	if (dir == DMA_TO_DEVICE && len <= SMBD_WSLOT_MAX) {
-		struct smbd_buf_desc one;
-		ssize_t n;
-
-		nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw,
-				       &one, 1);
-		if (nseg < 0 && nseg != -E2BIG) {
-			ret = nseg;
-			goto out;
-		}
-		n = nseg == 1 ? smbd_rdma_write_posted(sk, it, &one) : -EAGAIN;
-		if (n != -EAGAIN) {
-			if (n < 0)
-				ret = n;
-			else
-				done = n;
-			goto out;
-		}
-	}
-	/*
-	 * As many slots as pieces, up to a chain's worth: a window holds
-	 * at most SMBD_RW_SEGS segments, each of which ends at most one
-	 * piece short of a context's chunk.
-	 */
-	nslot = min_t(size_t, len / chunk +
-		      min_t(u32, ndescs, SMBD_RW_SEGS), SMBD_RW_CTXS);
-	sc = smbd_rw_scratch_get(sk, nslot);
-	if (!sc) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	seg = sc->seg;
-	sl = sc->sl;
-	nseg = smbd_desc_slice(descs, ndescs, offset, len, max_rw, seg,
-			       SMBD_RW_SEGS);
-	/* More segments than a window: this one first, full. */
-	if (nseg == -E2BIG)
-		nseg = SMBD_RW_SEGS;
-	if (nseg < 0) {
-		ret = nseg;
-		goto out;
-	}
+	nseg = smbd_rw_window(x, seg);
+	if (nseg < 0)
+		return nseg;
 	op = smbd_op_start(sk, true, GFP_KERNEL);
-	if (IS_ERR(op)) {
-		ret = PTR_ERR(op);
-		goto out;
-	}
-	while (done < len && !ret) {
+	if (IS_ERR(op))
+		return PTR_ERR(op);
+	while (x->done < x->len && !ret) {
 		if (i == nseg) {
 			/* The next window, from where this one ended. */
-			nseg = smbd_desc_slice(descs, ndescs, offset + done,
-					       len - done, max_rw, seg,
-					       SMBD_RW_SEGS);
-			if (nseg == -E2BIG)
-				nseg = SMBD_RW_SEGS;
+			nseg = smbd_rw_window(x, seg);
 			if (nseg < 0) {
 				ret = nseg;
 				break;
@@ -460,17 +449,17 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 			i = 0;
 			segoff = 0;
 		}
-		n = smbd_desc_pieces(seg, nseg, i, segoff, chunk, pc, nslot);
+		n = smbd_desc_pieces(seg, nseg, i, segoff, x->chunk, pc, nslot);
 		got = smbd_rw_ctx_get(sk, n);
 		if (!got) {
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
 			break;
 		}
-		ret = smbd_rw_chain(sk, op, sl, it, pc, got, dir);
+		ret = smbd_rw_chain(sk, op, sc->sl, it, pc, got, x->dir);
 		smbd_rw_ctx_put(sk, got);
 		/* Go on after the pieces moved. */
 		for (n = 0; n < got && !ret; n++) {
-			done += pc[n].length;
+			x->done += pc[n].length;
 			segoff += pc[n].length;
 			if (segoff == seg[i].length) {
 				i++;
@@ -480,18 +469,68 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	}
 	smbd_op_end(sk, op);
 	spin_lock_bh(&sk->ss_lock);
-	if (dir == DMA_FROM_DEVICE) {
+	if (x->dir == DMA_FROM_DEVICE) {
 		sk->ss_stats.rdma_reads++;
-		sk->ss_stats.rdma_read_bytes += done;
+		sk->ss_stats.rdma_read_bytes += x->done;
 	} else {
 		sk->ss_stats.rdma_writes++;
-		sk->ss_stats.rdma_write_bytes += done;
+		sk->ss_stats.rdma_write_bytes += x->done;
 	}
 	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+
+static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
+			    const struct smbd_buf_desc *descs, u32 ndescs,
+			    u64 offset, enum dma_data_direction dir)
+{
+	struct smbd_rw_xfer x = {
+		.descs = descs, .ndescs = ndescs, .offset = offset,
+		.len = iov_iter_count(it), .dir = dir,
+	};
+	struct smbd_rw_scratch *sc = NULL;
+	ssize_t ret = 0;
+	u32 nslot;
+
+	might_sleep();
+	if (!x.len)
+		return 0;
+	if (user_backed_iter(it))
+		return -EFAULT;
+	/* Sized with the queue pair (smbd_ep_size()), never 0 then. */
+	x.chunk = dir == DMA_FROM_DEVICE ? sk->ss_ep.rw_read_chunk :
+					   sk->ss_ep.rw_chunk;
+	if (WARN_ON_ONCE(!x.chunk)) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	x.max_rw = READ_ONCE(sk->ss_neg.max_read_write_size);
+	ret = smbd_rw_try_slot(sk, it, &x);
+	if (ret != -EAGAIN) {
+		if (ret > 0) {
+			x.done = ret;
+			ret = 0;
+		}
+		goto out;
+	}
+	ret = 0;
+	/*
+	 * As many slots as pieces, up to a chain's worth: a window holds
+	 * at most SMBD_RW_SEGS segments, each of which ends at most one
+	 * piece short of a context's chunk.
+	 */
+	nslot = min_t(size_t, x.len / x.chunk +
+		      min_t(u32, ndescs, SMBD_RW_SEGS), SMBD_RW_CTXS);
+	sc = smbd_rw_scratch_get(sk, nslot);
+	if (!sc)
+		ret = -ENOMEM;
+	else
+		ret = smbd_rw_move(sk, it, &x, sc, nslot);
 out:
-	trace_smbd_rdma_rw(sk, dir == DMA_TO_DEVICE, ndescs, done, ret ?: done);
+	trace_smbd_rdma_rw(sk, dir == DMA_TO_DEVICE, ndescs, x.done,
+			   ret ?: x.done);
 	smbd_rw_scratch_put(sk, sc);
-	return ret ?: done;
+	return ret ?: x.done;
 }
 
 /**

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd: sending ([MS-SMBD] 3.1.4.2, 3.1.5.1, 3.1.5.4, 3.1.6.2).
+ * smbd: the send engine ([MS-SMBD] 3.1.4.2, 3.1.5.1, 3.1.5.4, 3.1.6.2):
+ * a message planned, built and posted segment by segment, the gather
+ * lists that map or copy its payload, the send completions, and the
+ * negotiation messages. The writers' API is smbd_write.c.
  *
  * Sends cut a message into segments (smbd_seg_plan_*), take one Send
  * Credit each (smbd_cred_send_begin()), and post them in chains of up to
@@ -14,10 +17,8 @@
  * copied everything by request returns once posted. Copies go to the
  * send context's slot, or to a copy buffer it borrows (smbd_xfer.c).
  *
- * Empty messages (credit grants, keep-alives and their answers) go out
- * from the grant and keep-alive works on smbd_wq, or from a reader's
- * thread when it gives buffers back (smbd_read.c). The initiator's
- * negotiation probe lives here too: it is a send of its own.
+ * Empty messages (credit grants, keep-alives and their answers) go
+ * through it too (smbd_write.c: smbd_send_empty()).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -32,44 +33,343 @@
 #include "smbd_trace.h"
 
 /**
- * smbd_neg_probe_done() - a probe of the peer's queue pair completed
- * @cq: the send CQ
- * @wc: the probe's completion
+ * smbd_send_negotiate_locked() - post one negotiate message
+ * @sk: a socket in negotiation
+ * @pdu: the message
+ * @len: its length, at most a send context's slot (%SMBD_TX_SLOT)
  *
- * Success: the peer's queue pair is alive, so keep waiting for its
- * Negotiate Response and probe again. A flush: our queue pair left RTS
- * for another reason, which ends the connection all the same. Retries
- * exhausted: the peer is gone (-ECONNRESET). Anything else, such as a
- * peer that refuses remote writes: our queue pair is in the error state
- * (-ECONNABORTED). A probe still out when the response came ends a
- * connection just established.
- *
- * Context: the CQ's completion context (softirq); takes ss_lock.
+ * Context: any; caller holds @sk->ss_lock.
+ * Return: 0, -ENOBUFS with no free send context, or the post's error.
  */
-void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
+			       u32 len)
 {
-	struct smbd_sock *sk = container_of(wc->wr_cqe, struct smbd_sock,
-					    ss_probe_cqe.cqe);
-	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
+	const struct ib_send_wr *bad;
+	struct smbd_send_ctx *tx;
+	int ret;
 
-	smbd_wc_trace(cq, wc);
+	lockdep_assert_held(&sk->ss_lock);
+	BUILD_BUG_ON(sizeof(struct smbd_neg_resp_pdu) > SMBD_TX_SLOT ||
+		     sizeof(struct smbd_neg_req_pdu) > SMBD_TX_SLOT);
+	if (WARN_ON_ONCE(len > SMBD_TX_SLOT))
+		return -EINVAL;
+	tx = list_first_entry_or_null(&sk->ss_tx.free, struct smbd_send_ctx,
+				      tx_node);
+	if (!tx)
+		return -ENOBUFS;
+	list_del(&tx->tx_node);
+	sk->ss_tx.free_count--;
+	tx->tx_seq = ++sk->ss_tx.seq;
+	memcpy(tx->tx_buf, pdu, len);
+	tx->tx_sge[0].length = len;
+	tx->tx_wr.num_sge = 1;
+	tx->tx_wr.opcode = IB_WR_SEND;
+	tx->tx_wait = NULL;
+	tx->tx_wr.next = NULL;
+	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
+	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma, len,
+				      DMA_TO_DEVICE);
+	ret = smbd_post(sk, &tx->tx_wr, &bad, SMBD_POST_LOCKED);
+	if (ret)
+		smbd_tx_put_locked(sk, tx);
+	else
+		set_bit(SMBD_NEG_POSTED, &sk->ss_neg_trace);
+	return ret;
+}
 
-	if (wc->status == IB_WC_SUCCESS) {
-		spin_lock_bh(&sk->ss_lock);
-		WRITE_ONCE(sk->ss_neg_probes, sk->ss_neg_probes + 1);
-		if (sk->ss_state == SMBD_NEGOTIATING)
-			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
-					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
-		spin_unlock_bh(&sk->ss_lock);
+/**
+ * smbd_send_negotiate() - post the Negotiate Request
+ * @sk: an initiator whose RDMA connection is established
+ * @pdu: the message
+ * @len: its length
+ *
+ * Context: process (connection manager handler).
+ * Return: 0 or a negative errno.
+ */
+int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len)
+{
+	int ret;
+
+	spin_lock_bh(&sk->ss_lock);
+	ret = smbd_send_negotiate_locked(sk, pdu, len);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+
+/**
+ * smbd_tx_unmap() - give the sender's pages back
+ * @sk: the socket
+ * @tx: a send context no longer on the queue pair
+ *
+ * Unmaps what smbd_tx_fill() mapped for this context.
+ *
+ * Context: any.
+ */
+void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx)
+{
+	u32 i;
+
+	for (i = 1; i <= tx->tx_nmapped; i++)
+		ib_dma_unmap_page(sk->ss_ep.ibdev, tx->tx_sge[i].addr,
+				  tx->tx_sge[i].length, DMA_TO_DEVICE);
+	tx->tx_nmapped = 0;
+}
+
+/**
+ * smbd_tx_wait_put() - a batch of a blocking send is done
+ * @w: the sender's wait, or NULL
+ * @err: 0 when the device completed the batch, else why not
+ *
+ * Wakes the sender after its last batch. The error is stored before the
+ * reference is dropped: the fully ordered atomic_dec_and_test() and the
+ * completion publish it to the sender.
+ *
+ * Context: any.
+ */
+void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
+{
+	if (!w)
 		return;
+	if (err)
+		WRITE_ONCE(w->sw_err, err);
+	if (atomic_dec_and_test(&w->sw_pending))
+		complete(&w->sw_done);
+}
+
+/**
+ * smbd_tx_abandon() - give up the sends whose completions never came
+ * @sk: a socket whose send queue is fenced: nothing posted before the
+ *	marker is running any more
+ *
+ * A dying queue pair's provider may lose completions (siw did, after
+ * the error state). Every send still waited for gives its pages back and
+ * wakes its blocking sender with -ECONNABORTED; the context itself stays
+ * out of the free list (the connection is over), and a completion that
+ * still comes for it finds nothing left to do but return it.
+ *
+ * Context: the send completion handler (the fence's marker), or process
+ * (smbd_sock_dead()); takes ss_lock, under which smbd_send_done() and a
+ * sender's smbd_post_failed() touch the same contexts.
+ */
+void smbd_tx_abandon(struct smbd_sock *sk)
+{
+	struct smbd_send_ctx *tx, *pos;
+	u32 i;
+
+	/* ss_lock: against a sender's smbd_post_failed() on the same ones. */
+	spin_lock_bh(&sk->ss_lock);
+	for (i = 0; sk->ss_tx.ctxs && i < sk->ss_tx.nr; i++) {
+		tx = &sk->ss_tx.ctxs[i];
+		/* Pairs with smbd_post_batch(): its batch is complete. */
+		if (!smp_load_acquire(&tx->tx_wait))
+			continue;
+		list_for_each_entry(pos, &tx->tx_batch, tx_node)
+			smbd_tx_unmap(sk, pos);
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
+		tx->tx_wait = NULL;
 	}
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_info_ratelimited("initiator probe of the peer's queue pair failed (%s) %s\n",
-				    ib_wc_status_msg(wc->status),
-				    READ_ONCE(sk->ss_state) == SMBD_NEGOTIATING ?
-				    "before its Negotiate Response" :
-				    "after negotiation");
-	smbd_sock_error(sk, gone ? -ECONNRESET : -ECONNABORTED);
+	spin_unlock_bh(&sk->ss_lock);
+}
+
+/* Copy @n bytes from the parts of a message, in order. */
+static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
+			      void *dst, size_t n)
+{
+	size_t done = 0, k;
+
+	while (done < n && *cur < nparts) {
+		k = copy_from_iter(dst + done, n - done, &parts[*cur]);
+		done += k;
+		if (!iov_iter_count(&parts[*cur]))
+			(*cur)++;
+		else if (!k)
+			break;
+	}
+	return done;
+}
+
+/*
+ * Map @len bytes of kernel iterator @it into the gather list of @tx from
+ * entry *@nsge on, using at most @max entries. Physically contiguous
+ * pages share an entry. Returns the bytes mapped; the iterator advances
+ * by exactly that much.
+ */
+static size_t smbd_tx_map_iter(struct smbd_sock *sk,
+			       struct smbd_send_ctx *tx, struct iov_iter *it,
+			       size_t len, u32 *nsge, u32 max)
+{
+	struct page *pages[SMBD_TX_SGE_MAX], **pp = pages;
+	size_t off, got, done = 0;
+	ssize_t ret;
+	u32 k = 0;
+
+	if (*nsge >= max || user_backed_iter(it))
+		return 0;
+	ret = iov_iter_extract_pages(it, &pp, len, max - *nsge, 0, &off);
+	if (ret <= 0)
+		return 0;
+	got = ret;
+	while (done < got && *nsge < max) {
+		size_t n = min_t(size_t, got - done, PAGE_SIZE - off);
+		struct page *first = pages[k];
+		u64 dma;
+
+		while (done + n < got &&
+		       page_to_pfn(pages[k + 1]) == page_to_pfn(pages[k]) + 1) {
+			k++;
+			n += min_t(size_t, got - done - n, PAGE_SIZE);
+		}
+		if (smbd_should_fail(SMBD_FAIL_DMA))
+			break;
+		dma = ib_dma_map_page(sk->ss_ep.ibdev, first, off, n,
+				      DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(sk->ss_ep.ibdev, dma))
+			break;
+		tx->tx_sge[*nsge].addr = dma;
+		tx->tx_sge[*nsge].length = n;
+		(*nsge)++;
+		done += n;
+		off = 0;
+		k++;
+	}
+	/* What could not be mapped is copied by the caller. */
+	if (done < got)
+		iov_iter_revert(it, got - done);
+	return done;
+}
+
+/**
+ * smbd_tx_map() - map as much of a segment's payload as the device takes
+ * @sk: the socket
+ * @tx: the segment's send context; its header is already in tx_buf
+ * @parts: the message's parts
+ * @nparts: how many
+ * @cur: the part being sent; advanced as parts are used up
+ * @hdr_len: the header's length on the wire
+ * @len: the payload bytes of this segment
+ *
+ * Starts the gather list with the header and maps the parts' pages from
+ * *@cur on, keeping the last gather entry for smbd_tx_copy(). Memory of
+ * the user's, a failed mapping or too few gather entries stop it short.
+ *
+ * Context: any.
+ * Return: the payload bytes mapped; the parts advance by as much.
+ */
+u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
+		u32 len)
+{
+	u32 nsge = 1, done = 0;
+
+	tx->tx_sge[0].length = hdr_len;
+	while (done < len && *cur < nparts) {
+		struct iov_iter *it = &parts[*cur];
+		size_t n;
+
+		if (!iov_iter_count(it)) {
+			(*cur)++;
+			continue;
+		}
+		n = smbd_tx_map_iter(sk, tx, it, len - done, &nsge,
+				     sk->ss_ep.tx_sge - 1);
+		if (!n)
+			break;
+		done += n;
+	}
+	tx->tx_nmapped = nsge - 1;
+	tx->tx_wr.num_sge = nsge;
+	return done;
+}
+
+/**
+ * smbd_tx_copy() - copy the rest of a segment's payload after its header
+ * @sk: the socket
+ * @tx: the segment's send context, after smbd_tx_map() (or with only the
+ *	header's gather entry: tx_sge[0].length and tx_wr.num_sge of 1)
+ * @parts: the message's parts
+ * @nparts: how many
+ * @cur: the part being sent; advanced as parts are used up
+ * @len: the payload bytes left, at most smbd_tx_room()
+ *
+ * Context: any.
+ * Return: the bytes copied (fewer only on a fault, and none if @len is
+ * more than the buffer holds, a bug in the caller).
+ */
+u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len)
+{
+	u32 nsge = tx->tx_wr.num_sge, n = 0;
+
+	/* Never past the buffer: a segment the plan made too large fails. */
+	if (WARN_ON_ONCE(len > smbd_tx_room(sk, tx)))
+		return 0;
+	if (len) {
+		/* The copy goes right after the header's padding. */
+		n = smbd_copy_parts(parts, nparts, cur,
+				    tx->tx_buf + SMBD_DATA_OFFSET, len);
+		if (nsge == 1) {
+			tx->tx_sge[0].length = SMBD_DATA_OFFSET + n;
+		} else {
+			tx->tx_sge[nsge].addr = tx->tx_dma + SMBD_DATA_OFFSET;
+			tx->tx_sge[nsge].length = n;
+			nsge++;
+		}
+	}
+	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
+				      len ? SMBD_DATA_OFFSET + n :
+				      tx->tx_sge[0].length, DMA_TO_DEVICE);
+	tx->tx_wr.num_sge = nsge;
+	return n;
+}
+
+/**
+ * smbd_tx_release() - give up every send before the buffers go
+ * @sk: a socket whose queue pair is gone, or was never used
+ *
+ * A send whose completion never came: left on the queue pair by a failed
+ * post, or lost by a provider that flushes its drain marker ahead of
+ * older requests (siw after a fatal error). The queue pair is gone, so
+ * the pages are free: give them back and wake their sender, which must
+ * not take a send nobody saw complete for a sent one.
+ *
+ * Context: process.
+ */
+void smbd_tx_release(struct smbd_sock *sk)
+{
+	u32 i;
+
+	for (i = 0; sk->ss_tx.ctxs && i < sk->ss_tx.nr; i++) {
+		struct smbd_send_ctx *tx = &sk->ss_tx.ctxs[i];
+
+		smbd_tx_unmap(sk, tx);
+		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
+		tx->tx_wait = NULL;
+	}
+}
+
+/*
+ * A negotiation message completed with @status: noted for the timer's
+ * report, and an initiator whose request went starts probing the peer's
+ * queue pair until the response comes (smbd_neg_probe_work()).
+ */
+static void smbd_neg_sent_locked(struct smbd_sock *sk,
+				 enum ib_wc_status status)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	set_bit(status == IB_WC_SUCCESS ? SMBD_NEG_SENT : SMBD_NEG_SEND_FAILED,
+		&sk->ss_neg_trace);
+	/*
+	 * Under ss_lock, with the state: whoever calls the teardown leaves
+	 * NEGOTIATING first, and the teardown drains before it cancels the
+	 * probe, so nothing queues it after that. One chain only: the send
+	 * queue has room for one probe.
+	 */
+	if (status == IB_WC_SUCCESS && !sk->ss_responder &&
+	    !sk->ss_ep.iwarp && sk->ss_state == SMBD_NEGOTIATING &&
+	    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace))
+		queue_delayed_work(smbd_wq, &sk->ss_probe_work,
+				   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
 }
 
 /**
@@ -91,7 +391,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 n = 1, waiters;
 	bool closing, space;
 
-	smbd_wc_status(cq, wc);
+	smbd_wc_begin(cq, wc);
 	/*
 	 * An unsignalled request completes only when flushed or failed; the
 	 * signalled tail of its batch completes after it and returns it.
@@ -124,22 +424,8 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	tx->tx_wait = NULL;
 	smbd_tx_wait_put(w, wc->status == IB_WC_SUCCESS ? 0 : -ECONNABORTED);
 
-	if (sk->ss_state < SMBD_CONNECTED) {	/* a negotiate message */
-		set_bit(wc->status == IB_WC_SUCCESS ? SMBD_NEG_SENT :
-			SMBD_NEG_SEND_FAILED, &sk->ss_neg_trace);
-		/*
-		 * Under ss_lock, with the state: whoever calls the teardown
-		 * leaves NEGOTIATING first, and the teardown drains before
-		 * it cancels the probe, so nothing queues it after that. One
-		 * chain only: the send queue has room for one probe.
-		 */
-		if (wc->status == IB_WC_SUCCESS && !sk->ss_responder &&
-		    !sk->ss_ep.iwarp && sk->ss_state == SMBD_NEGOTIATING &&
-		    !test_and_set_bit(SMBD_NEG_PROBING, &sk->ss_neg_trace)) {
-			queue_delayed_work(smbd_wq, &sk->ss_probe_work,
-					   msecs_to_jiffies(SMBD_NEG_PROBE_MS));
-		}
-	}
+	if (sk->ss_state < SMBD_CONNECTED)	/* a negotiate message */
+		smbd_neg_sent_locked(sk, wc->status);
 	list_for_each_entry_safe(pos, next, &tx->tx_batch, tx_node)
 		smbd_tx_put_locked(sk, pos);
 	INIT_LIST_HEAD(&tx->tx_batch);
@@ -147,7 +433,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	ops = sk->ss_ops;
 	closing = sk->ss_state == SMBD_REFUSING;
 	space = smbd_space_locked(sk, true);
-	waiters = sk->ss_send_waiters;
+	waiters = sk->ss_tx.waiters;
 	spin_unlock_bh(&sk->ss_lock);
 
 	if (closing) {
@@ -160,7 +446,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		smbd_wr_failed(sk, wc->status, "send");
 	/*
 	 * Send buffers are free: only a sender can want them, and one that
-	 * waits counted itself in ss_send_waiters under ss_lock first.
+	 * waits counted itself in ss_tx.waiters under ss_lock first.
 	 */
 	if (waiters)
 		wake_up_all(&sk->ss_send_wq);
@@ -285,21 +571,10 @@ static int smbd_post_batch(struct smbd_sock *sk, struct list_head *batch,
 
 	if (trace_smbd_send_enabled())
 		smbd_trace_chain(sk, head);
-	ret = smbd_post_send(sk, &head->tx_wr, &bad_wr);
+	ret = smbd_post(sk, &head->tx_wr, &bad_wr, SMBD_POST_SENDER);
 	if (ret)
 		smbd_post_failed(sk, head, bad_wr ?: &head->tx_wr, ret);
 	return ret;
-}
-
-/*
- * A keep-alive needs a message now: the peer's RESPONSE_REQUESTED is not
- * answered yet ([MS-SMBD] 3.1.5.8), or our own request waits for a
- * message to carry it (3.1.5.1, 3.1.6.2).
- */
-static bool smbd_ka_msg_due(struct smbd_sock *sk)
-{
-	lockdep_assert_held(&sk->ss_lock);
-	return sk->ss_ka.reply_due || sk->ss_ka.state == SMBD_KA_PENDING;
 }
 
 /*
@@ -332,7 +607,7 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 	lockdep_assert_held(&sk->ss_lock);
 	if (sk->ss_state != SMBD_CONNECTED)
 		return sk->ss_err ?: -ENOTCONN;
-	if (!sk->ss_tx_free_count || (copy && !sk->ss_copy_free_count))
+	if (!sk->ss_tx.free_count || (copy && !sk->ss_tx.copy_free_count))
 		return -EAGAIN;
 	v = smbd_send_verdict(sk, grant, empty);
 	if (v == SMBD_CRED_LAST_CREDIT) {
@@ -344,13 +619,38 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
 		return -ENODATA;
 	if (v != SMBD_CRED_SEND)
 		return -EAGAIN;
-	*txp = list_first_entry(&sk->ss_tx_free, struct smbd_send_ctx, tx_node);
+	*txp = list_first_entry(&sk->ss_tx.free, struct smbd_send_ctx, tx_node);
 	list_del(&(*txp)->tx_node);
-	sk->ss_tx_free_count--;
-	(*txp)->tx_seq = ++sk->ss_tx_seq;
+	sk->ss_tx.free_count--;
+	(*txp)->tx_seq = ++sk->ss_tx.seq;
 	if (copy)
 		smbd_tx_lend_copy_locked(sk, *txp);
 	return 0;
+}
+
+/*
+ * One upper-layer message on its way out (smbd_send_msg()): its parts and
+ * how far they are consumed, the sends filled but not yet posted, and
+ * what went.
+ */
+struct smbd_tx_run {
+	struct iov_iter *parts;
+	u32 nparts;
+	u32 cur;			/* the part being consumed */
+	struct smbd_send_wait *w;	/* see smbd_send_msg() */
+	struct list_head batch;		/* filled, not yet posted */
+	u32 nbatch;
+	u32 sent;			/* payload bytes filled */
+	u32 mapped;			/* of them, mapped (zero-copy) */
+};
+
+/* Post the sends @run filled, if any (smbd_post_batch()). */
+static int smbd_run_post(struct smbd_sock *sk, struct smbd_tx_run *run)
+{
+	if (!run->nbatch)
+		return 0;
+	run->nbatch = 0;
+	return smbd_post_batch(sk, &run->batch, run->w);
 }
 
 /*
@@ -366,21 +666,17 @@ static int smbd_take_credit(struct smbd_sock *sk, struct smbd_send_ctx **txp,
  * may be the last one.
  */
 static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-			     struct smbd_data_hdr *h, struct list_head *batch,
-			     u32 *nbatch, struct smbd_send_wait *w)
+			     struct smbd_data_hdr *h, struct smbd_tx_run *run)
 {
 	u16 more = 0;
 	int ret;
 
-	if (*nbatch) {
-		*nbatch = 0;
-		ret = smbd_post_batch(sk, batch, w);
-		if (ret)
-			return ret;
-	}
+	ret = smbd_run_post(sk, run);
+	if (ret)
+		return ret;
 	spin_lock_bh(&sk->ss_lock);
-	while (sk->ss_state == SMBD_CONNECTED && !sk->ss_copy_free_count) {
-		sk->ss_send_waiters++;
+	while (sk->ss_state == SMBD_CONNECTED && !sk->ss_tx.copy_free_count) {
+		sk->ss_tx.waiters++;
 		sk->ss_cnt.copy_waits++;
 		spin_unlock_bh(&sk->ss_lock);
 		/*
@@ -389,10 +685,10 @@ static int smbd_tx_wait_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
 		 * completions of sends already posted, or at the error.
 		 */
 		wait_event(sk->ss_send_wq,
-			   READ_ONCE(sk->ss_copy_free_count) ||
+			   READ_ONCE(sk->ss_tx.copy_free_count) ||
 			   READ_ONCE(sk->ss_state) != SMBD_CONNECTED);
 		spin_lock_bh(&sk->ss_lock);
-		sk->ss_send_waiters--;
+		sk->ss_tx.waiters--;
 	}
 	ret = sk->ss_state == SMBD_CONNECTED ? 0 : sk->ss_err ?: -ENOTCONN;
 	if (!ret) {
@@ -427,173 +723,187 @@ static bool smbd_send_possible(struct smbd_sock *sk, bool copy)
 }
 
 /*
- * Send one upper-layer message made of @nparts iterators, or continue one
- * a non-blocking call left half-sent. Caller holds ss_send_mutex.
- * @w: a blocking sender's wait: its pages may be mapped (zero-copy) and
- * every batch reports its result to it; NULL to copy everything and not
- * wait for the device (non-blocking and SMBD_SEND_COPY sends).
- * @inv: the peer's token to invalidate with the message's first segment
- * ([MS-SMBD] 3.1.5.4: exactly one segment), or NULL.
- * @nonblock: never sleep for Send Credits.
- * @empty: the empty message of smbd_send_empty(): nothing goes (-ENODATA)
- * unless it has something to carry (smbd_take_credit()).
- * Returns the bytes accepted.
+ * The bytes of @nparts iterators, and where in its message they start: at
+ * 0, or where a non-blocking call left a message half-sent, which they
+ * must then complete exactly.
  */
-static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
-			     u32 nparts, struct smbd_send_wait *w,
-			     const u32 *inv, bool nonblock, bool empty)
+static int smbd_send_span(struct smbd_sock *sk, struct iov_iter *parts,
+			  u32 nparts, u32 *total, u32 *start)
 {
-	u32 total, start, idx, rearm, sent = 0, cur = 0, len = 0, i;
-	struct smbd_seg_plan plan;
-	u32 mapped = 0, seg_mapped, hdr_len;
-	struct smbd_send_ctx *tx;
-	LIST_HEAD(batch);
-	u32 nbatch = 0;
-	int ret = 0;
+	u32 len = 0, i;
 
-	lockdep_assert_held(&sk->ss_send_mutex);
 	for (i = 0; i < nparts; i++) {
 		if (iov_iter_count(&parts[i]) > U32_MAX - len)
 			return -EMSGSIZE;
 		len += iov_iter_count(&parts[i]);
 	}
-	if (sk->ss_tx_msg_done < sk->ss_tx_msg_len) {
-		total = sk->ss_tx_msg_len;
-		start = sk->ss_tx_msg_done;
-		if (len != total - start)
+	if (sk->ss_tx.msg_done < sk->ss_tx.msg_len) {
+		*total = sk->ss_tx.msg_len;
+		*start = sk->ss_tx.msg_done;
+		if (len != *total - *start)
 			return -EINVAL;
 	} else {
-		total = len;
-		start = 0;
+		*total = len;
+		*start = 0;
 	}
-	ret = smbd_seg_plan_init(&plan, total, sk->ss_neg.max_send_size,
-				 sk->ss_neg.max_fragmented_send_size);
-	if (ret)
-		return ret;
+	return 0;
+}
 
-	for (idx = start / plan.max_payload; idx < plan.nsegs; idx++) {
-		struct smbd_data_hdr h;
-		struct smbd_seg seg;
-		u16 grant, flags;
-		bool zcopy, copy;
+/*
+ * The header of segment @seg, as decided with its Send Credit: the grant
+ * it carries, the credits asked ([MS-SMBD] 3.1.5.1, 3.1.5.9) and a
+ * keep-alive's RESPONSE_REQUESTED (3.1.6.2).
+ */
+static void smbd_seg_hdr_locked(struct smbd_sock *sk,
+				const struct smbd_seg *seg, u16 grant,
+				struct smbd_data_hdr *h)
+{
+	u32 rearm;
 
-		smbd_seg_plan_get(&plan, idx, &seg);
-		/* Mapped if it may be, else copied: to a copy buffer if big. */
-		zcopy = w && seg.data_length > SMBD_COPYBREAK;
-		copy = !zcopy &&
-		       seg.data_length > SMBD_TX_SLOT_DATA;
-		spin_lock_bh(&sk->ss_lock);
-		while ((ret = smbd_take_credit(sk, &tx, &grant, copy,
-					       empty)) == -EAGAIN) {
-			if (nbatch) {
-				spin_unlock_bh(&sk->ss_lock);
-				ret = smbd_post_batch(sk, &batch, w);
-				nbatch = 0;
-				spin_lock_bh(&sk->ss_lock);
-				if (ret)
-					break;
-				continue;
-			}
-			if (nonblock)
-				break;
-			sk->ss_send_waiters++;
-			sk->ss_stats.credit_waits++;
-			trace_smbd_credit_stall(sk, 0);
-			spin_unlock_bh(&sk->ss_lock);
-			ret = wait_event_interruptible(sk->ss_send_wq,
-						       smbd_send_possible(sk, copy));
-			spin_lock_bh(&sk->ss_lock);
-			sk->ss_send_waiters--;
-			if (ret)
-				break;
-		}
-		if (ret) {
-			spin_unlock_bh(&sk->ss_lock);
-			break;
-		}
-		flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
-		if (flags & SMBD_FLAG_RESPONSE_REQUESTED) {
-			sk->ss_stats.keepalives_sent++;
-			trace_smbd_keepalive(sk, SMBD_TRACE_KA_ASK);
-		}
-		if (rearm)
-			mod_delayed_work(smbd_wq, &sk->ss_ka_work,
-					 msecs_to_jiffies(rearm));
-		h.credits_requested = smbd_cred_requested(&sk->ss_cred);
-		sk->ss_stats.segs_sent++;
-		if (!seg.data_length)
-			sk->ss_cnt.empty_sent++;
-		if (grant) {
-			sk->ss_stats.grants_sent++;
-			trace_smbd_credit_grant(sk, grant);
-		}
-		spin_unlock_bh(&sk->ss_lock);
-
-		h.credits_granted = grant;
-		h.flags = flags;
-		h.remaining_data_length = seg.remaining;
-		h.data_offset = seg.data_offset;
-		h.data_length = seg.data_length;
-		smbd_data_hdr_encode(&h, tx->tx_buf);
-		hdr_len = smbd_data_hdr_wire_len(&h);
-		seg_mapped = smbd_tx_map(sk, tx, parts, nparts, &cur, hdr_len,
-					 zcopy ? seg.data_length : 0);
-		if (seg.data_length - seg_mapped > smbd_tx_room(sk, tx))
-			ret = smbd_tx_wait_copy(sk, tx, &h, &batch, &nbatch,
-						w);
-		if (!ret && smbd_tx_copy(sk, tx, parts, nparts, &cur,
-					 seg.data_length - seg_mapped) !=
-		    seg.data_length - seg_mapped)
-			/*
-			 * A fault in a kernel iterator, or a segment larger
-			 * than its buffer (a bug); the credit is spent.
-			 */
-			ret = -EFAULT;
-		if (ret) {
-			smbd_tx_unmap(sk, tx);
-			spin_lock_bh(&sk->ss_lock);
-			smbd_tx_put_locked(sk, tx);
-			spin_unlock_bh(&sk->ss_lock);
-			if (ret == -EFAULT)
-				smbd_sock_error(sk, -EFAULT);
-			break;
-		}
-		mapped += seg_mapped;
-		if (inv && idx == 0) {
-			tx->tx_wr.opcode = IB_WR_SEND_WITH_INV;
-			tx->tx_wr.ex.invalidate_rkey = *inv;
-		} else {
-			tx->tx_wr.opcode = IB_WR_SEND;
-		}
-		list_add_tail(&tx->tx_node, &batch);
-		sent += seg.data_length;
-		if (++nbatch == SMBD_SEND_BATCH || idx + 1 == plan.nsegs) {
-			ret = smbd_post_batch(sk, &batch, w);
-			nbatch = 0;
-			if (ret)
-				break;
-		}
+	lockdep_assert_held(&sk->ss_lock);
+	h->flags = smbd_ka_on_send(&sk->ss_ka, &rearm);
+	if (h->flags & SMBD_FLAG_RESPONSE_REQUESTED) {
+		sk->ss_stats.keepalives_sent++;
+		trace_smbd_keepalive(sk, SMBD_TRACE_KA_ASK);
 	}
-
-	if (nbatch) {
-		struct smbd_send_ctx *next;
-
-		/* Filled but never posted: return them. */
-		list_for_each_entry(tx, &batch, tx_node)
-			smbd_tx_unmap(sk, tx);
-		spin_lock_bh(&sk->ss_lock);
-		list_for_each_entry_safe(tx, next, &batch, tx_node)
-			smbd_tx_put_locked(sk, tx);
-		spin_unlock_bh(&sk->ss_lock);
+	if (rearm)
+		mod_delayed_work(smbd_wq, &sk->ss_ka_work,
+				 msecs_to_jiffies(rearm));
+	h->credits_requested = smbd_cred_requested(&sk->ss_cred);
+	h->credits_granted = grant;
+	h->remaining_data_length = seg->remaining;
+	h->data_offset = seg->data_offset;
+	h->data_length = seg->data_length;
+	sk->ss_stats.segs_sent++;
+	if (!seg->data_length)
+		sk->ss_cnt.empty_sent++;
+	if (grant) {
+		sk->ss_stats.grants_sent++;
+		trace_smbd_credit_grant(sk, grant);
 	}
-	if (!sent && !(ret == 0 && total == 0) && idx == start / plan.max_payload)
-		return ret ?: -EAGAIN;
-	sk->ss_tx_msg_len = total;
-	sk->ss_tx_msg_done = start + sent;
+}
+
+/*
+ * A send context and a Send Credit for segment @seg (smbd_take_credit()),
+ * and its header in *@h. Out of either, @run's filled sends go out first;
+ * then the sender waits unless @nonblock. Returns 0 with *@txp set, or
+ * why not.
+ */
+static int smbd_seg_take(struct smbd_sock *sk, struct smbd_tx_run *run,
+			 const struct smbd_seg *seg, bool copy, bool nonblock,
+			 bool empty, struct smbd_send_ctx **txp,
+			 struct smbd_data_hdr *h)
+{
+	u16 grant;
+	int ret;
+
 	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_tx_msg_done == total) {
-		sk->ss_tx_msg_len = 0;
-		sk->ss_tx_msg_done = 0;
+	while ((ret = smbd_take_credit(sk, txp, &grant, copy,
+				       empty)) == -EAGAIN) {
+		if (run->nbatch) {
+			spin_unlock_bh(&sk->ss_lock);
+			ret = smbd_run_post(sk, run);
+			spin_lock_bh(&sk->ss_lock);
+			if (ret)
+				break;
+			continue;
+		}
+		if (nonblock)
+			break;
+		sk->ss_tx.waiters++;
+		sk->ss_stats.credit_waits++;
+		trace_smbd_credit_stall(sk, 0);
+		spin_unlock_bh(&sk->ss_lock);
+		ret = wait_event_interruptible(sk->ss_send_wq,
+					       smbd_send_possible(sk, copy));
+		spin_lock_bh(&sk->ss_lock);
+		sk->ss_tx.waiters--;
+		if (ret)
+			break;
+	}
+	if (!ret)
+		smbd_seg_hdr_locked(sk, seg, grant, h);
+	spin_unlock_bh(&sk->ss_lock);
+	return ret;
+}
+
+/*
+ * Fill @tx with its header @h and the segment's payload: mapped where it
+ * may be (@zcopy), else copied, to a copy buffer if the slot is too small;
+ * then queue it on @run's batch. @inv: the token it invalidates, or NULL.
+ * On failure @tx is given back and the credit is spent.
+ */
+static int smbd_seg_fill(struct smbd_sock *sk, struct smbd_tx_run *run,
+			 struct smbd_send_ctx *tx, struct smbd_data_hdr *h,
+			 bool zcopy, const u32 *inv)
+{
+	u32 len = h->data_length, mapped, left;
+	int ret = 0;
+
+	smbd_data_hdr_encode(h, tx->tx_buf);
+	mapped = smbd_tx_map(sk, tx, run->parts, run->nparts, &run->cur,
+			     smbd_data_hdr_wire_len(h), zcopy ? len : 0);
+	left = len - mapped;
+	if (left > smbd_tx_room(sk, tx))
+		ret = smbd_tx_wait_copy(sk, tx, h, run);
+	if (!ret && smbd_tx_copy(sk, tx, run->parts, run->nparts, &run->cur,
+				 left) != left)
+		/*
+		 * A fault in a kernel iterator, or a segment larger than its
+		 * buffer (a bug).
+		 */
+		ret = -EFAULT;
+	if (ret) {
+		smbd_tx_unmap(sk, tx);
+		spin_lock_bh(&sk->ss_lock);
+		smbd_tx_put_locked(sk, tx);
+		spin_unlock_bh(&sk->ss_lock);
+		if (ret == -EFAULT)
+			smbd_sock_error(sk, -EFAULT);
+		return ret;
+	}
+	if (inv) {
+		tx->tx_wr.opcode = IB_WR_SEND_WITH_INV;
+		tx->tx_wr.ex.invalidate_rkey = *inv;
+	} else {
+		tx->tx_wr.opcode = IB_WR_SEND;
+	}
+	list_add_tail(&tx->tx_node, &run->batch);
+	run->nbatch++;
+	run->sent += len;
+	run->mapped += mapped;
+	return 0;
+}
+
+/* Give back the sends @run filled and never posted. */
+static void smbd_run_drop(struct smbd_sock *sk, struct smbd_tx_run *run)
+{
+	struct smbd_send_ctx *tx, *next;
+
+	if (!run->nbatch)
+		return;
+	list_for_each_entry(tx, &run->batch, tx_node)
+		smbd_tx_unmap(sk, tx);
+	spin_lock_bh(&sk->ss_lock);
+	list_for_each_entry_safe(tx, next, &run->batch, tx_node)
+		smbd_tx_put_locked(sk, tx);
+	spin_unlock_bh(&sk->ss_lock);
+	run->nbatch = 0;
+}
+
+/*
+ * Account @sent bytes of a message of @total from @start, @mapped of them
+ * zero-copy; a message sent whole is done.
+ */
+static void smbd_send_account(struct smbd_sock *sk, u32 total, u32 start,
+			      u32 sent, u32 mapped)
+{
+	sk->ss_tx.msg_len = total;
+	sk->ss_tx.msg_done = start + sent;
+	spin_lock_bh(&sk->ss_lock);
+	if (sk->ss_tx.msg_done == total) {
+		sk->ss_tx.msg_len = 0;
+		sk->ss_tx.msg_done = 0;
 		/* An empty message (smbd_send_empty()) carries none. */
 		if (total)
 			sk->ss_stats.msgs_sent++;
@@ -601,394 +911,77 @@ static ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
 	sk->ss_stats.bytes_sent += sent;
 	sk->ss_stats.bytes_zcopy += mapped;
 	spin_unlock_bh(&sk->ss_lock);
-	return sent;
-}
-
-/*
- * The send mutex for one that must not wait for it. If it is taken, the
- * holder is told (@owed) before a last try, and its unlock settles what
- * is owed (smbd_send_release()): the holder may post nothing more, so
- * neither a completion nor its next message may come to do it.
- * @owed: ss_send_nb_waiting for a non-blocking sender, which waits for
- * write_space; ss_grant_owed for an empty message (smbd_send_empty()).
- */
-static bool smbd_send_trylock(struct smbd_sock *sk, bool *owed)
-{
-	if (mutex_trylock(&sk->ss_send_mutex))
-		return true;
-	WRITE_ONCE(*owed, true);
-	smp_mb();	/* the flag before the retry; see smbd_send_release() */
-	return mutex_trylock(&sk->ss_send_mutex);
-}
-
-/*
- * Let the send mutex go, and settle what those who found it taken
- * meanwhile left to us (smbd_send_trylock()). An empty message that
- * could not go has the grant work decide again, so that a grant due is
- * not lost ([MS-SMBD] 3.1.5.8, 3.1.5.9) and a keep-alive not missed
- * (3.1.6.2); a late decision costs nothing (smbd_cred_empty_begin()).
- * Each flag is taken and cleared at once, so that of two unlocks only
- * one settles it.
- * Returns true when a non-blocking sender found the mutex taken: the
- * caller owes it the write_space upcall.
- */
-static bool smbd_send_release(struct smbd_sock *sk)
-{
-	mutex_unlock(&sk->ss_send_mutex);
-	smp_mb();	/* the unlock before the flags; see smbd_send_trylock() */
-	if (READ_ONCE(sk->ss_grant_owed) && xchg(&sk->ss_grant_owed, false))
-		queue_work(smbd_wq, &sk->ss_grant_work);
-	return READ_ONCE(sk->ss_send_nb_waiting) &&
-	       xchg(&sk->ss_send_nb_waiting, false);
 }
 
 /**
- * smbd_write_space() - the write_space upcall, if a send could go now
- * @sk: the socket
+ * smbd_send_msg() - the send engine: one upper-layer message on the wire
+ * @sk: a socket
+ * @parts: the message, in @nparts iterators; or what is left of one a
+ *	non-blocking call left half-sent
+ * @nparts: how many
+ * @w: a blocking sender's wait: its pages may be mapped (zero-copy) and
+ *	every batch reports its result to it; NULL to copy everything and
+ *	not wait for the device (non-blocking and SMBD_SEND_COPY sends)
+ * @inv: the peer's token to invalidate with the message's first segment
+ *	([MS-SMBD] 3.1.5.4: exactly one segment), or NULL
+ * @nonblock: never sleep for Send Credits
+ * @empty: the empty message of smbd_send_empty(): nothing goes (-ENODATA)
+ *	unless it has something to carry (smbd_take_credit())
  *
- * Context: process.
+ * Each segment is planned (smbd_seg_plan_get()), given a send context
+ * and a Send Credit (smbd_seg_take()), built (smbd_seg_fill()) and posted
+ * in batches (smbd_post_batch()).
+ *
+ * Context: process; may sleep unless @nonblock. Caller holds
+ * @sk->ss_send_mutex.
+ * Return: the bytes accepted, or a negative errno when none were.
  */
-void smbd_write_space(struct smbd_sock *sk)
+ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
+		      u32 nparts, struct smbd_send_wait *w, const u32 *inv,
+		      bool nonblock, bool empty)
 {
-	const struct smbd_sock_ops *ops;
-	bool space;
-
-	spin_lock_bh(&sk->ss_lock);
-	ops = sk->ss_ops;
-	space = smbd_space_locked(sk, true);
-	spin_unlock_bh(&sk->ss_lock);
-	if (space && ops && ops->write_space)
-		ops->write_space(sk);
-}
-
-/**
- * smbd_send_empty() - an empty message for credits or keep-alive
- * @sk: a connected socket
- *
- * Sent only if it has something to carry when it takes its credit: a
- * grant, a keep-alive answer or our keep-alive request
- * (smbd_cred_empty_begin(), [MS-SMBD] 3.1.5.1, 3.1.5.8, 3.1.6.2). Those
- * who decided to call this decided earlier, and another may have sent
- * it meanwhile: then nothing goes, and no Send Credit is spent. Never
- * between the segments of a half-sent message, never waiting for a
- * credit. When another sender holds the send mutex, its unlock has the
- * grant work decide again (ss_grant_owed, smbd_send_release()); if the
- * holder sends another segment first, that one carries the grant.
- *
- * Context: process; does not sleep (takes ss_send_mutex only by trylock);
- * takes ss_lock (_bh).
- * Return: true when a non-blocking sender found the send mutex taken
- * meanwhile: the caller owes it smbd_write_space().
- */
-bool smbd_send_empty(struct smbd_sock *sk)
-{
-	struct iov_iter it;
-
-	if (!smbd_send_trylock(sk, &sk->ss_grant_owed))
-		return false;
-	/* Never between the segments of a half-sent message. */
-	if (sk->ss_tx_msg_done == sk->ss_tx_msg_len) {
-		iov_iter_kvec(&it, ITER_SOURCE, NULL, 0, 0);
-		smbd_send_msg(sk, &it, 1, NULL, NULL, true, true);
-	}
-	return smbd_send_release(sk);
-}
-EXPORT_SYMBOL_IF_KUNIT(smbd_send_empty);
-
-/* Record one part of a SEND_MORE message; caller holds ss_send_mutex. */
-static ssize_t smbd_send_more(struct smbd_sock *sk, struct iov_iter *from,
-			      bool nonblock)
-{
-	size_t n = iov_iter_count(from);
+	struct smbd_tx_run run = { .parts = parts, .nparts = nparts, .w = w };
+	struct smbd_seg_plan plan;
+	u32 total, start, idx;
+	int ret;
 
 	lockdep_assert_held(&sk->ss_send_mutex);
-	if (nonblock || sk->ss_tx_msg_done < sk->ss_tx_msg_len)
-		return -EOPNOTSUPP;
-	if (sk->ss_more_n == SMBD_MORE_MAX - 1)
-		return -E2BIG;
-	if (n > sk->ss_neg.max_fragmented_send_size - sk->ss_more_len)
-		return -EMSGSIZE;
-	sk->ss_more[sk->ss_more_n++] = *from;
-	sk->ss_more_len += n;
-	iov_iter_advance(from, n);
-	return n;
-}
+	ret = smbd_send_span(sk, parts, nparts, &total, &start);
+	if (ret)
+		return ret;
+	ret = smbd_seg_plan_init(&plan, total, sk->ss_neg.max_send_size,
+				 sk->ss_neg.max_fragmented_send_size);
+	if (ret)
+		return ret;
 
-/*
- * A sender lets the send mutex go. A non-blocking sender that found it
- * taken meanwhile (smbd_send_trylock()) got -EAGAIN and waits for
- * write_space; the completions of what we posted may all have run before
- * this unlock, with the mutex still taken, and none is left to bring the
- * upcall. The grant work makes it: not from inside the consumer's send.
- */
-static void smbd_send_unlock(struct smbd_sock *sk)
-{
-	if (smbd_send_release(sk))
-		smbd_owe_write_space(sk);
-}
+	INIT_LIST_HEAD(&run.batch);
+	for (idx = start / plan.max_payload; idx < plan.nsegs; idx++) {
+		struct smbd_send_ctx *tx;
+		struct smbd_data_hdr h;
+		struct smbd_seg seg;
+		bool zcopy, copy;
 
-/**
- * smbd_owe_write_space() - have the grant work make the write_space upcall
- * @sk: the socket
- *
- * For a caller inside the consumer's own send or receive call, which
- * must not make the upcall itself; smbd_write_space() makes it only if a
- * send could go by then.
- *
- * Context: process or softirq; takes ss_lock (_bh).
- */
-void smbd_owe_write_space(struct smbd_sock *sk)
-{
-	spin_lock_bh(&sk->ss_lock);
-	sk->ss_space_due = true;
-	spin_unlock_bh(&sk->ss_lock);
-	queue_work(smbd_wq, &sk->ss_grant_work);
-}
-
-static ssize_t __smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
-				unsigned int flags, const u32 *inv)
-{
-	bool nonblock = flags & SMBD_SEND_NONBLOCK;
-	struct smbd_send_wait wait, *w;
-	ssize_t ret;
-
-	if (!nonblock)
-		might_sleep();
-	if (READ_ONCE(sk->ss_state) != SMBD_CONNECTED)
-		return READ_ONCE(sk->ss_err) ?: -ENOTCONN;
-	if (nonblock) {
-		if (!smbd_send_trylock(sk, &sk->ss_send_nb_waiting))
-			return -EAGAIN;
-	} else if (mutex_lock_interruptible(&sk->ss_send_mutex)) {
-		return -ERESTARTSYS;
+		smbd_seg_plan_get(&plan, idx, &seg);
+		/* Mapped if it may be, else copied: to a copy buffer if big. */
+		zcopy = w && seg.data_length > SMBD_COPYBREAK;
+		copy = !zcopy &&
+		       seg.data_length > SMBD_TX_SLOT_DATA;
+		ret = smbd_seg_take(sk, &run, &seg, copy, nonblock, empty,
+				    &tx, &h);
+		if (!ret)
+			ret = smbd_seg_fill(sk, &run, tx, &h, zcopy,
+					    idx ? NULL : inv);
+		if (!ret && (run.nbatch == SMBD_SEND_BATCH ||
+			     idx + 1 == plan.nsegs))
+			ret = smbd_run_post(sk, &run);
+		if (ret)
+			break;
 	}
+	smbd_run_drop(sk, &run);
 
-	atomic_set(&wait.sw_pending, 1);
-	wait.sw_err = 0;
-	init_completion(&wait.sw_done);
-	/* Copied sends do not wait for the device. */
-	w = nonblock || flags & SMBD_SEND_COPY ? NULL : &wait;
-	if (sk->ss_more_n && nonblock) {
-		ret = -EOPNOTSUPP;
-	} else if (flags & SMBD_SEND_MORE) {
-		ret = inv ? -EINVAL : smbd_send_more(sk, from, nonblock);
-	} else if (sk->ss_more_n) {
-		sk->ss_more[sk->ss_more_n++] = *from;
-		ret = smbd_send_msg(sk, sk->ss_more, sk->ss_more_n, w, inv,
-				    false, false);
-		/* The last part was consumed through its copy. */
-		if (ret >= 0)
-			iov_iter_advance(from, iov_iter_count(from));
-		sk->ss_more_n = 0;
-		sk->ss_more_len = 0;
-	} else {
-		ret = smbd_send_msg(sk, from, 1, w, inv, nonblock, false);
-	}
-	smbd_send_unlock(sk);
-
-	/*
-	 * Wait for every batch this send posted, uninterruptibly (the
-	 * completions always come, flushed at worst, or teardown stands in
-	 * for them): the device may still read the pages it mapped, and
-	 * [MS-SMBD] 3.1.4.2 and 3.1.5.4 want the provider's result returned.
-	 * A segment that did not complete makes the send fail, with the
-	 * connection's error. The next sender is already posting meanwhile.
-	 */
-	if (!atomic_dec_and_test(&wait.sw_pending))
-		wait_for_completion(&wait.sw_done);
-	if (ret >= 0 && READ_ONCE(wait.sw_err))
-		ret = READ_ONCE(sk->ss_err) ?: wait.sw_err;
-	return ret;
-}
-
-/**
- * smbd_sock_send() - send one upper-layer message ([MS-SMBD] 3.1.4.2)
- * @sk: a connected socket
- * @from: the message (any kernel iov_iter); consumed as it is sent
- * @flags: %SMBD_SEND_NONBLOCK, %SMBD_SEND_MORE, %SMBD_SEND_COPY
- *
- * The message is cut into segments of at most MaxSendSize bytes
- * (3.1.5.4) that go out in order, never interleaved with another
- * message's; senders are served one message at a time in the order they
- * came. An empty @from sends an empty message: it carries credits and
- * keep-alive state and is delivered to nobody.
- *
- * Blocking (the default) waits for Send Credits, posts every segment
- * with @from's pages mapped for the device (no copy), and returns once
- * the device is done with them; @from's memory may be reused then. It
- * returns the count only if the device completed every segment; if one
- * failed, or was flushed, the connection is lost and the call returns
- * its error ([MS-SMBD] 3.1.4.2, 3.1.5.4). With
- * %SMBD_SEND_NONBLOCK the payload is copied and the call never sleeps:
- * it returns -EAGAIN when not even the first segment could go, or the
- * bytes of the segments that went; the rest of that message must be the
- * next send on this socket (the write_space upcall tells when to try
- * again). A non-blocking send does not wait for the device: a failure
- * after it returned shows as the connection's error on later calls.
- *
- * %SMBD_SEND_COPY: as blocking, but the payload is copied into smbd's
- * pre-mapped send buffers (a send context's slot, or for more than 488
- * bytes one of the connection's copy buffers, which it may wait for, as
- * for a credit) and the call returns once the segments are
- * posted, not completed, and as a non-blocking send it reports a later
- * failure on later calls. For small messages under the consumer's own
- * lock: one network round trip less per message held under it. On the
- * last part of a %SMBD_SEND_MORE message it copies every part, so all of
- * them may be reused on return; on other parts it does nothing, and
- * %SMBD_SEND_NONBLOCK takes precedence.
- *
- * With %SMBD_SEND_MORE, @from is one part of a message whose remaining
- * parts follow; nothing is sent and the part is not copied: the memory
- * and the kvec/bvec array behind @from must stay untouched until the
- * send of the last part (without %SMBD_SEND_MORE) returns, which sends
- * the whole message. At most %SMBD_MORE_MAX parts; one thread builds
- * such a message at a time; %SMBD_SEND_NONBLOCK is not supported for
- * them (-EOPNOTSUPP).
- *
- * Context: process; sleeps unless %SMBD_SEND_NONBLOCK. Takes the socket's
- * ss_send_mutex.
- * Return: bytes accepted (a part's length for %SMBD_SEND_MORE, the whole
- * message's for the last part); -EMSGSIZE above MaxFragmentedSendSize;
- * -E2BIG for too many parts; -EAGAIN; -ENOTCONN or the connection's
- * error once it is lost, or when a segment of a blocking send failed
- * (-ECONNABORTED if nothing else ended it first); -ERESTARTSYS.
- */
-ssize_t smbd_sock_send(struct smbd_sock *sk, struct iov_iter *from,
-		       unsigned int flags)
-{
-	return __smbd_sock_send(sk, from, flags, NULL);
-}
-EXPORT_SYMBOL_NS_GPL(smbd_sock_send, SMBD);
-
-/**
- * smbd_sock_send_inv() - send a message that invalidates a peer's token
- * @sk: a connected socket
- * @from: the message, as for smbd_sock_send()
- * @flags: as for smbd_sock_send(); with %SMBD_SEND_MORE the token goes
- *	with the last part instead (-EINVAL here)
- * @remote_token: the peer's rkey (from its Buffer Descriptor) that the
- *	peer's device invalidates when the message arrives
- *
- * [MS-SMBD] 3.1.4.2 and 3.1.5.4: exactly one segment of the message, the
- * first, is a Send with Invalidate. An SMB2 server uses it on the
- * response to a READ or WRITE whose buffer it has finished with.
- *
- * Context: process; sleeps unless %SMBD_SEND_NONBLOCK.
- * Return: as smbd_sock_send().
- */
-ssize_t smbd_sock_send_inv(struct smbd_sock *sk, struct iov_iter *from,
-			   unsigned int flags, u32 remote_token)
-{
-	return __smbd_sock_send(sk, from, flags, &remote_token);
-}
-EXPORT_SYMBOL_NS_GPL(smbd_sock_send_inv, SMBD);
-
-/**
- * smbd_grant_work() - send a credit grant or a keep-alive message
- * @work: ss_grant_work
- *
- * Queued by a receive completion when a grant or an answer is due
- * (smbd_cred_empty_due()), by whoever owes write_space, and by the unlock
- * of the send mutex when an empty message found it taken
- * (smbd_send_release()). It decides again what is due: a grant, an
- * answer, or our keep-alive request still pending ([MS-SMBD] 3.1.5.8,
- * 3.1.6.2).
- *
- * Context: process (smbd_wq).
- */
-void smbd_grant_work(struct work_struct *work)
-{
-	struct smbd_sock *sk = container_of(work, struct smbd_sock,
-					    ss_grant_work);
-	bool due, space;
-
-	spin_lock_bh(&sk->ss_lock);
-	due = sk->ss_state == SMBD_CONNECTED &&
-	      smbd_cred_empty_due(&sk->ss_cred, smbd_ka_msg_due(sk));
-	space = sk->ss_space_due;
-	sk->ss_space_due = false;
-	spin_unlock_bh(&sk->ss_lock);
-	if (due && smbd_send_empty(sk))
-		space = true;
-	if (space)
-		smbd_write_space(sk);
-}
-
-/**
- * smbd_neg_probe_work() - is the peer's queue pair still there?
- * @work: ss_probe_work
- *
- * The Negotiation Timer gives the responder 120 s ([MS-SMBD] 3.1.4.1),
- * but a responder that drops the connection before it is established on
- * its side sends nothing over InfiniBand or RoCE: its connection manager
- * sends no DREQ in that state, and its queue pair, moved to the error
- * state, drops our packets. The stock ksmbd of Linux 6.12 does so when
- * it loses a race with our Negotiate Request. iWARP has TCP to tell.
- *
- * So while the response is due, post a signalled zero-length RDMA Write
- * every SMBD_NEG_PROBE_MS. It needs no memory or key at the peer (IBA
- * C9-88), consumes no receive and places no data; rdma_cm gives every
- * RC queue pair remote write access. The peer's queue pair acknowledges
- * it, or our retries run out and the probe fails: then the connection is
- * gone, and the connect fails at once with -ECONNRESET instead of at the
- * timer's end. A peer that refuses remote writes loses the connection
- * too (-ECONNABORTED), but only after it left a Negotiate Request
- * unanswered for SMBD_NEG_PROBE_MS.
- *
- * Context: process (smbd_wq).
- */
-void smbd_neg_probe_work(struct work_struct *work)
-{
-	struct smbd_sock *sk = container_of(to_delayed_work(work),
-					    struct smbd_sock, ss_probe_work);
-	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sk->ss_probe_cqe.cqe,
-		.wr.opcode = IB_WR_RDMA_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED,
-	};
-
-	/*
-	 * The state, under ss_lock, guards the queue pair: the teardown's
-	 * callers leave NEGOTIATING before it drains and destroys it. A post
-	 * that fails leaves the Negotiation Timer to end the connection,
-	 * and its line to say so.
-	 */
-	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_state == SMBD_NEGOTIATING &&
-	    smbd_qp_post(sk, &wr.wr, NULL))
-		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
-	spin_unlock_bh(&sk->ss_lock);
-}
-
-/**
- * smbd_ka_work() - the idle connection timer ([MS-SMBD] 3.1.6.2)
- * @work: ss_ka_work
- *
- * Context: process (smbd_wq).
- */
-void smbd_ka_work(struct work_struct *work)
-{
-	struct smbd_sock *sk = container_of(to_delayed_work(work),
-					    struct smbd_sock, ss_ka_work);
-	enum smbd_ka_action act;
-	u32 rearm;
-
-	spin_lock_bh(&sk->ss_lock);
-	if (sk->ss_state != SMBD_CONNECTED) {
-		spin_unlock_bh(&sk->ss_lock);
-		return;
-	}
-	act = smbd_ka_on_timer(&sk->ss_ka, smbd_now_ms(), &rearm);
-	if (rearm)
-		mod_delayed_work(smbd_wq, &sk->ss_ka_work,
-				 msecs_to_jiffies(rearm));
-	spin_unlock_bh(&sk->ss_lock);
-
-	if (act == SMBD_KA_ACT_TERMINATE) {
-		trace_smbd_keepalive(sk, SMBD_TRACE_KA_TIMEOUT);
-		pr_info_ratelimited("peer did not answer a keep-alive\n");
-		smbd_sock_error(sk, -ETIMEDOUT);
-	} else if (act == SMBD_KA_ACT_SEND && smbd_send_empty(sk)) {
-		smbd_write_space(sk);
-	}
+	if (!run.sent && !(ret == 0 && total == 0) &&
+	    idx == start / plan.max_payload)
+		return ret ?: -EAGAIN;
+	smbd_send_account(sk, total, start, run.sent, run.mapped);
+	return run.sent;
 }

@@ -2,7 +2,7 @@
 /*
  * smbd: the socket API its consumers call (include/smbd.h): create,
  * connect ([MS-SMBD] 3.1.4.1), bind, listen and accept (3.1.7.2), query
- * (3.1.4.7), shutdown and the one release path. Sending is smbd_send.c's,
+ * (3.1.4.7), shutdown and the one release path. Sending is smbd_write.c's,
  * reading smbd_read.c's, registration smbd_mr.c's and RDMA read/write
  * smbd_rw.c's.
  */
@@ -518,8 +518,8 @@ int smbd_sock_query(struct smbd_sock *sk, struct smbd_sock_info *info)
 	info->responder_resources = sk->ss_ep.responder_resources;
 	info->send_gather = sk->ss_ep.tx_sge;
 	/* One page of an MR may go to an unaligned start. */
-	info->max_reg_size = sk->ss_nr_reg ?
-		min_t(u32, (sk->ss_regs[0].reg_max_pages - 1) * PAGE_SIZE,
+	info->max_reg_size = sk->ss_rdma.nr_reg ?
+		min_t(u32, (sk->ss_rdma.regs[0].reg_max_pages - 1) * PAGE_SIZE,
 		      sk->ss_neg.max_read_write_size) : 0;
 out:
 	spin_unlock_bh(&sk->ss_lock);

@@ -3,18 +3,20 @@
  * smbd: the data path's buffers ([MS-SMBD] 3.1.4.1, 3.1.5.9).
  *
  * The layer under smbd_recv.c, smbd_send.c and smbd_read.c: it owns the
- * send and receive contexts and does every post that does not depend on
- * a message's content.
+ * send and receive contexts, their slots and the copy buffers (lent to a
+ * send by smbd_tx_lend_copy_locked(), returned by smbd_tx_put_locked()),
+ * and posts the receives.
  *
  * Buffer ownership
  *   Every buffer is allocated and DMA-mapped once, when the queue pair is
  *   created, and unmapped when it is destroyed. Negotiation may lay the
  *   receive and copy buffers out again, larger and fewer, in the same
  *   mapped chunks (smbd_xfer_split()), before any of them is posted. A
- *   receive context is on the receive queue, on ss_rx_ready (holding
- *   data for the consumer) or on ss_rx_free. A send context is on ss_tx_free or in flight; a
- *   signalled one owns the unsignalled ones posted before it (since the
- *   previous signalled one) and returns them all on its completion.
+ *   receive context is on the receive queue, on ss_rx.ready (holding
+ *   data for the consumer) or on ss_rx.free. A send context is on
+ *   ss_tx.free or in flight; a signalled one owns the unsignalled ones
+ *   posted before it (since the previous signalled one) and returns them
+ *   all on its completion.
  *
  * Posting receives
  *   Receives are posted in one chained post, only as many as the credit
@@ -47,7 +49,7 @@
 /* The size of each copy buffer: a whole send, the largest negotiated. */
 static u32 smbd_copy_len(const struct smbd_sock *sk)
 {
-	return sk->ss_copy_len;
+	return sk->ss_tx.copy_len;
 }
 
 /* A buffer's size laid out in a chunk: aligned for the CPU and for DMA. */
@@ -154,7 +156,7 @@ static void *smbd_buf(const struct smbd_bufs *b, u32 i, u64 *dma)
 static void smbd_tx_use_slot(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 {
 	tx->tx_copy = NULL;
-	tx->tx_buf = smbd_buf(&sk->ss_tx_slots, tx - sk->ss_tx_ctxs,
+	tx->tx_buf = smbd_buf(&sk->ss_tx.slots, tx - sk->ss_tx.ctxs,
 			      &tx->tx_dma);
 	tx->tx_sge[0].addr = tx->tx_dma;
 }
@@ -162,7 +164,7 @@ static void smbd_tx_use_slot(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 /**
  * smbd_tx_room() - how much payload a send context can take copied
  * @sk: the socket
- * @tx: a send context taken from ss_tx_free
+ * @tx: a send context taken from ss_tx.free
  *
  * Context: any.
  * Return: the bytes after the header in the context's slot, or in the
@@ -177,7 +179,7 @@ u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx)
 /**
  * smbd_tx_lend_copy_locked() - give a send a copy buffer
  * @sk: the socket, with a copy buffer free
- * @tx: a send context taken from ss_tx_free that has none; its header
+ * @tx: a send context taken from ss_tx.free that has none; its header
  *	is (re)written to the buffer after this
  *
  * Context: any; caller holds @sk->ss_lock.
@@ -187,10 +189,10 @@ void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 	struct smbd_copy_buf *cb;
 
 	lockdep_assert_held(&sk->ss_lock);
-	cb = list_first_entry(&sk->ss_copy_free, struct smbd_copy_buf,
+	cb = list_first_entry(&sk->ss_tx.copy_free, struct smbd_copy_buf,
 			      cb_node);
 	list_del(&cb->cb_node);
-	sk->ss_copy_free_count--;
+	sk->ss_tx.copy_free_count--;
 	tx->tx_copy = cb;
 	tx->tx_buf = cb->cb_buf;
 	tx->tx_dma = cb->cb_dma;
@@ -208,47 +210,47 @@ void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx)
 {
 	lockdep_assert_held(&sk->ss_lock);
 	if (tx->tx_copy) {
-		list_add(&tx->tx_copy->cb_node, &sk->ss_copy_free);
-		sk->ss_copy_free_count++;
+		list_add(&tx->tx_copy->cb_node, &sk->ss_tx.copy_free);
+		sk->ss_tx.copy_free_count++;
 		smbd_tx_use_slot(sk, tx);
 	}
-	list_add(&tx->tx_node, &sk->ss_tx_free);
-	sk->ss_tx_free_count++;
+	list_add(&tx->tx_node, &sk->ss_tx.free);
+	sk->ss_tx.free_count++;
 }
 
-/* Put the first @n receive contexts on ss_rx_free, on @sk's buffers. */
+/* Put the first @n receive contexts on ss_rx.free, on @sk's buffers. */
 static void smbd_rx_lay_out(struct smbd_sock *sk, u32 n, u32 len)
 {
 	u32 i;
 
-	INIT_LIST_HEAD(&sk->ss_rx_free);
+	INIT_LIST_HEAD(&sk->ss_rx.free);
 	for (i = 0; i < n; i++) {
-		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
+		struct smbd_recv_ctx *rx = &sk->ss_rx.ctxs[i];
 
 		rx->rx_len = len;
-		rx->rx_buf = smbd_buf(&sk->ss_rx_bufs, i, &rx->rx_dma);
+		rx->rx_buf = smbd_buf(&sk->ss_rx.bufs, i, &rx->rx_dma);
 		rx->rx_sge.addr = rx->rx_dma;
 		rx->rx_sge.length = len;
-		list_add_tail(&rx->rx_node, &sk->ss_rx_free);
+		list_add_tail(&rx->rx_node, &sk->ss_rx.free);
 	}
-	sk->ss_nr_rx = n;
+	sk->ss_rx.nr = n;
 }
 
-/* Put the first @n copy buffers on ss_copy_free, each of @len bytes. */
+/* Put the first @n copy buffers on ss_tx.copy_free, each of @len bytes. */
 static void smbd_copy_lay_out(struct smbd_sock *sk, u32 n, u32 len)
 {
 	u32 i;
 
-	INIT_LIST_HEAD(&sk->ss_copy_free);
+	INIT_LIST_HEAD(&sk->ss_tx.copy_free);
 	for (i = 0; i < n; i++) {
-		struct smbd_copy_buf *cb = &sk->ss_copy[i];
+		struct smbd_copy_buf *cb = &sk->ss_tx.copy[i];
 
-		cb->cb_buf = smbd_buf(&sk->ss_copy_bufs, i, &cb->cb_dma);
-		list_add_tail(&cb->cb_node, &sk->ss_copy_free);
+		cb->cb_buf = smbd_buf(&sk->ss_tx.copy_bufs, i, &cb->cb_dma);
+		list_add_tail(&cb->cb_node, &sk->ss_tx.copy_free);
 	}
-	sk->ss_nr_copy = n;
-	sk->ss_copy_free_count = n;
-	sk->ss_copy_len = len;
+	sk->ss_tx.nr_copy = n;
+	sk->ss_tx.copy_free_count = n;
+	sk->ss_tx.copy_len = len;
 }
 
 /**
@@ -269,22 +271,23 @@ void smbd_wslots_alloc(struct smbd_sock *sk, u32 len)
 
 	if (!sk->ss_responder || !len)
 		return;
-	sk->ss_wslots = kcalloc_node(SMBD_WSLOTS, sizeof(*sk->ss_wslots),
-				     GFP_KERNEL, node);
-	if (!sk->ss_wslots ||
-	    smbd_bufs_alloc(sk, &sk->ss_wslot_bufs, SMBD_WSLOTS, len,
+	sk->ss_rdma.wslots = kcalloc_node(SMBD_WSLOTS,
+					  sizeof(*sk->ss_rdma.wslots),
+					  GFP_KERNEL, node);
+	if (!sk->ss_rdma.wslots ||
+	    smbd_bufs_alloc(sk, &sk->ss_rdma.wslot_bufs, SMBD_WSLOTS, len,
 			    DMA_TO_DEVICE)) {
-		smbd_bufs_free(sk, &sk->ss_wslot_bufs);
-		kfree(sk->ss_wslots);
-		sk->ss_wslots = NULL;
+		smbd_bufs_free(sk, &sk->ss_rdma.wslot_bufs);
+		kfree(sk->ss_rdma.wslots);
+		sk->ss_rdma.wslots = NULL;
 		return;
 	}
 	for (i = 0; i < SMBD_WSLOTS; i++) {
-		struct smbd_wslot *ws = &sk->ss_wslots[i];
+		struct smbd_wslot *ws = &sk->ss_rdma.wslots[i];
 		u64 dma;
 
 		smbd_cqe_init(sk, &ws->ws_cqe, SMBD_WC_WSLOT, smbd_wslot_done);
-		ws->ws_buf = smbd_buf(&sk->ss_wslot_bufs, i, &dma);
+		ws->ws_buf = smbd_buf(&sk->ss_rdma.wslot_bufs, i, &dma);
 		ws->ws_sge.addr = dma;
 		ws->ws_sge.lkey = sk->ss_ep.pd->local_dma_lkey;
 		ws->ws_wr.wr.wr_cqe = &ws->ws_cqe.cqe;
@@ -292,9 +295,9 @@ void smbd_wslots_alloc(struct smbd_sock *sk, u32 len)
 		ws->ws_wr.wr.num_sge = 1;
 		ws->ws_wr.wr.opcode = IB_WR_RDMA_WRITE;
 		ws->ws_wr.wr.send_flags = IB_SEND_SIGNALED;
-		list_add_tail(&ws->ws_node, &sk->ss_wslot_free);
+		list_add_tail(&ws->ws_node, &sk->ss_rdma.wslot_free);
 	}
-	sk->ss_wslot_len = len;
+	sk->ss_rdma.wslot_len = len;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_wslots_alloc);
 
@@ -314,11 +317,11 @@ static void smbd_xfer_check_offer(struct smbd_sock *sk, u32 rx_len)
 
 	p->large_size = min(p->large_size, gather);
 	if (p->large_size > rx_len &&
-	    smbd_bufs_fit(&sk->ss_rx_bufs, p->large_size) <
+	    smbd_bufs_fit(&sk->ss_rx.bufs, p->large_size) <
 	    SMBD_SPLIT_MIN_RECVS)
 		p->large_size = 0;
-	if (p->large_size > sk->ss_copy_len &&
-	    !smbd_bufs_fit(&sk->ss_copy_bufs, p->large_size))
+	if (p->large_size > sk->ss_tx.copy_len &&
+	    !smbd_bufs_fit(&sk->ss_tx.copy_bufs, p->large_size))
 		p->large_size = 0;
 }
 
@@ -345,29 +348,30 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 	int node = ibdev_to_node(sk->ss_ep.ibdev);
 	u32 i, j;
 
-	sk->ss_nr_copy = sk->ss_params.copy_buffers ?: sk->ss_nr_tx / 4;
-	sk->ss_nr_copy = clamp_t(u32, sk->ss_nr_copy, 1, sk->ss_nr_tx);
-	sk->ss_copy_len = sk->ss_params.max_send_size;
-	sk->ss_rx_ctxs = kcalloc_node(sk->ss_nr_rx, sizeof(*sk->ss_rx_ctxs),
+	sk->ss_tx.nr_copy = sk->ss_params.copy_buffers ?: sk->ss_tx.nr / 4;
+	sk->ss_tx.nr_copy = clamp_t(u32, sk->ss_tx.nr_copy, 1, sk->ss_tx.nr);
+	sk->ss_tx.copy_len = sk->ss_params.max_send_size;
+	sk->ss_rx.ctxs = kcalloc_node(sk->ss_rx.nr, sizeof(*sk->ss_rx.ctxs),
 				      GFP_KERNEL, node);
-	sk->ss_tx_ctxs = kcalloc_node(sk->ss_nr_tx, sizeof(*sk->ss_tx_ctxs),
+	sk->ss_tx.ctxs = kcalloc_node(sk->ss_tx.nr, sizeof(*sk->ss_tx.ctxs),
 				      GFP_KERNEL, node);
-	sk->ss_copy = kcalloc_node(sk->ss_nr_copy, sizeof(*sk->ss_copy),
-				   GFP_KERNEL, node);
-	if (!sk->ss_rx_ctxs || !sk->ss_tx_ctxs || !sk->ss_copy ||
-	    smbd_bufs_alloc(sk, &sk->ss_rx_bufs, sk->ss_nr_rx, rx_len,
+	sk->ss_tx.copy = kcalloc_node(sk->ss_tx.nr_copy,
+				      sizeof(*sk->ss_tx.copy), GFP_KERNEL,
+				      node);
+	if (!sk->ss_rx.ctxs || !sk->ss_tx.ctxs || !sk->ss_tx.copy ||
+	    smbd_bufs_alloc(sk, &sk->ss_rx.bufs, sk->ss_rx.nr, rx_len,
 			    DMA_FROM_DEVICE) ||
-	    smbd_bufs_alloc(sk, &sk->ss_tx_slots, sk->ss_nr_tx, SMBD_TX_SLOT,
+	    smbd_bufs_alloc(sk, &sk->ss_tx.slots, sk->ss_tx.nr, SMBD_TX_SLOT,
 			    DMA_TO_DEVICE) ||
-	    smbd_bufs_alloc(sk, &sk->ss_copy_bufs, sk->ss_nr_copy,
+	    smbd_bufs_alloc(sk, &sk->ss_tx.copy_bufs, sk->ss_tx.nr_copy,
 			    smbd_copy_len(sk), DMA_TO_DEVICE)) {
 		smbd_xfer_free(sk);
 		return -ENOMEM;
 	}
 	smbd_xfer_check_offer(sk, rx_len);
 
-	for (i = 0; i < sk->ss_nr_rx; i++) {
-		struct smbd_recv_ctx *rx = &sk->ss_rx_ctxs[i];
+	for (i = 0; i < sk->ss_rx.nr; i++) {
+		struct smbd_recv_ctx *rx = &sk->ss_rx.ctxs[i];
 
 		rx->rx_sk = sk;
 		smbd_cqe_init(sk, &rx->rx_cqe, SMBD_WC_RECV, recv_done);
@@ -376,9 +380,9 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		rx->rx_wr.sg_list = &rx->rx_sge;
 		rx->rx_wr.num_sge = 1;
 	}
-	smbd_rx_lay_out(sk, sk->ss_nr_rx, rx_len);
-	for (i = 0; i < sk->ss_nr_tx; i++) {
-		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
+	smbd_rx_lay_out(sk, sk->ss_rx.nr, rx_len);
+	for (i = 0; i < sk->ss_tx.nr; i++) {
+		struct smbd_send_ctx *tx = &sk->ss_tx.ctxs[i];
 
 		tx->tx_sk = sk;
 		smbd_cqe_init(sk, &tx->tx_cqe, SMBD_WC_SEND, send_done);
@@ -390,10 +394,10 @@ int smbd_xfer_alloc(struct smbd_sock *sk,
 		tx->tx_wr.sg_list = tx->tx_sge;
 		tx->tx_wr.num_sge = 1;
 		tx->tx_wr.opcode = IB_WR_SEND;
-		list_add_tail(&tx->tx_node, &sk->ss_tx_free);
-		sk->ss_tx_free_count++;
+		list_add_tail(&tx->tx_node, &sk->ss_tx.free);
+		sk->ss_tx.free_count++;
 	}
-	smbd_copy_lay_out(sk, sk->ss_nr_copy, smbd_copy_len(sk));
+	smbd_copy_lay_out(sk, sk->ss_tx.nr_copy, smbd_copy_len(sk));
 	smbd_wslots_alloc(sk, smbd_posted_write_max());
 	return 0;
 }
@@ -422,21 +426,21 @@ int smbd_xfer_split(struct smbd_sock *sk)
 	u32 n;
 
 	lockdep_assert_held(&sk->ss_lock);
-	if (recv > sk->ss_rx_ctxs[0].rx_len) {
-		n = smbd_bufs_fit(&sk->ss_rx_bufs, recv);
-		if (WARN_ON_ONCE(!n || n > sk->ss_nr_rx))
+	if (recv > sk->ss_rx.ctxs[0].rx_len) {
+		n = smbd_bufs_fit(&sk->ss_rx.bufs, recv);
+		if (WARN_ON_ONCE(!n || n > sk->ss_rx.nr))
 			return -EPROTO;
-		smbd_bufs_cut(&sk->ss_rx_bufs, recv, n);
+		smbd_bufs_cut(&sk->ss_rx.bufs, recv, n);
 		smbd_rx_lay_out(sk, n, recv);
 		sk->ss_params.recv_credit_max = n;
 	}
 	if (send > smbd_copy_len(sk)) {
-		if (WARN_ON_ONCE(sk->ss_copy_free_count != sk->ss_nr_copy))
+		if (WARN_ON_ONCE(sk->ss_tx.copy_free_count != sk->ss_tx.nr_copy))
 			return -EPROTO;
-		n = smbd_bufs_fit(&sk->ss_copy_bufs, send);
-		if (WARN_ON_ONCE(!n || n > sk->ss_nr_copy))
+		n = smbd_bufs_fit(&sk->ss_tx.copy_bufs, send);
+		if (WARN_ON_ONCE(!n || n > sk->ss_tx.nr_copy))
 			return -EPROTO;
-		smbd_bufs_cut(&sk->ss_copy_bufs, send, n);
+		smbd_bufs_cut(&sk->ss_tx.copy_bufs, send, n);
 		smbd_copy_lay_out(sk, n, send);
 	}
 	return 0;
@@ -444,52 +448,36 @@ int smbd_xfer_split(struct smbd_sock *sk)
 
 /**
  * smbd_xfer_free() - unmap and free the buffers
- * @sk: a socket whose queue pair is drained or was never used
+ * @sk: a socket whose queue pair is drained or was never used, its sends
+ *	given up (smbd_tx_release())
  *
  * Context: process.
  */
 void smbd_xfer_free(struct smbd_sock *sk)
 {
-	u32 i;
-
-	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
-		struct smbd_send_ctx *tx = &sk->ss_tx_ctxs[i];
-
-		/*
-		 * A send whose completion never came: left on the queue
-		 * pair by a failed post, or lost by a provider that flushes
-		 * its drain marker ahead of older requests (siw after a
-		 * fatal error). The queue pair is gone, so the pages are
-		 * free: give them back and wake their sender, which must not
-		 * take a send nobody saw complete for a sent one.
-		 */
-		smbd_tx_unmap(sk, tx);
-		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
-		tx->tx_wait = NULL;
-	}
-	smbd_bufs_free(sk, &sk->ss_rx_bufs);
-	smbd_bufs_free(sk, &sk->ss_tx_slots);
-	smbd_bufs_free(sk, &sk->ss_copy_bufs);
+	smbd_bufs_free(sk, &sk->ss_rx.bufs);
+	smbd_bufs_free(sk, &sk->ss_tx.slots);
+	smbd_bufs_free(sk, &sk->ss_tx.copy_bufs);
 	/* A posted write's completion is seen, or none can come any more. */
-	smbd_bufs_free(sk, &sk->ss_wslot_bufs);
-	kfree(sk->ss_wslots);
-	sk->ss_wslots = NULL;
-	sk->ss_wslot_len = 0;
-	INIT_LIST_HEAD(&sk->ss_wslot_free);
-	kfree(sk->ss_rx_ctxs);
-	kfree(sk->ss_tx_ctxs);
-	kfree(sk->ss_copy);
+	smbd_bufs_free(sk, &sk->ss_rdma.wslot_bufs);
+	kfree(sk->ss_rdma.wslots);
+	sk->ss_rdma.wslots = NULL;
+	sk->ss_rdma.wslot_len = 0;
+	INIT_LIST_HEAD(&sk->ss_rdma.wslot_free);
+	kfree(sk->ss_rx.ctxs);
+	kfree(sk->ss_tx.ctxs);
+	kfree(sk->ss_tx.copy);
 	/* The head of a message that never completed goes with the buffers. */
 	smbd_rx_part_free(sk);
-	sk->ss_rx_ctxs = NULL;
-	sk->ss_tx_ctxs = NULL;
-	sk->ss_copy = NULL;
-	INIT_LIST_HEAD(&sk->ss_rx_free);
-	INIT_LIST_HEAD(&sk->ss_rx_ready);
-	INIT_LIST_HEAD(&sk->ss_tx_free);
-	INIT_LIST_HEAD(&sk->ss_copy_free);
-	sk->ss_tx_free_count = 0;
-	sk->ss_copy_free_count = 0;
+	sk->ss_rx.ctxs = NULL;
+	sk->ss_tx.ctxs = NULL;
+	sk->ss_tx.copy = NULL;
+	INIT_LIST_HEAD(&sk->ss_rx.free);
+	INIT_LIST_HEAD(&sk->ss_rx.ready);
+	INIT_LIST_HEAD(&sk->ss_tx.free);
+	INIT_LIST_HEAD(&sk->ss_tx.copy_free);
+	sk->ss_tx.free_count = 0;
+	sk->ss_tx.copy_free_count = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(smbd_xfer_free);
 
@@ -509,9 +497,9 @@ bool smbd_space_locked(struct smbd_sock *sk, bool copy)
 	const struct smbd_credits *c = &sk->ss_cred;
 
 	lockdep_assert_held(&sk->ss_lock);
-	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx_free_count &&
-	       (!copy || sk->ss_copy_free_count) &&
-	       smbd_cred_can_send(c, !list_empty(&sk->ss_rx_free));
+	return sk->ss_state == SMBD_CONNECTED && sk->ss_tx.free_count &&
+	       (!copy || sk->ss_tx.copy_free_count) &&
+	       smbd_cred_can_send(c, !list_empty(&sk->ss_rx.free));
 }
 
 /*
@@ -526,11 +514,11 @@ static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
 	int ret;
 
 	lockdep_assert_held(&sk->ss_lock);
-	while (i < n && !list_empty(&sk->ss_rx_free)) {
-		rx = list_first_entry(&sk->ss_rx_free, struct smbd_recv_ctx,
+	while (i < n && !list_empty(&sk->ss_rx.free)) {
+		rx = list_first_entry(&sk->ss_rx.free, struct smbd_recv_ctx,
 				      rx_node);
 		list_del(&rx->rx_node);
-		rx->rx_seq = ++sk->ss_rx_seq;
+		rx->rx_seq = ++sk->ss_rx.seq;
 		rx->rx_wr.next = NULL;
 		if (prev)
 			prev->rx_wr.next = &rx->rx_wr;
@@ -552,7 +540,7 @@ static int smbd_post_recv_chain(struct smbd_sock *sk, u32 n)
 	while (rx) {
 		struct ib_recv_wr *next = rx->rx_wr.next;
 
-		list_add(&rx->rx_node, &sk->ss_rx_free);
+		list_add(&rx->rx_node, &sk->ss_rx.free);
 		rx = next ? container_of(next, struct smbd_recv_ctx, rx_wr) :
 			    NULL;
 	}
@@ -607,297 +595,6 @@ int smbd_post_recvs(struct smbd_sock *sk, bool send_queued)
 }
 
 /**
- * smbd_send_negotiate_locked() - post one negotiate message
- * @sk: a socket in negotiation
- * @pdu: the message
- * @len: its length, at most a send context's slot (%SMBD_TX_SLOT)
- *
- * Context: any; caller holds @sk->ss_lock.
- * Return: 0, -ENOBUFS with no free send context, or the post's error.
- */
-int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
-			       u32 len)
-{
-	const struct ib_send_wr *bad;
-	struct smbd_send_ctx *tx;
-	int ret;
-
-	lockdep_assert_held(&sk->ss_lock);
-	BUILD_BUG_ON(sizeof(struct smbd_neg_resp_pdu) > SMBD_TX_SLOT ||
-		     sizeof(struct smbd_neg_req_pdu) > SMBD_TX_SLOT);
-	if (WARN_ON_ONCE(len > SMBD_TX_SLOT))
-		return -EINVAL;
-	tx = list_first_entry_or_null(&sk->ss_tx_free, struct smbd_send_ctx,
-				      tx_node);
-	if (!tx)
-		return -ENOBUFS;
-	list_del(&tx->tx_node);
-	sk->ss_tx_free_count--;
-	tx->tx_seq = ++sk->ss_tx_seq;
-	memcpy(tx->tx_buf, pdu, len);
-	tx->tx_sge[0].length = len;
-	tx->tx_wr.num_sge = 1;
-	tx->tx_wr.opcode = IB_WR_SEND;
-	tx->tx_wait = NULL;
-	tx->tx_wr.next = NULL;
-	tx->tx_wr.send_flags = IB_SEND_SIGNALED;
-	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma, len,
-				      DMA_TO_DEVICE);
-	ret = smbd_post_send(sk, &tx->tx_wr, &bad);
-	if (ret)
-		smbd_tx_put_locked(sk, tx);
-	else
-		set_bit(SMBD_NEG_POSTED, &sk->ss_neg_trace);
-	return ret;
-}
-
-/**
- * smbd_send_negotiate() - post the Negotiate Request
- * @sk: an initiator whose RDMA connection is established
- * @pdu: the message
- * @len: its length
- *
- * Context: process (connection manager handler).
- * Return: 0 or a negative errno.
- */
-int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len)
-{
-	int ret;
-
-	spin_lock_bh(&sk->ss_lock);
-	ret = smbd_send_negotiate_locked(sk, pdu, len);
-	spin_unlock_bh(&sk->ss_lock);
-	return ret;
-}
-
-/**
- * smbd_tx_unmap() - give the sender's pages back
- * @sk: the socket
- * @tx: a send context no longer on the queue pair
- *
- * Unmaps what smbd_tx_fill() mapped for this context.
- *
- * Context: any.
- */
-void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx)
-{
-	u32 i;
-
-	for (i = 1; i <= tx->tx_nmapped; i++)
-		ib_dma_unmap_page(sk->ss_ep.ibdev, tx->tx_sge[i].addr,
-				  tx->tx_sge[i].length, DMA_TO_DEVICE);
-	tx->tx_nmapped = 0;
-}
-
-/**
- * smbd_tx_wait_put() - a batch of a blocking send is done
- * @w: the sender's wait, or NULL
- * @err: 0 when the device completed the batch, else why not
- *
- * Wakes the sender after its last batch. The error is stored before the
- * reference is dropped: the fully ordered atomic_dec_and_test() and the
- * completion publish it to the sender.
- *
- * Context: any.
- */
-void smbd_tx_wait_put(struct smbd_send_wait *w, int err)
-{
-	if (!w)
-		return;
-	if (err)
-		WRITE_ONCE(w->sw_err, err);
-	if (atomic_dec_and_test(&w->sw_pending))
-		complete(&w->sw_done);
-}
-
-/**
- * smbd_tx_abandon() - give up the sends whose completions never came
- * @sk: a socket whose send queue is fenced: nothing posted before the
- *	marker is running any more
- *
- * A dying queue pair's provider may lose completions (siw did, after
- * the error state). Every send still waited for gives its pages back and
- * wakes its blocking sender with -ECONNABORTED; the context itself stays
- * out of the free list (the connection is over), and a completion that
- * still comes for it finds nothing left to do but return it.
- *
- * Context: the send completion handler (the fence's marker), or process
- * (smbd_sock_dead()); takes ss_lock, under which smbd_send_done() and a
- * sender's smbd_post_failed() touch the same contexts.
- */
-void smbd_tx_abandon(struct smbd_sock *sk)
-{
-	struct smbd_send_ctx *tx, *pos;
-	u32 i;
-
-	/* ss_lock: against a sender's smbd_post_failed() on the same ones. */
-	spin_lock_bh(&sk->ss_lock);
-	for (i = 0; sk->ss_tx_ctxs && i < sk->ss_nr_tx; i++) {
-		tx = &sk->ss_tx_ctxs[i];
-		/* Pairs with smbd_post_batch(): its batch is complete. */
-		if (!smp_load_acquire(&tx->tx_wait))
-			continue;
-		list_for_each_entry(pos, &tx->tx_batch, tx_node)
-			smbd_tx_unmap(sk, pos);
-		smbd_tx_unmap(sk, tx);
-		smbd_tx_wait_put(tx->tx_wait, -ECONNABORTED);
-		tx->tx_wait = NULL;
-	}
-	spin_unlock_bh(&sk->ss_lock);
-}
-
-/* Copy @n bytes from the parts of a message, in order. */
-static size_t smbd_copy_parts(struct iov_iter *parts, u32 nparts, u32 *cur,
-			      void *dst, size_t n)
-{
-	size_t done = 0, k;
-
-	while (done < n && *cur < nparts) {
-		k = copy_from_iter(dst + done, n - done, &parts[*cur]);
-		done += k;
-		if (!iov_iter_count(&parts[*cur]))
-			(*cur)++;
-		else if (!k)
-			break;
-	}
-	return done;
-}
-
-/*
- * Map @len bytes of kernel iterator @it into the gather list of @tx from
- * entry *@nsge on, using at most @max entries. Physically contiguous
- * pages share an entry. Returns the bytes mapped; the iterator advances
- * by exactly that much.
- */
-static size_t smbd_tx_map_iter(struct smbd_sock *sk,
-			       struct smbd_send_ctx *tx, struct iov_iter *it,
-			       size_t len, u32 *nsge, u32 max)
-{
-	struct page *pages[SMBD_TX_SGE_MAX], **pp = pages;
-	size_t off, got, done = 0;
-	ssize_t ret;
-	u32 k = 0;
-
-	if (*nsge >= max || user_backed_iter(it))
-		return 0;
-	ret = iov_iter_extract_pages(it, &pp, len, max - *nsge, 0, &off);
-	if (ret <= 0)
-		return 0;
-	got = ret;
-	while (done < got && *nsge < max) {
-		size_t n = min_t(size_t, got - done, PAGE_SIZE - off);
-		struct page *first = pages[k];
-		u64 dma;
-
-		while (done + n < got &&
-		       page_to_pfn(pages[k + 1]) == page_to_pfn(pages[k]) + 1) {
-			k++;
-			n += min_t(size_t, got - done - n, PAGE_SIZE);
-		}
-		if (smbd_should_fail(SMBD_FAIL_DMA))
-			break;
-		dma = ib_dma_map_page(sk->ss_ep.ibdev, first, off, n,
-				      DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(sk->ss_ep.ibdev, dma))
-			break;
-		tx->tx_sge[*nsge].addr = dma;
-		tx->tx_sge[*nsge].length = n;
-		(*nsge)++;
-		done += n;
-		off = 0;
-		k++;
-	}
-	/* What could not be mapped is copied by the caller. */
-	if (done < got)
-		iov_iter_revert(it, got - done);
-	return done;
-}
-
-/**
- * smbd_tx_map() - map as much of a segment's payload as the device takes
- * @sk: the socket
- * @tx: the segment's send context; its header is already in tx_buf
- * @parts: the message's parts
- * @nparts: how many
- * @cur: the part being sent; advanced as parts are used up
- * @hdr_len: the header's length on the wire
- * @len: the payload bytes of this segment
- *
- * Starts the gather list with the header and maps the parts' pages from
- * *@cur on, keeping the last gather entry for smbd_tx_copy(). Memory of
- * the user's, a failed mapping or too few gather entries stop it short.
- *
- * Context: any.
- * Return: the payload bytes mapped; the parts advance by as much.
- */
-u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
-		u32 len)
-{
-	u32 nsge = 1, done = 0;
-
-	tx->tx_sge[0].length = hdr_len;
-	while (done < len && *cur < nparts) {
-		struct iov_iter *it = &parts[*cur];
-		size_t n;
-
-		if (!iov_iter_count(it)) {
-			(*cur)++;
-			continue;
-		}
-		n = smbd_tx_map_iter(sk, tx, it, len - done, &nsge,
-				     sk->ss_ep.tx_sge - 1);
-		if (!n)
-			break;
-		done += n;
-	}
-	tx->tx_nmapped = nsge - 1;
-	tx->tx_wr.num_sge = nsge;
-	return done;
-}
-
-/**
- * smbd_tx_copy() - copy the rest of a segment's payload after its header
- * @sk: the socket
- * @tx: the segment's send context, after smbd_tx_map() (or with only the
- *	header's gather entry: tx_sge[0].length and tx_wr.num_sge of 1)
- * @parts: the message's parts
- * @nparts: how many
- * @cur: the part being sent; advanced as parts are used up
- * @len: the payload bytes left, at most smbd_tx_room()
- *
- * Context: any.
- * Return: the bytes copied (fewer only on a fault, and none if @len is
- * more than the buffer holds, a bug in the caller).
- */
-u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len)
-{
-	u32 nsge = tx->tx_wr.num_sge, n = 0;
-
-	/* Never past the buffer: a segment the plan made too large fails. */
-	if (WARN_ON_ONCE(len > smbd_tx_room(sk, tx)))
-		return 0;
-	if (len) {
-		/* The copy goes right after the header's padding. */
-		n = smbd_copy_parts(parts, nparts, cur,
-				    tx->tx_buf + SMBD_DATA_OFFSET, len);
-		if (nsge == 1) {
-			tx->tx_sge[0].length = SMBD_DATA_OFFSET + n;
-		} else {
-			tx->tx_sge[nsge].addr = tx->tx_dma + SMBD_DATA_OFFSET;
-			tx->tx_sge[nsge].length = n;
-			nsge++;
-		}
-	}
-	ib_dma_sync_single_for_device(sk->ss_ep.ibdev, tx->tx_dma,
-				      len ? SMBD_DATA_OFFSET + n :
-				      tx->tx_sge[0].length, DMA_TO_DEVICE);
-	tx->tx_wr.num_sge = nsge;
-	return n;
-}
-
-/**
  * smbd_rx_part_free() - drop the head of a message moved out of the buffers
  * @sk: the socket
  *
@@ -906,8 +603,8 @@ u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
  */
 void smbd_rx_part_free(struct smbd_sock *sk)
 {
-	kvfree(sk->ss_rx_part);
-	sk->ss_rx_part = NULL;
-	sk->ss_rx_part_len = 0;
-	sk->ss_rx_part_size = 0;
+	kvfree(sk->ss_rx.part);
+	sk->ss_rx.part = NULL;
+	sk->ss_rx.part_len = 0;
+	sk->ss_rx.part_size = 0;
 }

@@ -269,14 +269,14 @@ struct smbd_bufs {
  * struct smbd_recv_ctx - one receive buffer, DMA-mapped once
  * @rx_cqe: completion entry; .done is smbd_recv_done()
  * @rx_sk: owning socket
- * @rx_node: on ss_rx_free (not posted) or ss_rx_ready (holding data)
+ * @rx_node: on ss_rx.free (not posted) or ss_rx.ready (holding data)
  * @rx_wr: its receive work request
  * @rx_sge: its scatter entry
  * @rx_buf: the buffer, @rx_len bytes
  * @rx_dma: its DMA address
  * @rx_len: size of @rx_buf
- * @rx_data_off: payload offset in @rx_buf (valid on ss_rx_ready)
- * @rx_data_len: payload bytes (valid on ss_rx_ready)
+ * @rx_data_off: payload offset in @rx_buf (valid on ss_rx.ready)
+ * @rx_data_len: payload bytes (valid on ss_rx.ready)
  * @rx_msg_total: the whole message's length (first fragment only)
  * @rx_first: first fragment of its upper-layer message
  * @rx_last: last fragment of its upper-layer message
@@ -349,12 +349,12 @@ struct smbd_recv_ctx {
 /**
  * struct smbd_wslot - a responder's slot for an RDMA Write posted unwaited
  * @ws_cqe: completion entry; .done returns the slot (smbd_wslot_done())
- * @ws_node: on ss_wslot_free while no write holds it (under ss_lock)
+ * @ws_node: on ss_rdma.wslot_free while no write holds it (under ss_lock)
  * @ws_busy: taken by a write whose completion is not seen yet (ss_lock)
  * @ws_len: bytes of the write in flight, counted when it completes
  * @ws_wr: the work request: one signalled RDMA Write
  * @ws_sge: its gather entry, in @ws_buf
- * @ws_buf: ss_wslot_len bytes of ss_wslot_bufs, DMA-mapped once
+ * @ws_buf: ss_rdma.wslot_len bytes of ss_rdma.wslot_bufs, DMA-mapped once
  */
 struct smbd_wslot {
 	struct smbd_cqe ws_cqe;
@@ -389,8 +389,8 @@ static_assert(SMBD_TX_SLOT_DATA >= SMBD_COPYBREAK);
 
 /**
  * struct smbd_copy_buf - a buffer for a send's copied payload
- * @cb_node: on ss_copy_free while no send holds it
- * @cb_buf: ss_copy_len bytes (MaxSendSize), in a chunk DMA-mapped once
+ * @cb_node: on ss_tx.copy_free while no send holds it
+ * @cb_buf: ss_tx.copy_len bytes (MaxSendSize), in a chunk DMA-mapped once
  * @cb_dma: its DMA address
  */
 struct smbd_copy_buf {
@@ -417,7 +417,7 @@ struct smbd_send_wait {
  * struct smbd_send_ctx - one send context with its pre-mapped buffer
  * @tx_cqe: completion entry; .done is smbd_send_done()
  * @tx_sk: owning socket
- * @tx_node: on ss_tx_free, or on a signalled context's @tx_batch
+ * @tx_node: on ss_tx.free, or on a signalled context's @tx_batch
  * @tx_batch: for a signalled work request of a posted batch, the
  *	unsignalled contexts posted since the previous signalled one
  * @tx_wait: for a signalled one, the blocking sender of the batch, which
@@ -430,7 +430,7 @@ struct smbd_send_wait {
  * @tx_copy: a copy buffer lent to this send (the payload it copies does
  *	not fit the context's own slot), or NULL
  * @tx_buf: where the header and copied payload go: the context's own
- *	%SMBD_TX_SLOT bytes of ss_tx_slots, or @tx_copy's buffer
+ *	%SMBD_TX_SLOT bytes of ss_tx.slots, or @tx_copy's buffer
  * @tx_dma: its DMA address
  * @tx_seq: the connection's count of sends when this one was taken
  *	(tracepoints)
@@ -498,7 +498,7 @@ struct smbd_op {
 
 /**
  * struct smbd_reg - one fast-registration MR of the pool
- * @reg_node: on ss_reg_free while unused
+ * @reg_node: on ss_rdma.reg_free while unused
  * @reg_next: the next MR of the same registration (smbd_register())
  * @reg_sk: owning socket
  * @reg_mr: the MR; NULL once the queue pair is gone
@@ -547,8 +547,8 @@ struct smbd_reg {
  *	verbs objects, with smbd_ep_fake_attach(); 0 or an errno. Called
  *	from the handler, with @sk's ss_ep.cm_mutex held
  *
- * Every verbs call of the data path and the teardown goes through the
- * inline helpers below (smbd_qp_post() and the rest), which call these
+ * Every verbs call of the data path and the teardown goes through
+ * smbd_post(), smbd_post_recv() and the inline helpers below, which call these
  * when a suite set @sk->ss_ep.fake. With a kernel built without KUnit, smbd
  * calls the verbs directly.
  */
@@ -739,6 +739,140 @@ struct smbd_listen_q {
 	struct work_struct reap_work;
 };
 
+/**
+ * struct smbd_rxq - a connection's receive side: its buffers and readers
+ * @ctxs: the receive contexts, @nr of them
+ * @bufs: their buffers, @nr of their rx_len
+ * @nr: how many
+ * @seq: receives posted (names them in traces)
+ * @free: contexts not posted
+ * @ready: contexts holding data for the readers, in order
+ * @complete_msgs: whole messages on @ready
+ * @unwoken: fragments queued since the readers were last woken
+ * @repost_due: buffers given back, not yet reposted (under the socket's
+ *	ss_recv_mutex)
+ * @inv_pending: the peer invalidated one of our rkeys with a segment of
+ *	the message in progress; @inv_token is the rkey ([MS-SMBD] 3.1.5.8)
+ * @inv_token: see @inv_pending
+ * @stream_hdr_left: bytes of the stream's length still to give the
+ *	reader (smbd_sock_recv_stream())
+ * @stream_msg_left: bytes of the stream's message still to give
+ * @part: the head of a message that a non-blocking smbd_sock_recv() moved
+ *	out of the receive buffers before its last fragment came, @part_len
+ *	of @part_size bytes
+ * @part_len: see @part
+ * @part_size: see @part
+ *
+ * Under the socket's ss_lock but for @repost_due, the stream fields and
+ * @part, which are the reader's (ss_recv_mutex). Sized and allocated by
+ * smbd_xfer_alloc(), freed by smbd_xfer_free().
+ */
+struct smbd_rxq {
+	struct smbd_recv_ctx *ctxs;
+	struct smbd_bufs bufs;
+	u32 nr;
+	u32 seq;
+	struct list_head free;
+	struct list_head ready;
+	u32 complete_msgs;
+	u32 unwoken;
+	bool repost_due;
+	bool inv_pending;
+	u32 inv_token;
+	u32 stream_hdr_left;
+	u32 stream_msg_left;
+	void *part;
+	u32 part_len;
+	u32 part_size;
+};
+
+/**
+ * struct smbd_txq - a connection's send side: its buffers and senders
+ * @ctxs: the send contexts, @nr of them
+ * @nr: how many
+ * @seq: sends posted (names them in traces)
+ * @free: contexts not posted, @free_count of them
+ * @free_count: see @free
+ * @slots: the contexts' own buffers, @nr of SMBD_TX_SLOT bytes
+ * @copy_bufs: the copy buffers' memory, @nr_copy of @copy_len
+ * @copy: the copy buffers, lent to a segment whose payload its slot
+ *	cannot hold
+ * @nr_copy: how many
+ * @copy_len: their size: max_send_size, or the negotiated size
+ * @copy_free: copy buffers not lent, @copy_free_count of them
+ * @copy_free_count: see @copy_free
+ * @waiters: senders waiting for a Send Credit or a buffer
+ * @msg_len: the message a non-blocking send left half-sent, or 0
+ * @msg_done: bytes of it sent
+ * @more: the parts of a SEND_MORE message, @more_n of them, @more_len
+ *	bytes
+ * @more_n: see @more
+ * @more_len: see @more
+ * @nb_waiting: a non-blocking send found the send mutex taken
+ * @grant_owed: an empty message found the send mutex taken
+ * @space_due: the grant work owes write_space
+ *
+ * Under the socket's ss_lock but for the message fields (@msg_len to
+ * @grant_owed), which are the sender's (ss_send_mutex); @nb_waiting and
+ * @grant_owed are set under ss_lock too. Sized and allocated by
+ * smbd_xfer_alloc(), freed by smbd_xfer_free().
+ */
+struct smbd_txq {
+	struct smbd_send_ctx *ctxs;
+	u32 nr;
+	u32 seq;
+	struct list_head free;
+	u32 free_count;
+	struct smbd_bufs slots;
+	struct smbd_bufs copy_bufs;
+	struct smbd_copy_buf *copy;
+	u32 nr_copy;
+	u32 copy_len;
+	struct list_head copy_free;
+	u32 copy_free_count;
+	u32 waiters;
+	u32 msg_len;
+	u32 msg_done;
+	struct iov_iter more[SMBD_MORE_MAX];
+	u32 more_n;
+	u32 more_len;
+	bool nb_waiting;
+	bool grant_owed;
+	bool space_due;
+};
+
+/**
+ * struct smbd_rdma_res - what a connection has for memory registration
+ *	and RDMA read and write
+ * @regs: the MR pool, @nr_reg of them (smbd_mr_alloc())
+ * @nr_reg: how many
+ * @reg_free: MRs not in use
+ * @rw_avail: rdma_rw contexts free, of @rw_ctxs
+ * @rw_ctxs: rdma_rw contexts the queue pair was sized for
+ * @rw_scratch: a transfer's slots, kept between transfers (smbd_rw.c),
+ *	or NULL
+ * @wslot_bufs: a responder's slots for small RDMA Writes (smbd_rw.c),
+ *	SMBD_WSLOTS of @wslot_len: made with the other buffers, freed with
+ *	them
+ * @wslots: the slots
+ * @wslot_len: their size
+ * @wslot_free: slots not posted
+ *
+ * Lists and counts under the socket's ss_lock.
+ */
+struct smbd_rdma_res {
+	struct smbd_reg *regs;
+	u32 nr_reg;
+	struct list_head reg_free;
+	u32 rw_avail;
+	u32 rw_ctxs;
+	struct smbd_rw_scratch *rw_scratch;
+	struct smbd_bufs wslot_bufs;
+	struct smbd_wslot *wslots;
+	u32 wslot_len;
+	struct list_head wslot_free;
+};
+
 /*
  * struct smbd_sock - one SMB Direct connection or listener
  *
@@ -753,12 +887,12 @@ struct smbd_listen_q {
  * Protected by @ss_lock (always taken with _bh: the completion handlers
  * run in softirq or in a workqueue, module parameter cq_poll): @ss_state,
  * @ss_err, the protocol state (@ss_cred, @ss_reasm, @ss_ka, @ss_neg
- * until connected), the lists, @ss_tx_free_count, a listener's queues
+ * until connected), the lists, @ss_tx.free_count, a listener's queues
  * (@ss_lq, itself set once by smbd_sock_bind()).
  * @ss_send_mutex serialises senders: one upper-layer message at a time
  * goes on the wire, in the order senders took the mutex.
  * @ss_recv_mutex serialises readers and protects the stream framing
- * position and the partial message (@ss_rx_part).
+ * position and the partial message (@ss_rx.part).
  * The endpoint's mutexes: see struct smbd_ep.
  */
 struct smbd_sock {
@@ -774,8 +908,6 @@ struct smbd_sock {
 	struct list_head ss_all_node;	/* smbd_socks (debugfs) */
 	u32 ss_id;			/* names it in traces and debugfs */
 	struct dentry *ss_debugfs;	/* smbd/conn/<ss_id> */
-	u32 ss_tx_seq;			/* sends posted (under ss_lock) */
-	u32 ss_rx_seq;			/* receives posted (under ss_lock) */
 	enum smbd_state ss_state;
 	int ss_err;
 	/*
@@ -785,7 +917,7 @@ struct smbd_sock {
 	 */
 	wait_queue_head_t ss_wait;	/* connect: the state; accept: the accept queue */
 	wait_queue_head_t ss_send_wq;	/* senders: a Send Credit and a send buffer */
-	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx_ready */
+	wait_queue_head_t ss_recv_wq;	/* readers: ss_rx.ready */
 	wait_queue_head_t ss_res_wq;	/* MRs, ss_op_list leavers, the gate */
 	wait_queue_head_t ss_rw_wq;	/* rdma_rw contexts: exclusive */
 	void (*ss_connect_done)(struct smbd_sock *sk, int status);
@@ -811,52 +943,14 @@ struct smbd_sock {
 	struct smbd_credits ss_cred;
 	struct smbd_reasm ss_reasm;
 	struct smbd_keepalive ss_ka;
-	bool ss_rx_inv_pending;
-	u32 ss_rx_inv_token;
 
-	/* Receive buffers and the readers' side. */
-	struct smbd_recv_ctx *ss_rx_ctxs;
-	struct smbd_bufs ss_rx_bufs;	/* ss_nr_rx of their rx_len */
-	u32 ss_nr_rx;
-	struct list_head ss_rx_free;
-	struct list_head ss_rx_ready;
-	u32 ss_rx_complete_msgs;
-	u32 ss_rx_unwoken;		/* fragments queued since the last wake */
-	bool ss_rx_repost_due;		/* buffers given back, under ss_recv_mutex */
+	/* The readers' side. */
+	struct smbd_rxq ss_rx;
 	struct mutex ss_recv_mutex;	/* one reader at a time */
-	u32 ss_stream_hdr_left;
-	u32 ss_stream_msg_left;
-	/*
-	 * Under ss_recv_mutex: the head of a message that a non-blocking
-	 * smbd_sock_recv() moved out of the receive buffers before its last
-	 * fragment came (@ss_rx_part_len of @ss_rx_part_size bytes).
-	 */
-	void *ss_rx_part;
-	u32 ss_rx_part_len;
-	u32 ss_rx_part_size;
 
-	/* Send buffers and the senders' side. */
-	struct smbd_send_ctx *ss_tx_ctxs;
-	u32 ss_nr_tx;
-	struct list_head ss_tx_free;
-	u32 ss_tx_free_count;
-	struct smbd_bufs ss_tx_slots;	/* ss_nr_tx of SMBD_TX_SLOT bytes */
-	struct smbd_bufs ss_copy_bufs;	/* ss_nr_copy of ss_copy_len */
-	struct smbd_copy_buf *ss_copy;	/* ss_nr_copy copy buffers */
-	u32 ss_nr_copy;
-	u32 ss_copy_len;	/* max_send_size, or the negotiated size */
-	struct list_head ss_copy_free;	/* under ss_lock, as ss_tx_free */
-	u32 ss_copy_free_count;
-	u32 ss_send_waiters;
+	/* The senders' side. */
+	struct smbd_txq ss_tx;
 	struct mutex ss_send_mutex;	/* one message on the wire at a time */
-	u32 ss_tx_msg_len;
-	u32 ss_tx_msg_done;
-	struct iov_iter ss_more[SMBD_MORE_MAX];	/* parts of a SEND_MORE message */
-	u32 ss_more_n;
-	u32 ss_more_len;
-	bool ss_send_nb_waiting;	/* a non-blocking send found the mutex taken */
-	bool ss_grant_owed;		/* an empty message found the mutex taken */
-	bool ss_space_due;		/* the grant work owes write_space (ss_lock) */
 
 	struct work_struct ss_grant_work;
 	struct delayed_work ss_ka_work;
@@ -872,25 +966,11 @@ struct smbd_sock {
 	struct smbd_listen_q *ss_lq;
 
 	/* Memory registration and RDMA read/write. */
-	struct smbd_reg *ss_regs;	/* the MR pool, ss_nr_reg of them */
-	u32 ss_nr_reg;
-	struct list_head ss_reg_free;
+	struct smbd_rdma_res ss_rdma;
 	struct list_head ss_op_list;	/* threads using the queue pair */
 	struct list_head ss_op_orphans;	/* ops of threads gone, still posted */
 	struct list_head ss_op_cache;	/* ended ops, for the next threads */
 	u32 ss_op_cached;
-	u32 ss_rw_avail;		/* rdma_rw contexts free */
-	u32 ss_rw_ctxs;
-	/* A transfer's slots, kept between transfers (smbd_rw.c); or NULL */
-	struct smbd_rw_scratch *ss_rw_scratch;
-	/*
-	 * A responder's slots for small RDMA Writes (smbd_rw.c): made with
-	 * the other buffers, freed with them; ss_wslot_free under ss_lock.
-	 */
-	struct smbd_bufs ss_wslot_bufs;	/* SMBD_WSLOTS of ss_wslot_len */
-	struct smbd_wslot *ss_wslots;
-	u32 ss_wslot_len;
-	struct list_head ss_wslot_free;
 
 	struct smbd_sock_stats ss_stats;	/* under ss_lock */
 	struct smbd_counters ss_cnt;		/* under ss_lock */
@@ -982,13 +1062,19 @@ int smbd_dev_init(struct dentry *root,
 		  void (*link_up)(struct ib_device *ibdev, u32 port));
 void smbd_dev_exit(void);
 
-/* smbd_ep.c */
+/* smbd_ep.c: the endpoint */
 struct smbd_sock *smbd_sock_alloc(struct net *net,
 				  const struct smbd_params *params,
 				  bool responder);
 void smbd_sock_free(struct smbd_sock *sk);
+int smbd_qp_create(struct smbd_sock *sk, struct rdma_cm_id *id);
+void smbd_ep_undo(struct smbd_sock *sk, struct rdma_cm_id *id);
 void smbd_verbs_teardown(struct smbd_sock *sk, struct rdma_cm_id *id,
 			 bool disconnect);
+void smbd_neg_probe_work(struct work_struct *work);
+void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* smbd_cm.c: the connection manager handler */
 struct rdma_cm_id *smbd_cm_detach(struct smbd_sock *sk,
 				  struct rdma_cm_id *id);
 int smbd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
@@ -996,6 +1082,7 @@ int smbd_listen_port(struct net *net, const struct sockaddr *addr);
 bool smbd_dev_class_ok(const struct smbd_params *p, struct rdma_cm_id *id);
 
 #if IS_ENABLED(CONFIG_KUNIT)
+/* smbd_ep.c, smbd_cm.c */
 int smbd_ep_fake_attach(struct smbd_sock *sk, const struct smbd_fake_ep *ep);
 int smbd_ep_fake_start(struct smbd_sock *sk, const struct smbd_fake_ep *ep);
 int smbd_ep_fake_established(struct smbd_sock *sk);
@@ -1009,10 +1096,38 @@ enum ib_poll_context smbd_cq_poll_context(void);
 u32 smbd_posted_write_max(void);
 unsigned int smbd_max_negotiating(void);
 
-/* smbd_qp.c: the queue pair's gate and fence (posted work) */
-int smbd_post_gated(struct smbd_sock *sk, struct ib_send_wr *first,
-		    const struct ib_send_wr **bad);
+/* smbd_qp.c: the one post path, the gate and the fence (posted work) */
+
+/**
+ * enum smbd_post_how - how a post to the send queue is kept from the
+ *	teardown's drain (Documentation/smbd.rst, "Posted work")
+ * @SMBD_POST_GATE: smbd_post() passes the gate itself: for a thread that
+ *	nothing else keeps out (a registration)
+ * @SMBD_POST_ENTERED: the caller passed the gate (it counted itself in
+ *	ss_ep.posting) and leaves it with smbd_post_leave(): an op, a posted
+ *	RDMA Write, the fence's marker
+ * @SMBD_POST_LOCKED: the caller holds ss_lock, under which the gate is
+ *	checked here: a negotiation message, the negotiation probe
+ * @SMBD_POST_SENDER: the caller holds ss_send_mutex, which the teardown
+ *	takes before it closes the gate: the send engine
+ * @SMBD_POST_EXACT: or'ed in: the fail_post fault point leaves the post
+ *	alone (the fence's and the probe's markers, which test nothing of a
+ *	refusal)
+ */
+enum smbd_post_how {
+	SMBD_POST_GATE,
+	SMBD_POST_ENTERED,
+	SMBD_POST_LOCKED,
+	SMBD_POST_SENDER,
+	SMBD_POST_EXACT = 0x10,
+};
+
+int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
+	      const struct ib_send_wr **bad, unsigned int how);
+int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
+		   const struct ib_recv_wr **bad);
 void smbd_post_leave(struct smbd_sock *sk);
+enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc);
 bool smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);
@@ -1027,36 +1142,10 @@ static inline const struct smbd_fake_qp *smbd_fake(const struct smbd_sock *sk)
 #endif
 }
 
-/* The queue pair's send queue: the provider's, or a KUnit suite's fake. */
-static inline int smbd_qp_post(struct smbd_sock *sk,
-			       const struct ib_send_wr *first,
-			       const struct ib_send_wr **bad)
-{
-	/* As mlx5 and mlx4 do after a fatal error, whichever device. */
-	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
-		if (bad)
-			*bad = first;
-		return -EIO;
-	}
-	if (unlikely(smbd_fake(sk)))
-		return smbd_fake(sk)->post_send(sk, first, bad);
-	return ib_post_send(sk->ss_ep.qp, first, bad);
-}
-
-/* Its receive queue. */
-static inline int smbd_qp_post_recv(struct smbd_sock *sk,
-				    const struct ib_recv_wr *first,
-				    const struct ib_recv_wr **bad)
-{
-	if (unlikely(READ_ONCE(sk->ss_ep.dead))) {
-		if (bad)
-			*bad = first;
-		return -EIO;
-	}
-	if (unlikely(smbd_fake(sk)))
-		return smbd_fake(sk)->post_recv(sk, first, bad);
-	return ib_post_recv(sk->ss_ep.qp, first, bad);
-}
+#if IS_ENABLED(CONFIG_KUNIT)
+int smbd_qp_post(struct smbd_sock *sk, const struct ib_send_wr *first,
+		 const struct ib_send_wr **bad);
+#endif
 
 /*
  * Every completion of the queue pair has run (ib_drain_qp()). Not on a
@@ -1152,11 +1241,7 @@ static inline bool smbd_should_fail(enum smbd_fail_point_id point)
 #endif
 void smbd_corrupt_byte(const struct iov_iter *it, size_t len);
 void smbd_inject_init(struct dentry *root);
-int smbd_post_send(struct smbd_sock *sk, struct ib_send_wr *first,
-		   const struct ib_send_wr **bad);
-int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
-		   const struct ib_recv_wr **bad);
-enum ib_wc_status smbd_wc_status(struct ib_cq *cq, struct ib_wc *wc);
+u32 smbd_fail_post_keep(u32 n);
 void smbd_wc_trace(struct ib_cq *cq, const struct ib_wc *wc);
 
 /* smbd_mr.c: memory registration */
@@ -1168,7 +1253,7 @@ void smbd_reg_remote_inv(struct smbd_sock *sk, u32 rkey);
 /* smbd_rw.c: the completion of an RDMA Write posted unwaited */
 void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc);
 
-/* smbd_xfer.c: buffers, receive posts, negotiate sends, gather lists */
+/* smbd_xfer.c: the buffers, their copy-buffer lending, receive posts */
 int smbd_xfer_split(struct smbd_sock *sk);
 int smbd_xfer_alloc(struct smbd_sock *sk,
 		    void (*recv_done)(struct ib_cq *cq, struct ib_wc *wc),
@@ -1178,17 +1263,6 @@ void smbd_wslots_alloc(struct smbd_sock *sk, u32 len);
 bool smbd_space_locked(struct smbd_sock *sk, bool copy);
 int smbd_post_negotiate_recv(struct smbd_sock *sk);
 int smbd_post_recvs(struct smbd_sock *sk, bool send_queued);
-int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
-			       u32 len);
-int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
-void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
-void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
-void smbd_tx_abandon(struct smbd_sock *sk);
-u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
-		u32 len);
-u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
-		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len);
 u32 smbd_tx_room(const struct smbd_sock *sk, const struct smbd_send_ctx *tx);
 void smbd_tx_lend_copy_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx);
 void smbd_tx_put_locked(struct smbd_sock *sk, struct smbd_send_ctx *tx);
@@ -1197,18 +1271,44 @@ void smbd_rx_part_free(struct smbd_sock *sk);
 /* smbd_recv.c: receive completions */
 void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
-/* smbd_send.c: sends, empty messages, the negotiation probe */
+/* smbd_send.c: the send engine */
 /* Send requests posted per chain; only the last is signalled (not on siw). */
 #define SMBD_SEND_BATCH	16
 
+ssize_t smbd_send_msg(struct smbd_sock *sk, struct iov_iter *parts,
+		      u32 nparts, struct smbd_send_wait *w, const u32 *inv,
+		      bool nonblock, bool empty);
 void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc);
+int smbd_send_negotiate_locked(struct smbd_sock *sk, const void *pdu,
+			       u32 len);
+int smbd_send_negotiate(struct smbd_sock *sk, const void *pdu, u32 len);
+void smbd_tx_unmap(struct smbd_sock *sk, struct smbd_send_ctx *tx);
+void smbd_tx_wait_put(struct smbd_send_wait *w, int err);
+void smbd_tx_abandon(struct smbd_sock *sk);
+void smbd_tx_release(struct smbd_sock *sk);
+u32 smbd_tx_map(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		struct iov_iter *parts, u32 nparts, u32 *cur, u32 hdr_len,
+		u32 len);
+u32 smbd_tx_copy(struct smbd_sock *sk, struct smbd_send_ctx *tx,
+		 struct iov_iter *parts, u32 nparts, u32 *cur, u32 len);
+
+/* smbd_write.c: the writers' side */
 bool smbd_send_empty(struct smbd_sock *sk);
 void smbd_write_space(struct smbd_sock *sk);
 void smbd_owe_write_space(struct smbd_sock *sk);
 void smbd_grant_work(struct work_struct *work);
 void smbd_ka_work(struct work_struct *work);
-void smbd_neg_probe_work(struct work_struct *work);
-void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * A keep-alive needs a message now: the peer's RESPONSE_REQUESTED is not
+ * answered yet ([MS-SMBD] 3.1.5.8), or our own request waits for a
+ * message to carry it (3.1.5.1, 3.1.6.2). Caller holds ss_lock.
+ */
+static inline bool smbd_ka_msg_due(struct smbd_sock *sk)
+{
+	lockdep_assert_held(&sk->ss_lock);
+	return sk->ss_ka.reply_due || sk->ss_ka.state == SMBD_KA_PENDING;
+}
 
 /* The keep-alive clock ([MS-SMBD] 3.1.6.2): jiffies, in ms. */
 static inline u64 smbd_now_ms(void)

@@ -257,7 +257,7 @@ DECLARE_EVENT_CLASS(smbd_credit_class,
 				   __entry->send_credits = sk->ss_cred.send_credits;
 				   __entry->recv_posted = sk->ss_cred.recv_posted;
 				   __entry->recv_granted = sk->ss_cred.recv_granted;
-				   __entry->tx_free = sk->ss_tx_free_count;
+				   __entry->tx_free = sk->ss_tx.free_count;
 				   ),
 		    TP_printk("conn=%u granted=%u send_credits=%u recv_posted=%u peer_holds=%u tx_free=%u",
 			      __entry->conn, __entry->granted, __entry->send_credits,

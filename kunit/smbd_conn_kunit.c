@@ -1578,7 +1578,7 @@ static void conn_credit_wait(struct kunit *test)
 	sent = lb_spend_credits(test, lp->a.sk, 4096);
 	KUNIT_EXPECT_GT(test, sent, 0);
 	KUNIT_EXPECT_LT(test, sent, 4096);
-	KUNIT_EXPECT_LE(test, sent, (u32)lp->b.sk->ss_nr_rx);
+	KUNIT_EXPECT_LE(test, sent, (u32)lp->b.sk->ss_rx.nr);
 	/* No send found the peer without a receive. */
 	KUNIT_EXPECT_EQ(test, lp->a.rnr, 0);
 	KUNIT_EXPECT_EQ(test, lb_state(lp->a.sk), SMBD_CONNECTED);
@@ -1895,7 +1895,7 @@ static bool lb_rx_queued(struct smbd_sock *sk)
 	bool queued;
 
 	spin_lock_bh(&sk->ss_lock);
-	queued = !list_empty(&sk->ss_rx_ready);
+	queued = !list_empty(&sk->ss_rx.ready);
 	spin_unlock_bh(&sk->ss_lock);
 	return queued;
 }
@@ -2099,7 +2099,7 @@ static u32 lb_rx_free(struct smbd_sock *sk)
 	u32 n = 0;
 
 	spin_lock_bh(&sk->ss_lock);
-	list_for_each(pos, &sk->ss_rx_free)
+	list_for_each(pos, &sk->ss_rx.free)
 		n++;
 	spin_unlock_bh(&sk->ss_lock);
 	return n;
@@ -2121,7 +2121,7 @@ static void conn_peer_gone(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(b->ss_err), -ECONNRESET);
 	/* The fence ran: every receive came back flushed. */
 	KUNIT_EXPECT_TRUE(test, lb_done(&b->ss_ep.fence_done));
-	KUNIT_EXPECT_EQ(test, lb_rx_free(b), b->ss_nr_rx);
+	KUNIT_EXPECT_EQ(test, lb_rx_free(b), b->ss_rx.nr);
 	KUNIT_EXPECT_GT(test, READ_ONCE(lp->b.flushed), 0);
 	KUNIT_EXPECT_EQ(test, lp->a.leftover, 0);
 }
@@ -2668,7 +2668,7 @@ static void conn_shutdown_steps(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, lb_done(&sk->ss_ep.fence_done));
 	lb_expect_told(test, rc->step, changes, &t, want);
 	lb_expect_dead(test, sk, want);
-	KUNIT_EXPECT_EQ(test, lb_rx_free(sk), sk->ss_nr_rx);
+	KUNIT_EXPECT_EQ(test, lb_rx_free(sk), sk->ss_rx.nr);
 	if (rc->step >= LB_RM_CONNECTED && rc->step != LB_RM_AFTER_ERROR)
 		KUNIT_EXPECT_GE(test, lb_wait_state(lp->b.sk, SMBD_DISCONNECTING),
 				SMBD_DISCONNECTING);
@@ -2738,7 +2738,7 @@ static u32 lb_reg_free(struct smbd_sock *sk)
 	u32 n = 0;
 
 	spin_lock_bh(&sk->ss_lock);
-	list_for_each(pos, &sk->ss_reg_free)
+	list_for_each(pos, &sk->ss_rdma.reg_free)
 		n++;
 	spin_unlock_bh(&sk->ss_lock);
 	return n;
@@ -2766,11 +2766,11 @@ static void conn_deregister_in_upcall(struct kunit *test)
 	lp->a.mrs = true;
 	lb_connect_pair(test, lp, NULL, NULL, &lb_sd);
 	a = lp->a.sk;
-	KUNIT_ASSERT_GT(test, a->ss_nr_reg, 0);
+	KUNIT_ASSERT_GT(test, a->ss_rdma.nr_reg, 0);
 	d->reg = lb_register(test, a, &desc);
 	/* Its REG_MR completed, as before a consumer sends the descriptor. */
 	KUNIT_ASSERT_TRUE(test, lb_until(lb_idle(lp, &lp->a)));
-	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_nr_reg - 1);
+	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_rdma.nr_reg - 1);
 	smbd_sock_set_ops(a, &lb_dereg_ops, d);
 	switch (c->end) {
 	case LB_DEREG_PEER:
@@ -2791,7 +2791,7 @@ static void conn_deregister_in_upcall(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, d->reg);
 	KUNIT_EXPECT_EQ(test, d->ret, READ_ONCE(a->ss_err));
 	KUNIT_EXPECT_NE(test, d->ret, 0);
-	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_nr_reg);
+	KUNIT_EXPECT_EQ(test, lb_reg_free(a), a->ss_rdma.nr_reg);
 	if (lockdep_on)
 		KUNIT_EXPECT_TRUE(test, debug_locks);
 }
@@ -2902,7 +2902,7 @@ static void conn_device_too_small(struct kunit *test)
 				    sd.sd_max_qp_wr);
 		if (!err)
 			KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth +
-					3 * sk->ss_rw_ctxs, sd.sd_max_qp_wr);
+					3 * sk->ss_rdma.rw_ctxs, sd.sd_max_qp_wr);
 		lb_release(&lp->a);
 	}
 	/*
@@ -2920,9 +2920,9 @@ static void conn_device_too_small(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, err, 0, "max_qp_wr %u",
 				    sd.sd_max_qp_wr);
 		if (!err) {
-			KUNIT_EXPECT_EQ(test, sk->ss_nr_reg, 8 + i * 5);
+			KUNIT_EXPECT_EQ(test, sk->ss_rdma.nr_reg, 8 + i * 5);
 			KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth +
-					3 * sk->ss_rw_ctxs, sd.sd_max_qp_wr);
+					3 * sk->ss_rdma.rw_ctxs, sd.sd_max_qp_wr);
 		}
 		lb_release(&lp->a);
 	}
@@ -3051,7 +3051,7 @@ static u32 lb_copy_free(struct smbd_sock *sk)
 	u32 n;
 
 	spin_lock_bh(&sk->ss_lock);
-	n = sk->ss_copy_free_count;
+	n = sk->ss_tx.copy_free_count;
 	spin_unlock_bh(&sk->ss_lock);
 	return n;
 }
@@ -3278,7 +3278,7 @@ static void conn_grant_after_send_mutex(struct kunit *test)
 	u8 wire[64];
 
 	/* Buffers to repost each receive at once, beyond the 32 posted. */
-	KUNIT_ASSERT_GE(test, b->ss_nr_rx, 64);
+	KUNIT_ASSERT_GE(test, b->ss_rx.nr, 64);
 	m = lb_raw_msg(test, lp, &lp->a, 0);
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	r = (const void *)m->data;
@@ -3349,8 +3349,8 @@ static void conn_copy_buffers(struct kunit *test)
 	pa.copy_buffers = 1;
 	lb_connect(test, &pa, NULL);
 	lp = test->priv;
-	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_copy, 1);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_nr_copy, lp->b.sk->ss_nr_tx / 4);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_tx.nr_copy, 1);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx.nr_copy, lp->b.sk->ss_tx.nr / 4);
 	p = lb_payload(lp->a.sk);
 	len = 3 * p;
 	buf = kunit_kmalloc(test, len, GFP_KERNEL);
@@ -3564,14 +3564,14 @@ static void conn_small_buffers(struct kunit *test)
 	pb = pa;
 	lb_connect(test, &pa, &pb);
 	lp = test->priv;
-	nr_rx = lp->b.sk->ss_nr_rx;
+	nr_rx = lp->b.sk->ss_rx.nr;
 	KUNIT_EXPECT_EQ(test, nr_rx, 255);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.stride, stride);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.per_chunk, chunk / stride);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx_bufs.nchunks,
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx.bufs.stride, stride);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx.bufs.per_chunk, chunk / stride);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx.bufs.nchunks,
 			DIV_ROUND_UP(nr_rx, chunk / stride));
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx_slots.nchunks,
-			DIV_ROUND_UP(lp->b.sk->ss_nr_tx, chunk / SMBD_TX_SLOT));
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx.slots.nchunks,
+			DIV_ROUND_UP(lp->b.sk->ss_tx.nr, chunk / SMBD_TX_SLOT));
 	p = lb_payload(lp->a.sk);
 	KUNIT_ASSERT_EQ(test, p, 1364 - SMBD_DATA_OFFSET);
 	buf = kunit_kmalloc(test, 65536, GFP_KERNEL);
@@ -3724,16 +3724,16 @@ static void conn_receive_split(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ia.max_recv_size, c->size);
 	KUNIT_EXPECT_EQ(test, ib.max_send_size, c->size);
 	KUNIT_EXPECT_EQ(test, ib.max_recv_size, c->size);
-	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_rx, c->a_rx);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_nr_rx, c->b_rx);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_rx.nr, c->a_rx);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_rx.nr, c->b_rx);
 	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_cred.recv_credit_max, c->a_rx);
 	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_cred.recv_credit_max, c->b_rx);
-	KUNIT_EXPECT_GE(test, lp->b.sk->ss_rx_ctxs[0].rx_len, c->size);
+	KUNIT_EXPECT_GE(test, lp->b.sk->ss_rx.ctxs[0].rx_len, c->size);
 	/* A quarter of 64 send contexts' copy buffers of 8 KiB, cut. */
-	KUNIT_ASSERT_EQ(test, lp->a.sk->ss_nr_tx, 64);
-	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_nr_copy, c->copies);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_copy_free_count, c->copies);
-	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_copy_len, c->size);
+	KUNIT_ASSERT_EQ(test, lp->a.sk->ss_tx.nr, 64);
+	KUNIT_EXPECT_EQ(test, lp->a.sk->ss_tx.nr_copy, c->copies);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx.copy_free_count, c->copies);
+	KUNIT_EXPECT_EQ(test, lp->b.sk->ss_tx.copy_len, c->size);
 
 	p = lb_payload(lp->a.sk);
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
@@ -3811,7 +3811,7 @@ static void conn_profile(struct kunit *test)
 				sd.sd_max_rd_atom);
 		KUNIT_EXPECT_LE(test, sk->ss_ep.initiator_depth,
 				sd.sd_max_init_rd_atom);
-		KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth + 3 * sk->ss_rw_ctxs,
+		KUNIT_EXPECT_LE(test, sk->ss_ep.sq_depth + 3 * sk->ss_rdma.rw_ctxs,
 				min(sd.sd_max_qp_wr, sd.sd_max_cqe));
 	}
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {

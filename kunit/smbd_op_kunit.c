@@ -186,7 +186,7 @@ static void opk_exit(struct kunit *test)
 	mutex_unlock(&c->sk->ss_ep.teardown_mutex);
 	flush_work(&c->sk->ss_disconnect_work);
 	/* The posted-write cases' slots (the buffers' only ones here). */
-	if (c->sk->ss_wslots)
+	if (c->sk->ss_rdma.wslots)
 		smbd_xfer_free(c->sk);
 	c->sk->ss_ep.ibdev = NULL;
 	c->sk->ss_ep.pd = NULL;
@@ -879,10 +879,10 @@ static struct opk_ctx *opk_setup_wslots(struct kunit *test)
 	sk->ss_ep.rw_chunk = SMBD_RW_CHUNK;
 	sk->ss_ep.rw_read_chunk = SMBD_RW_READ_CHUNK;
 	sk->ss_neg.max_read_write_size = SZ_1M;
-	sk->ss_rw_ctxs = SMBD_RW_CTXS;
-	sk->ss_rw_avail = SMBD_RW_CTXS;
+	sk->ss_rdma.rw_ctxs = SMBD_RW_CTXS;
+	sk->ss_rdma.rw_avail = SMBD_RW_CTXS;
 	smbd_wslots_alloc(sk, SZ_16K);
-	KUNIT_ASSERT_NOT_NULL(test, sk->ss_wslots);
+	KUNIT_ASSERT_NOT_NULL(test, sk->ss_rdma.wslots);
 	return c;
 }
 
@@ -911,7 +911,7 @@ static u32 opk_wslots_free(struct smbd_sock *sk)
 	u32 n;
 
 	spin_lock_bh(&sk->ss_lock);
-	n = list_count_nodes(&sk->ss_wslot_free);
+	n = list_count_nodes(&sk->ss_rdma.wslot_free);
 	spin_unlock_bh(&sk->ss_lock);
 	return n;
 }
@@ -940,13 +940,13 @@ static void smbd_rw_posted_write_unwaited(struct kunit *test)
 	/* The device reads smbd's copy, not the caller's memory. */
 	KUNIT_EXPECT_NULL(test, memchr_inv((void *)(uintptr_t)opk.sge.addr,
 					   0x5a, OPK_WLEN));
-	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS - 1);
+	KUNIT_EXPECT_EQ(test, sk->ss_rdma.rw_avail, SMBD_RW_CTXS - 1);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS - 1);
 	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 0);
 	KUNIT_EXPECT_EQ(test, sk->ss_ep.posting, 0);
 
 	opk_complete(c, opk.wr.wr.wr_cqe, IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rdma.rw_avail, SMBD_RW_CTXS);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
 	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 1);
 	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes_posted, 1);
@@ -972,13 +972,13 @@ static void smbd_rw_posted_writes_fill_slots(struct kunit *test)
 					     i + 1, OPK_WLEN));
 	}
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(c->sk), 0);
-	KUNIT_EXPECT_EQ(test, c->sk->ss_rw_avail, 0);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_rdma.rw_avail, 0);
 	for (i = 1; i < SMBD_WSLOTS; i++)
 		KUNIT_EXPECT_PTR_NE(test, cqe[i], cqe[i - 1]);
 	for (i = 0; i < SMBD_WSLOTS; i++)
 		opk_complete(c, cqe[i], IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(c->sk), SMBD_WSLOTS);
-	KUNIT_EXPECT_EQ(test, c->sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, c->sk->ss_rdma.rw_avail, SMBD_RW_CTXS);
 	KUNIT_EXPECT_EQ(test, c->sk->ss_stats.rdma_writes_posted, SMBD_WSLOTS);
 }
 
@@ -998,7 +998,7 @@ static void smbd_rw_posted_write_refused(struct kunit *test)
 	/* The event work fences through the gate: let it finish first. */
 	flush_work(&sk->ss_disconnect_work);
 	KUNIT_EXPECT_EQ(test, opk.op_wrs, 0);
-	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rdma.rw_avail, SMBD_RW_CTXS);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
 	KUNIT_EXPECT_EQ(test, sk->ss_ep.posting, 0);
 	KUNIT_EXPECT_NE(test, READ_ONCE(sk->ss_state), SMBD_CONNECTED);
@@ -1017,7 +1017,7 @@ static void smbd_rw_posted_write_failed(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, opk_write(test, c, 0x5a), OPK_WLEN);
 	opk_complete(c, opk.wr.wr.wr_cqe, IB_WC_REM_ACCESS_ERR);
-	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rdma.rw_avail, SMBD_RW_CTXS);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
 	KUNIT_EXPECT_EQ(test, sk->ss_stats.rdma_writes, 0);
 	KUNIT_EXPECT_NE(test, READ_ONCE(sk->ss_state), SMBD_CONNECTED);
@@ -1036,7 +1036,7 @@ static void smbd_rw_posted_write_gate_closed(struct kunit *test)
 	KUNIT_EXPECT_LT(test, opk_write(test, c, 0x5a), 0);
 	KUNIT_EXPECT_EQ(test, opk.taken, 0);
 	KUNIT_EXPECT_EQ(test, opk_wslots_free(sk), SMBD_WSLOTS);
-	KUNIT_EXPECT_EQ(test, sk->ss_rw_avail, SMBD_RW_CTXS);
+	KUNIT_EXPECT_EQ(test, sk->ss_rdma.rw_avail, SMBD_RW_CTXS);
 }
 
 static struct kunit_case smbd_op_cases[] = {
