@@ -40,7 +40,7 @@ static void smbd_fence_give_up(struct smbd_sock *sk)
 
 static void smbd_fence_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	smbd_wc_begin(cq, wc);
+	smbd_wc_begin(cq, wc, true);
 	smbd_fence_give_up(cq->cq_context);
 }
 
@@ -234,7 +234,7 @@ void smbd_neg_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 					    ss_probe_cqe.cqe);
 	bool gone = wc->status == IB_WC_RETRY_EXC_ERR;
 
-	smbd_wc_begin(cq, wc);
+	smbd_wc_begin(cq, wc, true);
 
 	if (wc->status == IB_WC_SUCCESS) {
 		spin_lock_bh(&sk->ss_lock);

@@ -197,20 +197,18 @@ void smbd_corrupt_byte(const struct iov_iter *it, size_t len)
 }
 
 /**
- * smbd_fail_post_keep() - the fail_post fault point
- * @n: the requests of a chain about to be posted
+ * smbd_fail_post_keep() - how much of a chain the fail_post point lets go
+ * @n: the requests of a chain about to be posted (at least one), on which
+ *	the point fired (smbd_should_fail(SMBD_FAIL_POST))
  *
- * When the point fires, the chain goes only in part: its first k requests
- * (k random, from 0 to all but one) and the rest are refused with
- * -ENOMEM, as by a provider whose queue filled up (smbd_post(),
- * smbd_post_recv()).
+ * The chain goes only in part: its first k requests (k random, from 0 to
+ * all but one) and the rest are refused with -ENOMEM, as by a provider
+ * whose queue filled up (smbd_post(), smbd_post_recv()).
  *
  * Context: any.
- * Return: how many of the @n go: @n when the point does not fire.
+ * Return: k.
  */
 u32 smbd_fail_post_keep(u32 n)
 {
-	if (!n || !smbd_should_fail(SMBD_FAIL_POST))
-		return n;
-	return get_random_u32_below(n);
+	return n ? get_random_u32_below(n) : 0;
 }

@@ -35,7 +35,7 @@ static void smbd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct smbd_sock *sk = cq->cq_context;
 
-	if (smbd_wc_begin(cq, wc) != IB_WC_SUCCESS)
+	if (smbd_wc_begin(cq, wc, false) != IB_WC_SUCCESS)
 		smbd_wr_failed(sk, wc->status, "memory registration");
 }
 

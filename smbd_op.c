@@ -33,7 +33,7 @@ static void smbd_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_op *op = container_of(wc->wr_cqe, struct smbd_op,
 					  op_cqe.cqe);
 	struct smbd_sock *sk = cq->cq_context;
-	enum ib_wc_status status = smbd_wc_begin(cq, wc);
+	enum ib_wc_status status = smbd_wc_begin(cq, wc, false);
 	bool orphan;
 
 	spin_lock_bh(&sk->ss_lock);

@@ -91,8 +91,8 @@ static int smbd_qp_post_recv(struct smbd_sock *sk,
 }
 
 /*
- * Post a send chain, or only its first part when the fail_post point
- * fires (smbd_fail_post_keep()); unless @how has SMBD_POST_EXACT.
+ * Post a send chain; unless @how has SMBD_POST_EXACT, the fail_post point
+ * may let only its first part go (smbd_fail_post_keep()).
  */
 static int smbd_post_chain(struct smbd_sock *sk, struct ib_send_wr *first,
 			   const struct ib_send_wr **bad, unsigned int how)
@@ -101,13 +101,11 @@ static int smbd_post_chain(struct smbd_sock *sk, struct ib_send_wr *first,
 	u32 n = 0, keep;
 	int ret;
 
-	if (how & SMBD_POST_EXACT)
+	if ((how & SMBD_POST_EXACT) || !smbd_should_fail(SMBD_FAIL_POST))
 		return smbd_qp_post(sk, first, bad);
 	for (wr = first; wr; wr = wr->next)
 		n++;
 	keep = smbd_fail_post_keep(n);
-	if (keep == n)
-		return smbd_qp_post(sk, first, bad);
 	for (wr = first; wr && keep--; wr = wr->next)
 		prev = wr;
 	if (prev) {
@@ -186,6 +184,8 @@ int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
  * smbd_wc_begin() - the one prologue of every completion handler
  * @cq: the completion queue it came from (its context is the socket)
  * @wc: the completion; its wr_cqe is in a struct smbd_cqe
+ * @exact: the completion of a marker posted with %SMBD_POST_EXACT (the
+ *	fence's, the negotiation probe's), which no fault is injected into
  *
  * Decides the status the handler acts on, the device's or the fail_wc
  * fault point's (a success reported as IB_WC_GENERAL_ERR, as a provider
@@ -195,9 +195,11 @@ int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
  * Context: completion handler.
  * Return: that status, also in @wc.
  */
-enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc)
+enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc,
+				bool exact)
 {
-	if (wc->status == IB_WC_SUCCESS && smbd_should_fail(SMBD_FAIL_WC))
+	if (!exact && wc->status == IB_WC_SUCCESS &&
+	    smbd_should_fail(SMBD_FAIL_WC))
 		wc->status = IB_WC_GENERAL_ERR;
 	smbd_wc_trace(cq, wc);
 	return wc->status;
@@ -224,11 +226,11 @@ int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 	int ret;
 
 	lockdep_assert_held(&sk->ss_lock);
+	if (!smbd_should_fail(SMBD_FAIL_POST))
+		return smbd_qp_post_recv(sk, first, bad);
 	for (wr = first; wr; wr = wr->next)
 		n++;
 	keep = smbd_fail_post_keep(n);
-	if (keep == n)
-		return smbd_qp_post_recv(sk, first, bad);
 	for (wr = first; wr && keep--; wr = wr->next)
 		prev = wr;
 	if (prev) {

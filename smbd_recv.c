@@ -295,7 +295,7 @@ void smbd_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret = 0;
 
 	trace_smbd_recv(sk, rx->rx_seq, wc->status, wc->byte_len);
-	if (smbd_wc_begin(cq, wc) != IB_WC_SUCCESS) {
+	if (smbd_wc_begin(cq, wc, false) != IB_WC_SUCCESS) {
 		spin_lock_bh(&sk->ss_lock);
 		list_add(&rx->rx_node, &sk->ss_rx.free);
 		smbd_cred_recv_lost(&sk->ss_cred);

@@ -271,7 +271,7 @@ void smbd_wslot_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct smbd_wslot *ws = container_of(wc->wr_cqe, struct smbd_wslot,
 					     ws_cqe.cqe);
 	struct smbd_sock *sk = cq->cq_context;
-	enum ib_wc_status status = smbd_wc_begin(cq, wc);
+	enum ib_wc_status status = smbd_wc_begin(cq, wc, false);
 
 	spin_lock_bh(&sk->ss_lock);
 	if (!ws->ws_busy) {

@@ -391,7 +391,7 @@ void smbd_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 n = 1, waiters;
 	bool closing, space;
 
-	smbd_wc_begin(cq, wc);
+	smbd_wc_begin(cq, wc, false);
 	/*
 	 * An unsignalled request completes only when flushed or failed; the
 	 * signalled tail of its batch completes after it and returns it.

@@ -532,7 +532,7 @@ struct smbd_reg {
 
 /**
  * struct smbd_fake_qp - a KUnit suite's stand-in for the verbs endpoint
- * @post_send: takes a send chain, as ib_post_send() (@bad may be NULL)
+ * @post_send: takes a send chain, as ib_post_send()
  * @post_recv: takes a receive chain, as ib_post_recv()
  * @to_error: moves the queue pair to the error state, as ib_modify_qp()
  *	(0 or its error)
@@ -1127,7 +1127,8 @@ int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 		   const struct ib_recv_wr **bad);
 void smbd_post_leave(struct smbd_sock *sk);
-enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc);
+enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc,
+				bool exact);
 bool smbd_qp_fence_start(struct smbd_sock *sk);
 void smbd_qp_fence(struct smbd_sock *sk);
 void smbd_qp_close(struct smbd_sock *sk);

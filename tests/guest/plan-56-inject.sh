@@ -72,6 +72,15 @@ all_off() {
 trap all_off EXIT
 trap 'all_off; exit 143' INT TERM
 
+# knobs_now DIR: the point's knobs as they are, for a report
+knobs_now() {
+	for _kf in probability interval times space task-filter \
+		stacktrace-depth require-start require-end reject-start \
+		reject-end; do
+		[ -e "$1/$_kf" ] && printf ' %s=%s' "$_kf" "$(cat "$1/$_kf")"
+	done
+}
+
 # fired PREFIX N WHAT: the point must have failed something
 fired() {
 	if [ "$2" -gt 0 ] 2>/dev/null; then
@@ -145,9 +154,11 @@ smbd_point() {
 	knob "$_d" probability "$5"
 	echo "SMBD-INFO: $_p: probability $5 %, interval 1, times -1; $THREADS threads for $SECS s"
 	faults "$_p" "$2" "$3"
+	# what the point was at the window's end, should it not have fired
+	_kn=$(knobs_now "$_d")
 	knob "$_d" probability 0
 	_f1=$(cat "$_d/fired")
-	after_window "$_p" "$2" "$3" $((_f1 - _f0)) "probability $5 %"
+	after_window "$_p" "$2" "$3" $((_f1 - _f0)) "probability $5 %; at the end:$_kn"
 }
 
 # faults PREFIX ADDR PORT: the faults command with the point on; if it
