@@ -202,9 +202,9 @@ static int smbd_conn_counters_show(struct seq_file *m, void *v)
 	seq_printf(m, "rdma_reads %llu\nrdma_read_bytes %llu\nrdma_writes %llu\nrdma_write_bytes %llu\nrdma_writes_posted %llu\n",
 		   st.rdma_reads, st.rdma_read_bytes, st.rdma_writes,
 		   st.rdma_write_bytes, st.rdma_writes_posted);
-	seq_printf(m, "conns_refused %llu\nconns_wrong_class %llu\npeer_refusals %llu\ncompletion_errors %llu\n",
+	seq_printf(m, "conns_refused %llu\nconns_wrong_class %llu\npeer_refusals %llu\ncompletion_errors %llu\ncredit_stall_ns %llu\n",
 		   st.conns_refused, st.conns_wrong_class, st.peer_refusals,
-		   c.wr_errors);
+		   c.wr_errors, c.credit_stall_ns);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(smbd_conn_counters);

@@ -29,6 +29,12 @@ static void (*smbd_dev_dead)(struct ib_device *ibdev, bool quiesce);
 /* Probes the connections on a port whose link came back. */
 static void (*smbd_dev_link_up)(struct ib_device *ibdev, u32 port);
 
+/* Does smbd run connections on @sd? (sd_use is set once, when added.) */
+static bool smbd_dev_used(const struct smbd_device *sd)
+{
+	return sd->sd_use == SMBD_USE_YES;
+}
+
 /*
  * A device that died: no new connection on it (smbd_dev_get()), and the
  * ones on it end (smbd_socks_dead()). Once: a device recovers by being
@@ -42,7 +48,7 @@ static void smbd_dev_fatal(struct ib_device *ibdev, bool quiesce)
 	mutex_lock(&smbd_devices_lock);
 	list_for_each_entry(sd, &smbd_devices, sd_list) {
 		if (sd->sd_ibdev == ibdev) {
-			first = !sd->sd_fatal;
+			first = smbd_dev_used(sd) && !sd->sd_fatal;
 			sd->sd_fatal = true;
 			break;
 		}
@@ -70,28 +76,28 @@ static void smbd_dev_event(struct ib_event_handler *h, struct ib_event *ev)
  */
 static struct smbd_profile smbd_dev_profile = { .name = "none" };
 
-/*
- * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
- * write; memory registration needs fast registration work requests. A
- * device short of either, or of a limit smbd needs (smbd_dev_short()),
- * is not used, and the log says why, once.
- */
-static int smbd_ib_add(struct ib_device *ibdev)
+/* Why @sd is not used, in the log, once. */
+static void smbd_dev_warn_unused(const struct smbd_device *sd)
 {
-	const struct ib_device_attr *attr = &ibdev->attrs;
-	struct smbd_device *sd;
-	const char *short_of;
-	u32 have, need;
+	struct ib_device *ibdev = sd->sd_ibdev;
 
-	if (!(attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+	if (sd->sd_use == SMBD_USE_NO_FRWR)
 		ibdev_info(ibdev, "smbd: no fast memory registration (IB_DEVICE_MEM_MGT_EXTENSIONS), not used\n");
-		return -EOPNOTSUPP;
-	}
-	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, ibdev_to_node(ibdev));
-	if (!sd)
-		return -ENOMEM;
-	sd->sd_ibdev = ibdev;
-	sd->sd_iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+	else if (sd->sd_profile[0])
+		ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs (profile %s), not used\n",
+			   sd->sd_short_of, sd->sd_have, sd->sd_need,
+			   sd->sd_profile);
+	else
+		ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs, not used\n",
+			   sd->sd_short_of, sd->sd_have, sd->sd_need);
+}
+
+static void smbd_dev_take_attrs(struct smbd_device *sd)
+{
+	const struct ib_device_attr *attr = &sd->sd_ibdev->attrs;
+
+	sd->sd_iwarp = rdma_protocol_iwarp(sd->sd_ibdev,
+					   rdma_start_port(sd->sd_ibdev));
 	sd->sd_max_qp_wr = attr->max_qp_wr;
 	sd->sd_max_send_sge = attr->max_send_sge;
 	sd->sd_max_recv_sge = attr->max_recv_sge;
@@ -103,6 +109,24 @@ static int smbd_ib_add(struct ib_device *ibdev)
 	sd->sd_max_sge_rd = attr->max_sge_rd;
 	/* ib_device_attr has no inline limit: a queue pair says its own. */
 	sd->sd_max_inline = U32_MAX;
+}
+
+/*
+ * [MS-SMBD] 2.1 needs reliable in-order messages and RDMA read and
+ * write; memory registration needs fast registration work requests. A
+ * device short of either, or of a limit smbd needs (smbd_dev_short()),
+ * is not used, and the log says why, once; its record stays, for the
+ * administrator (SMBD_CMD_DEV_GET), with the reason.
+ */
+static int smbd_ib_add(struct ib_device *ibdev)
+{
+	struct smbd_device *sd;
+
+	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, ibdev_to_node(ibdev));
+	if (!sd)
+		return -ENOMEM;
+	sd->sd_ibdev = ibdev;
+	smbd_dev_take_attrs(sd);
 
 	mutex_lock(&smbd_devices_lock);
 	if (strcmp(smbd_dev_profile.name, "none")) {
@@ -110,21 +134,20 @@ static int smbd_ib_add(struct ib_device *ibdev)
 		strscpy(sd->sd_profile, smbd_dev_profile.name,
 			sizeof(sd->sd_profile));
 	}
-	short_of = smbd_dev_short(sd, &have, &need);
-	if (!short_of)
-		list_add_tail(&sd->sd_list, &smbd_devices);
+	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		sd->sd_use = SMBD_USE_NO_FRWR;
+	else
+		sd->sd_short_of = smbd_dev_short(sd, &sd->sd_have,
+						 &sd->sd_need);
+	if (sd->sd_short_of)
+		sd->sd_use = SMBD_USE_SHORT;
+	list_add_tail(&sd->sd_list, &smbd_devices);
 	mutex_unlock(&smbd_devices_lock);
-	if (short_of) {
-		if (sd->sd_profile[0])
-			ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs (profile %s), not used\n",
-				   short_of, have, need, sd->sd_profile);
-		else
-			ibdev_warn(ibdev, "smbd: %s %u is below the %u smbd needs, not used\n",
-				   short_of, have, need);
-		kfree(sd);
-		return -EOPNOTSUPP;
-	}
 	ib_set_client_data(ibdev, &smbd_ib_client, sd);
+	if (!smbd_dev_used(sd)) {
+		smbd_dev_warn_unused(sd);
+		return 0;
+	}
 	INIT_IB_EVENT_HANDLER(&sd->sd_events, ibdev, smbd_dev_event);
 	ib_register_event_handler(&sd->sd_events);
 
@@ -141,9 +164,13 @@ static void smbd_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct smbd_device *sd = client_data;
 
-	/* Waits for a call in progress. */
-	ib_unregister_event_handler(&sd->sd_events);
-	blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_DOWN, ibdev);
+	/* sd_use is set once, before the record is the client data. */
+	if (smbd_dev_used(sd)) {
+		/* Waits for a call in progress. */
+		ib_unregister_event_handler(&sd->sd_events);
+		blocking_notifier_call_chain(&smbd_dev_chain, SMBD_DEV_DOWN,
+					     ibdev);
+	}
 	mutex_lock(&smbd_devices_lock);
 	list_del(&sd->sd_list);
 	mutex_unlock(&smbd_devices_lock);
@@ -163,7 +190,9 @@ static int smbd_devices_show(struct seq_file *m, void *v)
 
 	seq_puts(m, "device\ttype\tqp_wr\tsend_sge\trecv_sge\tcqe\tird\tord\tfrmr_pages\tsge_rd\tprofile\n");
 	mutex_lock(&smbd_devices_lock);
-	list_for_each_entry(sd, &smbd_devices, sd_list)
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (!smbd_dev_used(sd))
+			continue;
 		seq_printf(m, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%s\n",
 			   dev_name(&sd->sd_ibdev->dev),
 			   sd->sd_iwarp ? "iwarp" : "ib/roce",
@@ -172,6 +201,7 @@ static int smbd_devices_show(struct seq_file *m, void *v)
 			   sd->sd_max_rd_atom, sd->sd_max_init_rd_atom,
 			   sd->sd_max_frmr_pages, sd->sd_max_sge_rd,
 			   sd->sd_profile[0] ? sd->sd_profile : "-");
+	}
 	mutex_unlock(&smbd_devices_lock);
 	return 0;
 }
@@ -201,12 +231,54 @@ bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd)
 	list_for_each_entry(pos, &smbd_devices, sd_list) {
 		if (pos->sd_ibdev == ibdev) {
 			*sd = *pos;
-			found = !pos->sd_fatal;
+			found = smbd_dev_used(pos) && !pos->sd_fatal;
 			break;
 		}
 	}
 	mutex_unlock(&smbd_devices_lock);
 	return found;
+}
+
+/**
+ * smbd_dev_info_at() - a copy of one device's record, for netlink
+ * @net: the caller's network namespace: devices it may not see are
+ *	skipped
+ * @pos: which of the rest, from 0, in the order they were added
+ * @di: filled: the record (its @sd_ibdev not to be followed), the
+ *	device's name and index and its first port's interface
+ *
+ * Devices smbd does not use are there too, with why (@sd_use).
+ *
+ * Context: process; takes smbd_devices_lock.
+ * Return: 0, or -ENOENT past the last.
+ */
+int smbd_dev_info_at(struct net *net, u32 pos, struct smbd_dev_info *di)
+{
+	struct net_device *ndev;
+	struct smbd_device *sd;
+	int ret = -ENOENT;
+
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (!rdma_dev_access_netns(sd->sd_ibdev, net) || pos--)
+			continue;
+		memset(di, 0, sizeof(*di));
+		di->rec = *sd;
+		di->rec.sd_ibdev = NULL;
+		strscpy(di->name, dev_name(&sd->sd_ibdev->dev),
+			sizeof(di->name));
+		di->index = sd->sd_ibdev->index;
+		ndev = smbd_port_netdev(sd->sd_ibdev,
+					rdma_start_port(sd->sd_ibdev));
+		if (ndev) {
+			strscpy(di->netdev, ndev->name, sizeof(di->netdev));
+			dev_put(ndev);
+		}
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&smbd_devices_lock);
+	return ret;
 }
 
 /* Is @netdev one of @ibdev's ports? Caller holds smbd_devices_lock. */
@@ -262,6 +334,66 @@ static int smbd_lower_add(struct net_device *dev,
 }
 
 /**
+ * smbd_netdev_walk() - the RDMA devices that reach an interface, and how
+ * @netdev: the interface
+ * @fn: called for each device smbd uses that has @netdev or an interface
+ *	below it as a port (RoCE, iWARP) or has a port with its GID (IPoIB),
+ *	with @arg, the device and that interface (@via); under
+ *	smbd_devices_lock, so it must not sleep. A nonzero return ends the
+ *	walk
+ * @arg: for @fn
+ *
+ * Below @netdev means through a VLAN's real device, a bond's slaves or a
+ * bridge's ports, at any depth (the first 16 interfaces looked at).
+ *
+ * Context: process; sleeps (takes the device list's mutex). May be
+ * called with the RTNL held.
+ * Return: the last value @fn returned, 0 when it was not called.
+ */
+int smbd_netdev_walk(struct net_device *netdev, smbd_netdev_walk_fn fn,
+		     void *arg)
+{
+	struct netdev_nested_priv priv;
+	struct smbd_lower l = {};
+	struct smbd_device *sd;
+	int ret = 0;
+	u32 i;
+
+	might_sleep();
+	priv.data = &l;
+	smbd_lower_add(netdev, &priv);
+	rcu_read_lock();
+	netdev_walk_all_lower_dev_rcu(netdev, smbd_lower_add, &priv);
+	rcu_read_unlock();
+	mutex_lock(&smbd_devices_lock);
+	list_for_each_entry(sd, &smbd_devices, sd_list) {
+		if (!smbd_dev_used(sd))
+			continue;
+		for (i = 0; i < l.n; i++) {
+			if (smbd_dev_has_netdev(sd->sd_ibdev, l.dev[i])) {
+				ret = fn(arg, sd, l.dev[i]);
+				break;
+			}
+		}
+		if (ret)
+			break;
+	}
+	mutex_unlock(&smbd_devices_lock);
+	for (i = 0; i < l.n; i++)
+		dev_put(l.dev[i]);
+	return ret;
+}
+
+static int smbd_netdev_class_add(void *arg, const struct smbd_device *sd,
+				 struct net_device *via)
+{
+	unsigned int *classes = arg;
+
+	*classes |= BIT(sd->sd_iwarp ? SMBD_DEV_IWARP : SMBD_DEV_IB);
+	return 0;
+}
+
+/**
  * smbd_netdev_classes() - which kinds of RDMA device reach an interface
  * @netdev: the interface
  *
@@ -277,31 +409,9 @@ static int smbd_lower_add(struct net_device *dev,
  */
 unsigned int smbd_netdev_classes(struct net_device *netdev)
 {
-	struct netdev_nested_priv priv;
-	struct smbd_lower l = {};
-	struct smbd_device *sd;
 	unsigned int classes = 0;
-	u32 i;
 
-	might_sleep();
-	priv.data = &l;
-	smbd_lower_add(netdev, &priv);
-	rcu_read_lock();
-	netdev_walk_all_lower_dev_rcu(netdev, smbd_lower_add, &priv);
-	rcu_read_unlock();
-	mutex_lock(&smbd_devices_lock);
-	list_for_each_entry(sd, &smbd_devices, sd_list) {
-		for (i = 0; i < l.n; i++) {
-			if (smbd_dev_has_netdev(sd->sd_ibdev, l.dev[i])) {
-				classes |= BIT(sd->sd_iwarp ? SMBD_DEV_IWARP :
-						SMBD_DEV_IB);
-				break;
-			}
-		}
-	}
-	mutex_unlock(&smbd_devices_lock);
-	for (i = 0; i < l.n; i++)
-		dev_put(l.dev[i]);
+	smbd_netdev_walk(netdev, smbd_netdev_class_add, &classes);
 	return classes;
 }
 EXPORT_SYMBOL_NS_GPL(smbd_netdev_classes, SMBD);
@@ -425,7 +535,8 @@ static ssize_t smbd_dev_fatal_write(struct file *f, const char __user *ubuf,
 	strim(name);
 	mutex_lock(&smbd_devices_lock);
 	list_for_each_entry(sd, &smbd_devices, sd_list) {
-		if (!strcmp(dev_name(&sd->sd_ibdev->dev), name) &&
+		if (smbd_dev_used(sd) &&
+		    !strcmp(dev_name(&sd->sd_ibdev->dev), name) &&
 		    ib_device_try_get(sd->sd_ibdev)) {
 			ibdev = sd->sd_ibdev;
 			break;

@@ -3,8 +3,8 @@
  * smbd: SMB Direct ([MS-SMBD]) for in-kernel consumers.
  *
  * The module: its work queue, its debugfs directory (smbd/devices from
- * smbd_dev.c, smbd/connections and smbd/conn/ from smbd_debugfs.c) and
- * the RDMA device client.
+ * smbd_dev.c, smbd/connections and smbd/conn/ from smbd_debugfs.c), the
+ * RDMA device client and the netlink family (smbd_netlink.c).
  */
 
 #include <linux/debugfs.h>
@@ -28,16 +28,24 @@ static int __init smbd_init(void)
 
 	ret = smbd_dev_init(smbd_debugfs_root, smbd_socks_dead,
 			    smbd_socks_link_up);
-	if (ret) {
-		debugfs_remove_recursive(smbd_debugfs_root);
-		destroy_workqueue(smbd_wq);
-		return ret;
-	}
+	if (ret)
+		goto out_debugfs;
+	ret = smbd_nl_init();
+	if (ret)
+		goto out_dev;
 	return 0;
+
+out_dev:
+	smbd_dev_exit();
+out_debugfs:
+	debugfs_remove_recursive(smbd_debugfs_root);
+	destroy_workqueue(smbd_wq);
+	return ret;
 }
 
 static void __exit smbd_exit(void)
 {
+	smbd_nl_exit();
 	smbd_dev_exit();
 	debugfs_remove_recursive(smbd_debugfs_root);
 	smbd_cq_graves_wait();

@@ -795,6 +795,7 @@ static int smbd_seg_take(struct smbd_sock *sk, struct smbd_tx_run *run,
 			 struct smbd_data_hdr *h)
 {
 	u16 grant;
+	u64 t0;
 	int ret;
 
 	spin_lock_bh(&sk->ss_lock);
@@ -814,9 +815,12 @@ static int smbd_seg_take(struct smbd_sock *sk, struct smbd_tx_run *run,
 		sk->ss_stats.credit_waits++;
 		trace_smbd_credit_stall(sk, 0);
 		spin_unlock_bh(&sk->ss_lock);
+		t0 = ktime_get_ns();
 		ret = wait_event_interruptible(sk->ss_send_wq,
 					       smbd_send_possible(sk, copy));
+		t0 = ktime_get_ns() - t0;
 		spin_lock_bh(&sk->ss_lock);
+		sk->ss_cnt.credit_stall_ns += t0;
 		sk->ss_tx.waiters--;
 		if (ret)
 			break;

@@ -19,7 +19,6 @@
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -28,6 +27,7 @@
 
 #include "smbd.h"
 #include "smbd_proto.h"
+#include "uapi/smbd_netlink.h"
 
 /* A profile's name, in the record of each device it capped. */
 #define SMBD_PROFILE_NAME_MAX	16
@@ -53,6 +53,12 @@
  * @sd_max_inline: inline data of a send (smbd asks for none)
  * @sd_profile: the profile that capped these (debugfs smbd/dev_profile),
  *	"" when none did
+ * @sd_use: whether smbd runs connections on it (%SMBD_USE_YES), or why
+ *	not: a device it cannot use is recorded all the same, for the
+ *	administrator (SMBD_CMD_DEV_GET), and nothing else looks at it
+ * @sd_short_of: with %SMBD_USE_SHORT, the limit below smbd's minimum
+ * @sd_have: what the device has of @sd_short_of
+ * @sd_need: what smbd needs of it
  *
  * Immutable after smbd_ib_add() but for @sd_fatal; connections size
  * everything from these rather than from constants that fit one provider
@@ -75,6 +81,10 @@ struct smbd_device {
 	u32 sd_max_sge_rd;
 	u32 sd_max_inline;
 	char sd_profile[SMBD_PROFILE_NAME_MAX];
+	u8 sd_use;
+	const char *sd_short_of;
+	u32 sd_have;
+	u32 sd_need;
 };
 
 /**
@@ -178,7 +188,8 @@ enum smbd_trace_inv {
 };
 
 /**
- * struct smbd_counters - what only debugfs shows (smbd/conn/<id>/)
+ * struct smbd_counters - what the socket API does not show (debugfs
+ *	smbd/conn/<id>/, and netlink)
  * @empty_sent: messages sent without payload (grants, keep-alives)
  * @empty_recv: messages received without payload
  * @reassembled: messages received in more than one segment
@@ -186,6 +197,7 @@ enum smbd_trace_inv {
  * @neg_refused: negotiate messages refused, by enum smbd_neg_err
  * @rx_refused: data messages refused, by enum smbd_rx_err
  * @copy_waits: times a sender waited for a copy buffer
+ * @credit_stall_ns: how long senders waited for a Send Credit, in all
  */
 struct smbd_counters {
 	u64 empty_sent;
@@ -193,6 +205,7 @@ struct smbd_counters {
 	u64 empty_recv;
 	u64 reassembled;
 	u64 wr_errors;
+	u64 credit_stall_ns;
 	u32 neg_refused[SMBD_NEG_ERR_NR];
 	u32 rx_refused[SMBD_RX_ERR_NR];
 };
@@ -1038,11 +1051,34 @@ void smbd_established(struct smbd_sock *sk);
 /* smbd_debugfs.c */
 void smbd_debugfs_init(struct dentry *root);
 void smbd_debugfs_sock_add(struct smbd_sock *sk);
+/* smbd_netlink.c */
+int smbd_nl_init(void);
+void smbd_nl_exit(void);
 void smbd_debugfs_sock_del(struct smbd_sock *sk);
 
 /* smbd_dev.c */
 struct dentry;
 bool smbd_dev_get(struct ib_device *ibdev, struct smbd_device *sd);
+
+/**
+ * struct smbd_dev_info - what netlink tells of a device
+ * @rec: a copy of smbd's record of it (not to follow @rec.sd_ibdev)
+ * @name: the device's name
+ * @netdev: its first port's interface, "" when it has none
+ * @index: the device's index, as rdma(8) shows it
+ */
+struct smbd_dev_info {
+	struct smbd_device rec;
+	char name[IB_DEVICE_NAME_MAX];
+	char netdev[IFNAMSIZ];
+	u32 index;
+};
+
+int smbd_dev_info_at(struct net *net, u32 pos, struct smbd_dev_info *di);
+typedef int (*smbd_netdev_walk_fn)(void *arg, const struct smbd_device *sd,
+				   struct net_device *via);
+int smbd_netdev_walk(struct net_device *netdev, smbd_netdev_walk_fn fn,
+		     void *arg);
 
 /* smbd_profile.c */
 u32 smbd_profile_count(void);
