@@ -22,7 +22,7 @@ pkgs=(
 	qemu-system-x86 busybox-static iproute2
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
 	libibverbs1 librdmacm1
-	ksmbd-tools cifs-utils dkms lintian
+	ksmbd-tools cifs-utils dkms lintian jq
 )
 # Installed when the registry has them.
 optional=(perftest)

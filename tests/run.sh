@@ -248,6 +248,19 @@ check "log checker self-test (reports, KTAP counts, clean log)" \
 
 check "build the test modules (W=1, no warnings)" \
 	build_test_modules "$kcache/build"
+# smbdctl (tools/smbdctl) and the netlink family's refusal test, for the
+# SMB VM's plan-77 and the demo.
+build_smbdctl() {
+	local log rc=0
+
+	make -s -C tools/smbdctl clean >/dev/null 2>&1
+	log=$(make -C tools/smbdctl smbdctl smbdctl-nltest 2>&1) || rc=1
+	printf '%s\n' "$log"
+	grep -qE 'warning:|error:' <<<"$log" && rc=1
+	return $rc
+}
+check "build smbdctl and its netlink test (-Wall -Wextra, no warnings)" \
+	build_smbdctl
 
 # vm_run NAME DESCRIPTION TIMEOUT APPEND PLANS INFO MODULE...: one VM
 # (PLANS empty: tests/guest/plan-*.sh) logged to $out/NAME{,-summary}.log,
@@ -293,7 +306,8 @@ fi
 # kmemleak in the other VMs (the SMB VM's plans mount cifs on smbd on
 # ksmbd on smbd). KASAN and lockdep stay on.
 smb_modules=$(ls out/adapters/cifs.ko out/adapters/ksmbd.ko 2>/dev/null | tr '\n' ' ')
-smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko 2>/dev/null)
+smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/interop/smbd_interop.ko \
+	tools/smbdctl/smbdctl tools/smbdctl/smbdctl-nltest 2>/dev/null)
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \

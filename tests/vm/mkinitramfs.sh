@@ -74,6 +74,9 @@ done
 for t in rping ibv_devinfo; do
 	[ -e "$root/usr/bin/$t" ] || { echo "mkinitramfs: $t not installed (run scripts/setup.sh)" >&2; exit 1; }
 done
+# jq: the plans read smbdctl's JSON with it (tests/guest/smb/plan-77).
+[ -x /usr/bin/jq ] || { echo "mkinitramfs: jq not installed (run scripts/setup.sh)" >&2; exit 1; }
+put_elf /usr/bin/jq
 
 # The benchmark's tools (scripts/bench.sh): SMBD_INITRAMFS_TOOLS="fio perf",
 # each required.
