@@ -11,10 +11,11 @@
 # link). Checks, one "ok - " or "not ok - " line each, then
 # "N passed, N failed":
 #  - dpkg -i installs it, and its postinst builds smbd, cifs and ksmbd
-#    with DKMS for every kernel given;
+#    with DKMS for every kernel given; smbdctl and its man page are there;
 #  - for each kernel: the three modules are in updates/dkms, and
 #    modprobe takes DKMS's cifs and ksmbd, with smbd, over the kernel's;
-#  - dpkg --purge removes them all, and DKMS's and the package's files;
+#  - dpkg --purge removes them all, and DKMS's and the package's files
+#    (smbdctl too);
 #  - the host has no trace of it.
 # The installed modules are copied to OUTDIR/<release>/.
 set -uo pipefail
@@ -64,6 +65,11 @@ say() { echo "\$1 \$2" >> \$v; }
 echo "== dpkg -i"
 dpkg -i /smbd-dkms.deb; say install \$?
 dkms status -m smbd
+echo "== smbdctl"
+/usr/sbin/smbdctl -V
+[ "\$(/usr/sbin/smbdctl -V)" = "smbdctl $pkgver" ] &&
+	zcat /usr/share/man/man8/smbdctl.8.gz | grep -q '^.SH EXIT STATUS'
+say tool \$?
 for rel in ${rels[*]}; do
 	r=0
 	for m in smbd cifs ksmbd; do
@@ -82,7 +88,8 @@ for rel in ${rels[*]}; do
 done
 echo "== dpkg --purge"
 dpkg --purge smbd-dkms; r=\$?
-[ ! -e /usr/src/smbd-$pkgver ] && [ ! -e /var/lib/dkms/smbd ] || r=1
+[ ! -e /usr/src/smbd-$pkgver ] && [ ! -e /var/lib/dkms/smbd ] &&
+	[ ! -e /usr/sbin/smbdctl ] && [ ! -e /usr/share/man/man8/smbdctl.8.gz ] || r=1
 for rel in ${rels[*]}; do
 	if ls /lib/modules/\$rel/updates/dkms/ 2>/dev/null | grep -E '^(smbd|cifs|ksmbd)\\.ko'; then
 		echo "\$rel: left in updates/dkms"; r=1
@@ -114,6 +121,7 @@ grep -E ': (modprobe|no |left)|Error|error:' "$out/deb-check.log" | head -n 40
 
 verdict() { awk -v k="$1" '$1 == k { print $2 }' "$t/u/deb-out/verdicts" 2>/dev/null; }
 tally "$(verdict install)" "smbd-dkms: dpkg -i installs it, DKMS builds for ${rels[*]}"
+tally "$(verdict tool)" "smbd-dkms: smbdctl $pkgver and its man page installed"
 for rel in "${rels[@]}"; do
 	tally "$(verdict "built-$rel")" "smbd-dkms: smbd, cifs and ksmbd in $rel's updates/dkms, preferred by modprobe"
 	[ -d "$t/u/deb-out/$rel" ] && rm -rf "${out:?}/$rel" && cp -a "$t/u/deb-out/$rel" "$out/"

@@ -25,14 +25,16 @@ echo "== setup (Debian packages)"
 bash scripts/setup.sh
 echo "== test kernel"
 kcache=$(bash tests/vm/build-kernel.sh)
-echo "== building smbd.ko, and cifs.ko and ksmbd.ko on smbd from Debian's linux-source-6.12"
+echo "== building smbd.ko, and cifs.ko and ksmbd.ko on smbd from Debian's linux-source-6.12; smbdctl"
 { make -s KDIR="$kcache/build" &&
-	bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd; } \
+	bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd &&
+	make -s -C tools/smbdctl; } \
 	>"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 echo "== booting the VM (QEMU, TCG, -nic none)"
 # shellcheck disable=SC2046 # a list of paths
 bash tests/vm/mkinitramfs.sh "$kcache" "$out/initrd.cpio.gz" smbd.ko \
-	$(ls out/adapters/*.ko) tests/guest/demo/plan-demo.sh >"$out/initrd.log" 2>&1
+	$(ls out/adapters/*.ko) tools/smbdctl/smbdctl tests/guest/demo/plan-demo.sh \
+	>"$out/initrd.log" 2>&1
 [ "${SMBD_DEMO_BREAK:-0}" = 1 ] && export SMBD_VM_APPEND="${SMBD_VM_APPEND:-} smbddemo.break=1"
 SMBD_VM_LABEL=demo-vm bash tests/vm/vm-run.sh "$kcache" "$out/initrd.cpio.gz" "$out/console.log" 600 3>&1
 awk '/SMBD-DEMO-BEGIN/ { on = 1; next } /SMBD-DEMO-END/ { on = 0 } on' \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the Debian package smbd-dkms_<version>_all.deb:
+# Build the Debian package smbd-dkms_<version>_<arch>.deb:
 #   scripts/mkdeb.sh [OUTDIR]          (default: out/deb)
 # It carries smbd's source to /usr/src/smbd-<version> (what dkms.conf
 # builds: smbd.ko, and cifs.ko and ksmbd.ko on smbd from the kernel
@@ -9,7 +9,9 @@
 # them with DKMS for every installed kernel of the series smbd supports
 # (6.1 and 6.12) whose headers are installed, and remove them with the
 # package. Kernels installed later get them from dkms's own kernel hooks
-# (dkms.conf: AUTOINSTALL). Prints the path of the package.
+# (dkms.conf: AUTOINSTALL). It also carries smbdctl(8), compiled here
+# (so the package is of this machine's architecture, not "all"), and its
+# man page. Prints the path of the package.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,9 +38,28 @@ doc=$r/usr/share/doc/smbd-dkms
 mkdir -p "$src" "$doc" "$r/DEBIAN"
 # The module's source only: not the tests, scripts or documents.
 (cd "$top" && git ls-files -z -- Kbuild Makefile dkms.conf '*.c' '*.h' \
-	adapters ':!tests' ':!scripts' |
+	adapters ':!tests' ':!scripts' ':!tools' |
 	xargs -0 cp --parents -t "$src")
 cp "$top/README" "$top/Documentation/admin-guide.rst" "$doc/"
+# smbdctl(8), built (in a copy) with Debian's hardening flags, and its
+# man page.
+arch=$(dpkg --print-architecture)
+b=$(mktemp -d "${TMPDIR:-/tmp}/smbd-ctl.XXXXXX")
+trap 'rm -rf "$r" "$b"' EXIT
+mkdir -p "$b/tools" "$b/include/uapi" "$r/usr/sbin" "$r/usr/share/man/man8"
+cp -r "$top/tools/smbdctl" "$b/tools/"
+cp "$top/include/smbd.h" "$b/include/"
+cp "$top/include/uapi/smbd_netlink.h" "$b/include/uapi/"
+make -s -C "$b/tools/smbdctl" clean >/dev/null
+export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+make -s -C "$b/tools/smbdctl" \
+	CFLAGS="$(dpkg-buildflags --get CFLAGS)" \
+	CPPFLAGS="$(dpkg-buildflags --get CPPFLAGS)" \
+	LDFLAGS="$(dpkg-buildflags --get LDFLAGS)" >&2
+install -m 0755 "$b/tools/smbdctl/smbdctl" "$r/usr/sbin/smbdctl"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded \
+	"$r/usr/sbin/smbdctl"
+gzip -9n < "$top/tools/smbdctl/smbdctl.8" > "$r/usr/share/man/man8/smbdctl.8.gz"
 gzip -9n < "$top/scripts/debian/changelog" > "$doc/changelog.gz"
 # cifs.ko and ksmbd.ko keep the kernel's own MODULE_VERSION, which DKMS's
 # version check would take as "the kernel has this module already" and
@@ -68,12 +89,12 @@ size=$(du -sk "$r/usr" | cut -f1)
 cat > "$r/DEBIAN/control" <<EOF
 Package: smbd-dkms
 Version: $ver
-Architecture: all
+Architecture: $arch
 Section: kernel
 Priority: optional
 Maintainer: $maint
 Installed-Size: $size
-Depends: dkms (>= 3.0), patch, xz-utils, build-essential
+Depends: dkms (>= 3.0), patch, xz-utils, build-essential, libc6 (>= 2.34)
 Recommends: linux-headers-amd64, linux-source-6.1, linux-source-6.12
 Description: SMB Direct (SMB2 over RDMA) for the kernel's SMB client and server (DKMS)
  smbd.ko implements SMB Direct ([MS-SMBD]) on the kernel's RDMA stack, for
@@ -87,6 +108,9 @@ Description: SMB Direct (SMB2 over RDMA) for the kernel's SMB client and server 
  smbd's, for every installed kernel of these series whose headers are
  installed. They go to updates/dkms, which modprobe prefers over the
  kernel's own cifs and ksmbd.
+ .
+ smbdctl(8) shows the devices, listeners and connections with their
+ counters, and its doctor says why SMB Direct is or is not used.
 EOF
 
 cat > "$r/DEBIAN/postinst" <<EOF
@@ -138,6 +162,6 @@ chmod 0755 "$r/DEBIAN/postinst" "$r/DEBIAN/prerm"
 (cd "$r" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$r/DEBIAN/md5sums"
 
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}
-deb=$out/smbd-dkms_${ver}_all.deb
+deb=$out/smbd-dkms_${ver}_${arch}.deb
 dpkg-deb --root-owner-group -Zxz --build "$r" "$deb" >/dev/null
 echo "$deb"

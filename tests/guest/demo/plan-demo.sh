@@ -6,8 +6,8 @@
 # /lib/modules/$(uname -r)/updates, where depmod prefers them to the
 # kernel's own cifs and ksmbd; "modprobe smbd"; mount a share with
 # "mount -t cifs -o rdma" over soft-RoCE and soft-iWARP (modprobe loads
-# our cifs); copy data both ways; show throughput and smbd's connection
-# statistics. Each step is a check (SMBD-TEST lines, demo/...): the demo
+# our cifs), both mounted at once; copy data both ways; show throughput
+# and what smbdctl(8) says of the two connections. Each step is a check (SMBD-TEST lines, demo/...): the demo
 # (scripts/demo.sh) fails when one fails, and the test command runs this
 # plan last in its SMB VM. It leaves our modules in updates/.
 
@@ -17,6 +17,8 @@
 . /smbd/lib-report.sh
 
 RDMA=/usr/bin/rdma
+CTL=/usr/sbin/smbdctl
+JQ=/usr/bin/jq
 # SMB_CIFS_KO and SMB_KSMBD_KO stay empty: lib-smb.sh loads cifs and
 # ksmbd with modprobe, so from updates/, and they must be ours.
 SMB_CIFS_KO='' SMB_KSMBD_KO=''
@@ -72,49 +74,71 @@ _rc=$?
 demo_check modprobe-smbd || demo_end
 dmesg | grep 'smbd:' | sed 's/^\[[ 0-9.]*\] /  /'
 echo
-echo "== what smbd sees: /sys/kernel/debug/smbd/devices"
-cat /sys/kernel/debug/smbd/devices
+echo "== install smbdctl; what smbd sees: smbdctl status devices"
+cp /smbd/smbdctl /usr/sbin/smbdctl
+$CTL status devices | sed 's/^/  /'
 echo
 echo "== the SMB server: modprobe ksmbd (on smbd), ksmbd.mountd"
 smb_server_start
 _rc=$?
 demo_check ksmbd-start "ksmbd on smbd, from updates/" || demo_end
 head -c 67108864 /dev/urandom > /tmp/demo-64m
+MOUNTED=
 for p in "rxe $RXE_ADDR" "siw $SIW_ADDR"; do
 	# shellcheck disable=SC2086 # two words
 	set -- $p
 	echo
-	echo "== over $1: mount -t cifs //$2/$SMB_SHARE $MNT -o rdma,vers=3.1.1 (cifs on smbd)"
+	echo "== over $1: mount -t cifs //$2/$SMB_SHARE $MNT-$1 -o rdma,vers=3.1.1 (cifs on smbd)"
 	if [ $BREAK = 1 ] && [ "$1" = siw ]; then
-		SMB_SHARE=no-such-share smb_mount "$2" "$MNT"
+		SMB_SHARE=no-such-share smb_mount "$2" "$MNT-$1"
 	else
-		smb_mount "$2" "$MNT"
+		smb_mount "$2" "$MNT-$1"
 	fi
 	_rc=$?
 	demo_check "$1/mount" "cifs on smbd, from updates/" || continue
+	MOUNTED="$MOUNTED $1"
 	echo "  lsmod: $(grep -E '^(smbd|cifs|ksmbd) ' /proc/modules | cut -d' ' -f1,4 | tr '\n' ' ')"
-	grep " $MNT " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
-	w=$(copy 67108864 /tmp/demo-64m $MNT/data oflag=direct)
+	grep " $MNT-$1 " /proc/mounts | sed 's/password=[^,]*/password=*/; s/^/  /'
+	w=$(copy 67108864 /tmp/demo-64m "$MNT-$1/data" oflag=direct)
 	_rc=$?
 	demo_check "$1/write" "64 MiB, O_DIRECT: $w"
 	echo "-- copy 64 MiB to the share (O_DIRECT): $w"
 	drop_caches
-	r=$(copy 67108864 $MNT/data /tmp/demo-back iflag=direct)
+	r=$(copy 67108864 "$MNT-$1/data" /tmp/demo-back iflag=direct)
 	echo "-- copy it back (O_DIRECT): $r"
 	cmp -s /tmp/demo-64m /tmp/demo-back
 	_rc=$?
 	demo_check "$1/read-intact" "64 MiB back, O_DIRECT: $r"
-	echo "-- cifs: /proc/fs/cifs/DebugData (SMB Direct part)"
-	grep -E 'SMBDirect|Conn |MR ' /proc/fs/cifs/DebugData | sed 's/^/  /'
-	echo "-- smbd: /sys/kernel/debug/smbd/connections"
-	sed 's/^/  /' /sys/kernel/debug/smbd/connections
-	grep -q "^initiator connected conn=[0-9]* $1" /sys/kernel/debug/smbd/connections
+	rm -f /tmp/demo-back
+done
+echo
+echo "-- cifs: /proc/fs/cifs/DebugData (SMB Direct part)"
+grep -E 'SMBDirect|Conn |MR ' /proc/fs/cifs/DebugData | sed 's/^/  /'
+echo
+echo "== smbdctl status; smbdctl -s status connections: both mounts, what each moved by RDMA"
+$CTL status | sed 's/^/  /'
+echo
+$CTL -s status connections | sed 's/^/  /'
+$CTL -j -s status > /tmp/demo-status.json
+for p in $MOUNTED; do
+	case $p in
+	rxe) dev=rxe0 port=445 ;;
+	siw) dev=siw0 port=5445 ;;
+	esac
+	# cifs's connection on the device, and ksmbd's, which moved the
+	# 64 MiB by RDMA read (the write) and RDMA write (the read)
+	$JQ -e --arg d $dev --arg p $port '
+		([.connections[] | select(.role == "initiator" and .state == "connected" and .device == $d and .peer.port == ($p | tonumber))] | length == 1) and
+		([.connections[] | select(.role == "responder" and .device == $d and .stats.rdma_read_bytes >= 67108864 and .stats.rdma_write_bytes >= 67108864)] | length == 1)' \
+		/tmp/demo-status.json >/dev/null
 	_rc=$?
-	demo_check "$1/over-smbd" "an smbd connection of cifs on a $1 device"
-	rm -f $MNT/data /tmp/demo-back
-	SMB_KEEP_MODULE=1 smb_umount "$MNT"
+	demo_check "$p/over-smbd" "smbdctl: cifs's connection on $dev, 64 MiB each way by RDMA on ksmbd's"
+done
+for p in $MOUNTED; do
+	rm -f "$MNT-$p/data"
+	SMB_KEEP_MODULE=1 smb_umount "$MNT-$p"
 	_rc=$?
-	demo_check "$1/umount"
+	demo_check "$p/umount"
 done
 echo
 smb_unload_module cifs
