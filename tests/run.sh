@@ -293,9 +293,15 @@ fi
 
 # The bulk transfer: 16 connections per provider, 16 MiB each, half of
 # them each way (the 16 x 64 MiB soak is its own command, tests/soak.sh:
-# about 20 minutes). SMBD_BULK=CONNSxSIZE changes it. Then smbd as each
-# real NIC (device profiles): the transport, RDMA and cifs on smbd
-# mounting ksmbd on smbd under each (plan-65). Then the SMB pairings
+# about 20 minutes). SMBD_BULK=CONNSxSIZE changes it. Then smbd as real
+# NICs (device profiles): the transport, RDMA and cifs on smbd mounting
+# ksmbd on smbd under four of them, which between them hold each
+# extreme smbd sizes itself by: the fewest gather entries and the
+# shortest queues (irdma-gen1, iWARP), registrations of 32 pages
+# (cxgb4-nodsgl, iWARP), four gather entries on RoCE (qedr), 511-page
+# registrations and an ORD of 128 (mlx4). Every profile is
+# tests/soak.sh profiles (SMBD_PROFILES=NAME,... picks others; plan-65).
+# Then the SMB pairings
 # (tests/guest/smb/plan-70 to 72): cifs and ksmbd, each stock or on smbd
 # (adapters/), over rxe and siw; the SMB2 client that reaches ksmbd on
 # smbd the Windows way and the bare SMB Direct connects that check its
@@ -311,7 +317,7 @@ smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/int
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
-		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.profiles=${SMBD_PROFILES:-irdma-gen1,cxgb4-nodsgl,qedr,mlx4} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
 		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh $(ls tests/guest/smb/plan-7[0126]-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
 		"bulk|profiles|smb|windows" \
 		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules $smb_extra
@@ -321,14 +327,15 @@ fi
 # smbd against the hostile server (plan-73-hostile-mount.sh), the device
 # removed, dying and its cable pulled under SMB I/O (plan-74; over rxe
 # for 1 s only: the 15 s pull fails the queue pairs as the 1 s one does,
-# and Debian's two kernels run it below), and multichannel with a device
-# deleted under a write (plan-75).
+# and Debian's two kernels run it below), multichannel with a device
+# deleted under a write (plan-75), and smbdctl with the netlink family it
+# reads, each doctor finding provoked (plan-77).
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
 		"smbdtest.plan_timeout=1200 smbdtest.cable_downs_rxe=1" \
 		"$(ls tests/guest/smb/plan-*.sh | grep -v 'plan-7[0126]-' | tr '\n' ' ')" \
-		"hostile-mount|removal|multichannel" \
+		"hostile-mount|removal|multichannel|smbdctl" \
 		smbd.ko $smb_modules $smb_extra
 else
 	failed "SMB pairings (no cifs.ko or ksmbd.ko on smbd was built)"

@@ -26,6 +26,11 @@
 #                          per role (tests/guest/plan-55-hostile.sh; the
 #                          test command sends 6000). SMBD_HOSTILE=N
 #                          changes the count.
+#   tests/soak.sh profiles smbd as each of the real NICs it knows (device
+#                          profiles, tests/guest/bulk/plan-65-profiles.sh:
+#                          the transport, RDMA and cifs on smbd mounting
+#                          ksmbd on smbd under every profile; about 8
+#                          minutes; the test command runs four).
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -41,25 +46,39 @@ bulk) tdir=tests/kmod ;;
 first) tdir=tests/interop ;;
 churn) tdir=tests/churn ;;
 hostile) tdir=tests/hostile ;;
-*) echo "usage: $0 [bulk|first|churn|hostile]" >&2; exit 2 ;;
+profiles) tdir="tests/kmod tests/mr" ;;
+*) echo "usage: $0 [bulk|first|churn|hostile|profiles]" >&2; exit 2 ;;
 esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
 kcache=$(bash tests/vm/build-kernel.sh 2>"$out/kernel.log") || { tail -n 40 "$out/kernel.log"; echo "0 passed, 1 failed"; exit 1; }
-if ! { make -s -j"$(nproc)" KDIR="$kcache/build" && make -s -C $tdir KDIR="$kcache/build"; } >"$out/build.log" 2>&1; then
+build_all() {
+	local d
+
+	make -s -j"$(nproc)" KDIR="$kcache/build" || return 1
+	for d in $tdir; do
+		make -s -C "$d" KDIR="$kcache/build" || return 1
+	done
+	[ "$what" != profiles ] ||
+		bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd
+}
+if ! build_all >"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-# soak_vm NAME TIMEOUT APPEND PLAN MODULE: one VM run, its figures, its
-# closing line; the exit status is the run's
+# soak_vm NAME TIMEOUT APPEND PLAN MODULE...: one VM run, its figures,
+# its closing line; the exit status is the run's
 soak_vm() {
-	SMBD_VM_TIMEOUT=$2 SMBD_VM_APPEND=$3 SMBD_VM_PLANS=$4 \
-		bash tests/vm/vm-test.sh "$out/vm-$1.log" smbd.ko "$5" \
-		>"$out/vm-$1-summary.log" 2>&1
+	local name=$1 tmo=$2 append=$3 plan=$4
+
+	shift 4
+	SMBD_VM_TIMEOUT=$tmo SMBD_VM_APPEND=$append SMBD_VM_PLANS=$plan \
+		bash tests/vm/vm-test.sh "$out/vm-$name.log" smbd.ko "$@" \
+		>"$out/vm-$name-summary.log" 2>&1
 	rc=$?
-	grep -a "SMBD-INFO: $1" "$out/vm-$1.log" | tr -d '\r' || true
-	cat "$out/vm-$1-summary.log"
+	grep -a "SMBD-INFO: $name" "$out/vm-$name.log" | tr -d '\r' || true
+	cat "$out/vm-$name-summary.log"
 	return $rc
 }
 
@@ -78,6 +97,11 @@ elif [ "$what" = hostile ]; then
 	soak_vm hostile $((900 + n / 20)) \
 		"smbdtest.hostile_msgs=$n smbdtest.plan_timeout=$((600 + n / 20))" \
 		tests/guest/plan-55-hostile.sh tests/hostile/smbd_hostile.ko
+elif [ "$what" = profiles ]; then
+	soak_vm profiles 2400 \
+		"smbdtest.profiles=${SMBD_PROFILES:-} smbdtest.plan_timeout=2000 smbdtest.kmemleak=off" \
+		tests/guest/bulk/plan-65-profiles.sh tests/kmod/smbd_test.ko \
+		tests/mr/smbd_mr_test.ko out/adapters/cifs.ko out/adapters/ksmbd.ko
 else
 	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
