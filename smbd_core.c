@@ -349,3 +349,98 @@ void smbd_wr_failed(struct smbd_sock *sk, enum ib_wc_status status,
 				    ib_wc_status_msg(status));
 	smbd_sock_error(sk, -ECONNABORTED);
 }
+
+/*
+ * The totals of the sockets gone, by device name, since smbd was loaded:
+ * a socket's counters move here as it leaves smbd_socks, under
+ * smbd_socks_lock, so that a device's totals (its retired ones and its
+ * sockets' now, smbd_netlink.c) never count a socket twice or miss it.
+ * The first SMBD_RETIRED_MAX names are kept; a device added after that
+ * many has the totals of its live sockets only.
+ */
+#define SMBD_RETIRED_MAX	32
+
+static struct smbd_retired smbd_retired[SMBD_RETIRED_MAX];
+
+/**
+ * smbd_stats_add() - add one socket's counters to others
+ * @to: the sum
+ * @st: what to add
+ *
+ * Context: any; the caller holds what protects both.
+ */
+void smbd_stats_add(struct smbd_sock_stats *to,
+		    const struct smbd_sock_stats *st)
+{
+	const u64 *f = (const u64 *)st;
+	u64 *t = (u64 *)to;
+	u32 i;
+
+	/* Every member is a u64 counter (include/smbd.h). */
+	BUILD_BUG_ON(sizeof(*st) % sizeof(u64));
+	for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+		t[i] += f[i];
+}
+
+/* The retired totals of device @name, NULL if it has none (or no room). */
+static struct smbd_retired *smbd_retired_of(const char *name, bool add)
+{
+	u32 i;
+
+	lockdep_assert_held(&smbd_socks_lock);
+	for (i = 0; i < SMBD_RETIRED_MAX; i++) {
+		if (!strcmp(smbd_retired[i].name, name))
+			return &smbd_retired[i];
+		if (!smbd_retired[i].name[0]) {
+			if (!add)
+				return NULL;
+			strscpy(smbd_retired[i].name, name,
+				sizeof(smbd_retired[i].name));
+			return &smbd_retired[i];
+		}
+	}
+	return NULL;
+}
+
+/**
+ * smbd_sock_retire() - a socket's counters into its device's totals
+ * @sk: a socket leaving smbd_socks, for good
+ *
+ * Nothing for a socket that never had a device, or a listener.
+ *
+ * Context: process. Caller holds smbd_socks_lock.
+ */
+void smbd_sock_retire(struct smbd_sock *sk)
+{
+	struct smbd_retired *r;
+
+	lockdep_assert_held(&smbd_socks_lock);
+	if (!sk->ss_ep.devname[0] || smbd_is_listener(sk))
+		return;
+	r = smbd_retired_of(sk->ss_ep.devname, true);
+	if (!r)
+		return;
+	spin_lock_bh(&sk->ss_lock);
+	smbd_stats_add(&r->st, &sk->ss_stats);
+	r->wr_errors += sk->ss_cnt.wr_errors;
+	r->credit_stall_ns += sk->ss_cnt.credit_stall_ns;
+	spin_unlock_bh(&sk->ss_lock);
+	r->conns++;
+}
+
+/**
+ * smbd_retired_get() - the totals of a device's sockets gone
+ * @name: the device's name
+ * @r: filled with a copy
+ *
+ * Context: process. Caller holds smbd_socks_lock.
+ * Return: false when the device has none.
+ */
+bool smbd_retired_get(const char *name, struct smbd_retired *r)
+{
+	struct smbd_retired *p = smbd_retired_of(name, false);
+
+	if (p)
+		*r = *p;
+	return p;
+}

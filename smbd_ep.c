@@ -369,13 +369,16 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_sock_alloc);
  * smbd_sock_free() - the last of a socket
  * @sk: a socket no transfer, work or thread uses any more
  *
- * Off the debugfs list and freed with what it still holds.
+ * Off the list of sockets (its counters into its device's totals,
+ * smbd_sock_retire()) and freed with what it still holds.
  *
  * Context: process; takes smbd_socks_lock.
  */
 void smbd_sock_free(struct smbd_sock *sk)
 {
 	mutex_lock(&smbd_socks_lock);
+	/* What it did goes to its device's totals as it leaves the list. */
+	smbd_sock_retire(sk);
 	list_del(&sk->ss_all_node);
 	mutex_unlock(&smbd_socks_lock);
 	smbd_debugfs_sock_del(sk);

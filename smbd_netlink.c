@@ -73,6 +73,20 @@ static int smbd_nl_put_addr(struct sk_buff *skb, int attr, int port_attr,
 	return 0;
 }
 
+/* What one message tells of a socket, taken under its locks. */
+struct smbd_nl_conn {
+	struct sockaddr_storage local, peer;
+	struct smbd_negotiated neg;
+	struct smbd_credits cred;
+	struct smbd_sock_stats st;
+	struct smbd_counters cnt;
+	enum smbd_state state;
+	u32 waiters, pending, accept_len;
+	int err;
+	u8 ird, ord;
+	bool addr;
+};
+
 /* SMBD_CMD_INFO_GET */
 
 static int smbd_nl_info_get(struct sk_buff *skb, struct genl_info *info)
@@ -139,24 +153,50 @@ static int smbd_nl_put_limits(struct sk_buff *skb, const struct smbd_device *sd)
 	return 0;
 }
 
-/* How many connections of @net run on the device named @name. */
-static u32 smbd_nl_dev_conns(struct net *net, const char *name)
-{
-	struct smbd_sock *sk;
-	u32 n = 0;
+/* What the device named @name carried: its connections, and totals. */
+struct smbd_nl_dev_tot {
+	struct smbd_nl_conn c;	/* only .st and .cnt */
+	u64 conns_total;
+	u32 conns_now;
+};
 
+static int smbd_nl_put_stats(struct sk_buff *skb, const struct smbd_nl_conn *c);
+
+/*
+ * @t: the totals of the device named @name: the retired ones and every
+ * socket on it now; its connections now count those of @net connected.
+ */
+static void smbd_nl_dev_totals(struct net *net, const char *name,
+			       struct smbd_nl_dev_tot *t)
+{
+	struct smbd_retired r;
+	struct smbd_sock *sk;
+
+	memset(t, 0, sizeof(*t));
 	mutex_lock(&smbd_socks_lock);
-	list_for_each_entry(sk, &smbd_socks, ss_all_node)
-		if (net_eq(sk->ss_net, net) && !smbd_is_listener(sk) &&
-		    READ_ONCE(sk->ss_state) == SMBD_CONNECTED &&
-		    !strcmp(sk->ss_ep.devname, name))
-			n++;
+	if (smbd_retired_get(name, &r)) {
+		t->c.st = r.st;
+		t->c.cnt.wr_errors = r.wr_errors;
+		t->c.cnt.credit_stall_ns = r.credit_stall_ns;
+		t->conns_total = r.conns;
+	}
+	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
+		if (smbd_is_listener(sk) || strcmp(sk->ss_ep.devname, name))
+			continue;
+		spin_lock_bh(&sk->ss_lock);
+		smbd_stats_add(&t->c.st, &sk->ss_stats);
+		t->c.cnt.wr_errors += sk->ss_cnt.wr_errors;
+		t->c.cnt.credit_stall_ns += sk->ss_cnt.credit_stall_ns;
+		if (net_eq(sk->ss_net, net) && sk->ss_state == SMBD_CONNECTED)
+			t->conns_now++;
+		spin_unlock_bh(&sk->ss_lock);
+		t->conns_total++;
+	}
 	mutex_unlock(&smbd_socks_lock);
-	return n;
 }
 
 static int smbd_nl_fill_dev(struct sk_buff *skb, const struct smbd_dev_info *di,
-			    u32 conns)
+			    const struct smbd_nl_dev_tot *t)
 {
 	const struct smbd_device *sd = &di->rec;
 	u8 use = sd->sd_use;
@@ -170,7 +210,9 @@ static int smbd_nl_fill_dev(struct sk_buff *skb, const struct smbd_dev_info *di,
 	    (di->netdev[0] &&
 	     nla_put_string(skb, SMBD_A_DEV_NETDEV, di->netdev)) ||
 	    nla_put_u8(skb, SMBD_A_DEV_USE, use) ||
-	    nla_put_u32(skb, SMBD_A_DEV_CONNS, conns) ||
+	    nla_put_u32(skb, SMBD_A_DEV_CONNS, t->conns_now) ||
+	    nla_put_u64_64bit(skb, SMBD_A_DEV_CONNS_TOTAL, t->conns_total,
+			      SMBD_A_PAD) ||
 	    (sd->sd_profile[0] &&
 	     nla_put_string(skb, SMBD_A_DEV_PROFILE, sd->sd_profile)))
 		return -EMSGSIZE;
@@ -179,23 +221,27 @@ static int smbd_nl_fill_dev(struct sk_buff *skb, const struct smbd_dev_info *di,
 	     nla_put_u32(skb, SMBD_A_DEV_SHORT_HAVE, sd->sd_have) ||
 	     nla_put_u32(skb, SMBD_A_DEV_SHORT_NEED, sd->sd_need)))
 		return -EMSGSIZE;
-	return smbd_nl_put_limits(skb, sd);
+	return smbd_nl_put_limits(skb, sd) ?: smbd_nl_put_stats(skb, &t->c);
 }
 
 /* cb->args[0]: how many devices the dump has given. */
 static int smbd_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct net *net = sock_net(skb->sk);
+	struct smbd_nl_dev_tot *t;
 	struct smbd_dev_info *di;
 	int ret = 0;
 	void *hdr;
 
 	di = kmalloc(sizeof(*di), GFP_KERNEL);
-	if (!di)
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!di || !t) {
+		kfree(di);
+		kfree(t);
 		return -ENOMEM;
+	}
 	while (!smbd_dev_info_at(net, cb->args[0], di)) {
-		u32 conns = smbd_nl_dev_conns(net, di->name);
-
+		smbd_nl_dev_totals(net, di->name, t);
 		hdr = smbd_nl_put_hdr(skb, NETLINK_CB(cb->skb).portid,
 				      cb->nlh->nlmsg_seq, NLM_F_MULTI,
 				      SMBD_CMD_DEV_GET);
@@ -203,7 +249,7 @@ static int smbd_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			ret = skb->len;
 			break;
 		}
-		if (smbd_nl_fill_dev(skb, di, conns)) {
+		if (smbd_nl_fill_dev(skb, di, t)) {
 			genlmsg_cancel(skb, hdr);
 			ret = skb->len;
 			break;
@@ -212,6 +258,7 @@ static int smbd_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[0]++;
 	}
 	kfree(di);
+	kfree(t);
 	/* A device too big for an empty message would stop the dump. */
 	return ret;
 }
@@ -299,20 +346,6 @@ static int smbd_nl_if_dump(struct sk_buff *skb, struct netlink_callback *cb)
 }
 
 /* SMBD_CMD_CONN_GET */
-
-/* What one message tells of a socket, taken under its locks. */
-struct smbd_nl_conn {
-	struct sockaddr_storage local, peer;
-	struct smbd_negotiated neg;
-	struct smbd_credits cred;
-	struct smbd_sock_stats st;
-	struct smbd_counters cnt;
-	enum smbd_state state;
-	u32 waiters, pending, accept_len;
-	int err;
-	u8 ird, ord;
-	bool addr;
-};
 
 /* Caller holds smbd_socks_lock: @sk stays. */
 static void smbd_nl_conn_snap(struct smbd_sock *sk, struct smbd_nl_conn *c)
@@ -535,46 +568,56 @@ static int smbd_nl_conn_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-static int smbd_nl_conn_get(struct sk_buff *skb, struct genl_info *info)
+/*
+ * Reply to @info with one socket's message of @cmd: @sk, or the one of
+ * @id in the caller's namespace when @sk is NULL (-ENOENT if none).
+ */
+static int smbd_nl_conn_reply(struct genl_info *info, u8 cmd,
+			      struct smbd_sock *sk, u32 id)
 {
 	struct net *net = genl_info_net(info);
-	struct smbd_sock *sk, *found = NULL;
 	struct smbd_nl_conn *c;
+	struct smbd_sock *pos;
 	struct sk_buff *msg;
+	int ret = -ENOMEM;
 	void *hdr;
-	int ret;
-	u32 id;
 
-	if (GENL_REQ_ATTR_CHECK(info, SMBD_A_ID))
-		return -EINVAL;
-	id = nla_get_u32(info->attrs[SMBD_A_ID]);
 	c = kmalloc(sizeof(*c), GFP_KERNEL);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	ret = -ENOMEM;
 	if (!c || !msg)
 		goto out;
-	hdr = smbd_nl_put_hdr(msg, info->snd_portid, info->snd_seq, 0,
-			      SMBD_CMD_CONN_GET);
+	hdr = smbd_nl_put_hdr(msg, info->snd_portid, info->snd_seq, 0, cmd);
 	ret = -EMSGSIZE;
 	if (!hdr)
 		goto out;
 	mutex_lock(&smbd_socks_lock);
-	list_for_each_entry(sk, &smbd_socks, ss_all_node)
-		if (sk->ss_id == id && net_eq(sk->ss_net, net))
-			found = sk;
-	ret = found ? smbd_nl_fill_conn(msg, found, c) : -ENOENT;
+	if (!sk)
+		list_for_each_entry(pos, &smbd_socks, ss_all_node)
+			if (pos->ss_id == id && net_eq(pos->ss_net, net))
+				sk = pos;
+	ret = sk ? smbd_nl_fill_conn(msg, sk, c) : -ENOENT;
 	mutex_unlock(&smbd_socks_lock);
-	if (ret) {
-		if (ret == -ENOENT)
-			NL_SET_BAD_ATTR(info->extack, info->attrs[SMBD_A_ID]);
+	if (ret)
 		goto out;
-	}
 	genlmsg_end(msg, hdr);
 	kfree(c);
 	return genlmsg_reply(msg, info);
 out:
 	nlmsg_free(msg);
 	kfree(c);
+	return ret;
+}
+
+static int smbd_nl_conn_get(struct sk_buff *skb, struct genl_info *info)
+{
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, SMBD_A_ID))
+		return -EINVAL;
+	ret = smbd_nl_conn_reply(info, SMBD_CMD_CONN_GET, NULL,
+				 nla_get_u32(info->attrs[SMBD_A_ID]));
+	if (ret == -ENOENT)
+		NL_SET_BAD_ATTR(info->extack, info->attrs[SMBD_A_ID]);
 	return ret;
 }
 
@@ -607,37 +650,6 @@ static void smbd_nl_probe_why(struct netlink_ext_ack *extack, int err)
 		NL_SET_ERR_MSG(extack, "the connection failed");
 		break;
 	}
-}
-
-static int smbd_nl_probe_reply(struct genl_info *info, struct smbd_sock *sk)
-{
-	struct smbd_nl_conn *c;
-	struct sk_buff *msg;
-	void *hdr;
-	int ret = -ENOMEM;
-
-	c = kmalloc(sizeof(*c), GFP_KERNEL);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!c || !msg)
-		goto out;
-	hdr = smbd_nl_put_hdr(msg, info->snd_portid, info->snd_seq, 0,
-			      SMBD_CMD_PROBE);
-	ret = -EMSGSIZE;
-	if (!hdr)
-		goto out;
-	/* smbd_nl_fill_conn() wants the list's lock: @sk stays either way. */
-	mutex_lock(&smbd_socks_lock);
-	ret = smbd_nl_fill_conn(msg, sk, c);
-	mutex_unlock(&smbd_socks_lock);
-	if (ret)
-		goto out;
-	genlmsg_end(msg, hdr);
-	kfree(c);
-	return genlmsg_reply(msg, info);
-out:
-	nlmsg_free(msg);
-	kfree(c);
-	return ret;
 }
 
 static int smbd_nl_probe(struct sk_buff *skb, struct genl_info *info)
@@ -679,8 +691,8 @@ static int smbd_nl_probe(struct sk_buff *skb, struct genl_info *info)
 	ret = smbd_sock_connect(sk, (struct sockaddr *)&dst);
 	if (ret)
 		smbd_nl_probe_why(info->extack, ret);
-	else
-		ret = smbd_nl_probe_reply(info, sk);
+	else	/* the socket is the caller's: it stays */
+		ret = smbd_nl_conn_reply(info, SMBD_CMD_PROBE, sk, 0);
 	smbd_sock_release(sk);
 	return ret;
 }

@@ -1037,6 +1037,29 @@ void smbd_socks_dead_ms(struct ib_device *ibdev, unsigned int quiesce_ms);
 void smbd_socks_link_up(struct ib_device *ibdev, u32 port);
 extern struct list_head smbd_socks;	/* every socket, for debugfs */
 extern struct mutex smbd_socks_lock;	/* protects smbd_socks */
+
+/**
+ * struct smbd_retired - what a device's sockets that are gone did
+ * @name: the device's name ("" for a free entry)
+ * @conns: how many
+ * @st: their counters, summed
+ * @wr_errors: their work requests completed in error
+ * @credit_stall_ns: their senders' time waiting for a credit
+ *
+ * Under smbd_socks_lock (smbd_core.c).
+ */
+struct smbd_retired {
+	char name[IB_DEVICE_NAME_MAX];
+	u64 conns;
+	struct smbd_sock_stats st;
+	u64 wr_errors;
+	u64 credit_stall_ns;
+};
+
+void smbd_stats_add(struct smbd_sock_stats *to,
+		    const struct smbd_sock_stats *st);
+void smbd_sock_retire(struct smbd_sock *sk);
+bool smbd_retired_get(const char *name, struct smbd_retired *r);
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
 const char *smbd_state_name(enum smbd_state state);
 void smbd_sock_error(struct smbd_sock *sk, int err);

@@ -12,7 +12,9 @@
  *   SMBD_CMD_INFO_GET  doit: the module (SMBD_A_VERSION, SMBD_A_NR_*).
  *   SMBD_CMD_DEV_GET   dump: every RDMA device smbd was offered, used or
  *                      not (SMBD_A_DEV_*), that the caller's network
- *                      namespace may see.
+ *                      namespace may see; SMBD_A_STATS, the totals of
+ *                      every connection it carried since smbd was
+ *                      loaded (by its name), those of every namespace.
  *   SMBD_CMD_IF_GET    dump: every interface of the caller's namespace
  *                      and the RDMA devices that reach it (SMBD_A_IF_*):
  *                      what a server reports as RDMA-capable.
@@ -112,6 +114,8 @@ enum smbd_nl_attr {
 	SMBD_A_REFUSAL,		/* nest: SMBD_REF_A_* */
 	/* SMBD_CMD_PROBE's request */
 	SMBD_A_TIMEOUT_MS,	/* u32 */
+	/* A device's totals: SMBD_A_STATS of its connections, those gone too */
+	SMBD_A_DEV_CONNS_TOTAL,	/* u64: connections it has carried */
 
 	__SMBD_A_MAX,
 	SMBD_A_MAX = __SMBD_A_MAX - 1

@@ -163,6 +163,28 @@ static int info_msg(uint8_t cmd, const char *data, size_t len, void *arg)
 	return 0;
 }
 
+/* The u32 attributes of a nest, by type, into @v (1 to @max). */
+static void nest_u32s(const struct nlattr *nest, int max, uint32_t *v)
+{
+	struct nlattr *tb[SMBD_STAT_A_MAX + 1];
+	int i;
+
+	nl_parse_nested(tb, max, nest);
+	for (i = 1; i <= max; i++)
+		v[i] = tb[i] ? nla_u32(tb[i]) : 0;
+}
+
+static void nest_u64s(const struct nlattr *nest, int max,
+		      unsigned long long *v)
+{
+	struct nlattr *tb[SMBD_STAT_A_MAX + 1];
+	int i;
+
+	nl_parse_nested(tb, max, nest);
+	for (i = 1; i <= max; i++)
+		v[i] = tb[i] ? nla_u64(tb[i]) : 0;
+}
+
 static int dev_msg(uint8_t cmd, const char *data, size_t len, void *arg)
 {
 	struct nlattr *tb[SMBD_A_MAX + 1], *lt[SMBD_LIM_A_MAX + 1];
@@ -188,6 +210,10 @@ static int dev_msg(uint8_t cmd, const char *data, size_t len, void *arg)
 		for (i = 1; i <= SMBD_LIM_A_MAX; i++)
 			d->lim[i] = lt[i] ? nla_u32(lt[i]) : 0;
 	}
+	d->conns_total = tb[SMBD_A_DEV_CONNS_TOTAL] ?
+			 nla_u64(tb[SMBD_A_DEV_CONNS_TOTAL]) : 0;
+	if (tb[SMBD_A_STATS])
+		nest_u64s(tb[SMBD_A_STATS], SMBD_STAT_A_MAX, d->stats);
 	return 0;
 }
 
@@ -261,28 +287,6 @@ static void conn_refusals(struct conn *c, const struct nlattr *nest)
 		len -= step;
 		a = (const void *)((const char *)a + step);
 	}
-}
-
-/* The u32 attributes of a nest, by type, into @v (1 to @max). */
-static void nest_u32s(const struct nlattr *nest, int max, uint32_t *v)
-{
-	struct nlattr *tb[SMBD_STAT_A_MAX + 1];
-	int i;
-
-	nl_parse_nested(tb, max, nest);
-	for (i = 1; i <= max; i++)
-		v[i] = tb[i] ? nla_u32(tb[i]) : 0;
-}
-
-static void nest_u64s(const struct nlattr *nest, int max,
-		      unsigned long long *v)
-{
-	struct nlattr *tb[SMBD_STAT_A_MAX + 1];
-	int i;
-
-	nl_parse_nested(tb, max, nest);
-	for (i = 1; i <= max; i++)
-		v[i] = tb[i] ? nla_u64(tb[i]) : 0;
 }
 
 void conn_from_attrs(struct conn *c, const char *data, size_t len)

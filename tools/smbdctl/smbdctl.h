@@ -106,6 +106,8 @@ struct dev {
 	char profile[32];
 	uint32_t index, have, need, conns;
 	uint32_t lim[SMBD_LIM_A_MAX + 1];
+	unsigned long long conns_total;
+	unsigned long long stats[SMBD_STAT_A_MAX + 1];
 	uint8_t cls, use;
 };
 

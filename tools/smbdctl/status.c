@@ -39,6 +39,13 @@ static void text_devs(const struct state *st, bool stats)
 		putchar('\n');
 		if (!stats)
 			continue;
+		printf("    %llu connections carried:", d->conns_total);
+		printf(" bytes sent %llu recv %llu",
+		       d->stats[SMBD_STAT_A_BYTES_SENT],
+		       d->stats[SMBD_STAT_A_BYTES_RECV]);
+		printf(" rdma read %llu bytes write %llu bytes\n",
+		       d->stats[SMBD_STAT_A_RDMA_READ_BYTES],
+		       d->stats[SMBD_STAT_A_RDMA_WRITE_BYTES]);
 		printf("   ");
 		for (j = 1; j <= SMBD_LIM_A_MAX; j++)
 			printf(" %s %u", lim_names[j], d->lim[j]);
@@ -164,6 +171,18 @@ static void json_addr(const char *k, const struct addr *a)
 	js_end('}');
 }
 
+static void json_stats(const unsigned long long *st)
+{
+	int j;
+
+	js_key("stats");
+	js_begin('{');
+	for (j = 1; j <= SMBD_STAT_A_MAX; j++)
+		if (stat_names[j])
+			js_u64(stat_names[j], st[j]);
+	js_end('}');
+}
+
 static void json_dev(const struct dev *d, bool stats)
 {
 	int j;
@@ -185,11 +204,13 @@ static void json_dev(const struct dev *d, bool stats)
 	if (d->profile[0])
 		js_str("profile", d->profile);
 	if (stats) {
+		js_u64("connections_total", d->conns_total);
 		js_key("limits");
 		js_begin('{');
 		for (j = 1; j <= SMBD_LIM_A_MAX; j++)
 			js_u64(lim_names[j], d->lim[j]);
 		js_end('}');
+		json_stats(d->stats);
 	}
 	js_end('}');
 }
@@ -234,12 +255,7 @@ static void json_conn_stats(const struct conn *c)
 {
 	int j;
 
-	js_key("stats");
-	js_begin('{');
-	for (j = 1; j <= SMBD_STAT_A_MAX; j++)
-		if (stat_names[j])
-			js_u64(stat_names[j], c->stats[j]);
-	js_end('}');
+	json_stats(c->stats);
 	js_key("refusals");
 	js_begin('[');
 	for (j = 0; j < c->nref; j++) {

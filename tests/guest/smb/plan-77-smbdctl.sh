@@ -11,8 +11,9 @@
 # - cifs on smbd mounting ksmbd on smbd over rxe and siw at once, 8 MiB
 #   written and read with O_DIRECT on each: status -j -s shows the two
 #   initiators and two responders by provider, their addresses and ports,
-#   and the bytes the responders moved by RDMA read and write; a
-#   connection by its id (SMBD_CMD_CONN_GET's doit);
+#   and the bytes the responders moved by RDMA read and write; each
+#   device's totals, which outlive the connections; a connection by its
+#   id (SMBD_CMD_CONN_GET's doit);
 # - doctor, each finding provoked and named with its fix: multichannel
 #   off; an interface with no RDMA device below it (a VLAN on a dummy);
 #   a device short of smbd's minimum (a profile); the listeners gone
@@ -139,6 +140,21 @@ conns_ok rxe0 ib/roce "$RXE_ADDR" 445
 result $? "$t/status-rxe-connections-rdma-bytes"
 conns_ok siw0 iwarp "$SIW_ADDR" 5445
 result $? "$t/status-siw-connections-rdma-bytes"
+# a device's totals: what its connections carried, those gone included
+dev_stat() {
+	$JQ -r --arg d "$1" --arg f "$2" '.devices[] | select(.name == $d) | .stats[$f]' $ST
+}
+dev_tot() {
+	$JQ -r --arg d "$1" '.devices[] | select(.name == $d) | .connections_total' $ST
+}
+rd_rxe0=$(dev_stat rxe0 rdma_read_bytes)
+wr_rxe0=$(dev_stat rxe0 rdma_write_bytes)
+rd_siw0=$(dev_stat siw0 rdma_read_bytes)
+wr_siw0=$(dev_stat siw0 rdma_write_bytes)
+[ "$rd_rxe0" -ge $SIZE ] && [ "$wr_rxe0" -ge $SIZE ] &&
+	[ "$rd_siw0" -ge $SIZE ] && [ "$wr_siw0" -ge $SIZE ] &&
+	[ "$(dev_tot rxe0)" -ge 2 ] && [ "$(dev_tot siw0)" -ge 2 ]
+result $? "$t/status-device-totals" "rxe0 $rd_rxe0/$wr_rxe0, siw0 $rd_siw0/$wr_siw0 bytes by RDMA read/write"
 jqt '[.listeners[] | select(.local.port == 445)] | length >= 1' &&
 	jqt '[.listeners[] | select(.local.port == 5445)] | length >= 1'
 result $? "$t/status-listeners" "$($JQ -c .listeners $ST)"
@@ -151,6 +167,14 @@ result $? "$t/connection-by-id" "$id: $got"
 SMB_KEEP_MODULE=1 smb_umount /mnt/ctl-rxe
 SMB_KEEP_MODULE=1 smb_umount /mnt/ctl-siw
 SMB_KEEP_MODULE=1 smb_server_stop
+# The connections are gone; their device's totals stay.
+status -s
+[ "$(dev_stat rxe0 rdma_read_bytes)" -ge "$rd_rxe0" ] &&
+	[ "$(dev_stat siw0 rdma_write_bytes)" -ge "$wr_siw0" ] &&
+	[ "$(dev_tot rxe0)" -ge 2 ] &&
+	jqt '[.devices[] | select(.name == "rxe0" and .connections == 0)] | length == 1' &&
+	jqt '[.connections[] | select(.device == "rxe0")] | length == 0'
+result $? "$t/device-totals-outlive-connections" "$($JQ -c '.devices[] | select(.name == "rxe0") | {connections, connections_total, stats}' $ST)"
 SMB_MULTICHANNEL=yes
 smb_server_start
 result $? "$t/ksmbd-restart-multichannel"
