@@ -444,3 +444,35 @@ bool smbd_retired_get(const char *name, struct smbd_retired *r)
 		*r = *p;
 	return p;
 }
+
+/**
+ * smbd_sock_addrs_try() - a socket's addresses, without waiting
+ * @sk: the socket
+ * @src: filled with its local address
+ * @dst: filled with its peer's
+ *
+ * Never waits for the cm mutex: a handler may hold it through a
+ * connect, and the callers (debugfs, netlink) hold smbd_socks_lock,
+ * which every socket's allocation and free takes.
+ *
+ * Context: process.
+ * Return: true when the addresses were read; false when the cm mutex was
+ * busy or the socket has no connection id.
+ */
+bool smbd_sock_addrs_try(struct smbd_sock *sk, struct sockaddr_storage *src,
+			 struct sockaddr_storage *dst)
+{
+	bool addr = false;
+
+	if (mutex_trylock(&sk->ss_ep.cm_mutex)) {
+		addr = sk->ss_ep.cm_id;
+		if (addr) {
+			memcpy(src, &sk->ss_ep.cm_id->route.addr.src_addr,
+			       sizeof(*src));
+			memcpy(dst, &sk->ss_ep.cm_id->route.addr.dst_addr,
+			       sizeof(*dst));
+		}
+		mutex_unlock(&sk->ss_ep.cm_mutex);
+	}
+	return addr;
+}

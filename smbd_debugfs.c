@@ -29,29 +29,6 @@
 
 static struct dentry *smbd_conn_root;
 
-/* The addresses of @sk's id, if its cm mutex can be had at once. */
-static bool smbd_dbg_addrs(struct smbd_sock *sk, struct sockaddr_storage *src,
-			   struct sockaddr_storage *dst)
-{
-	bool addr = false;
-
-	/*
-	 * Never wait here: a handler may hold ss_ep.cm_mutex through a
-	 * connect, and smbd_socks_lock would hold up every socket.
-	 */
-	if (mutex_trylock(&sk->ss_ep.cm_mutex)) {
-		addr = sk->ss_ep.cm_id;
-		if (addr) {
-			memcpy(src, &sk->ss_ep.cm_id->route.addr.src_addr,
-			       sizeof(*src));
-			memcpy(dst, &sk->ss_ep.cm_id->route.addr.dst_addr,
-			       sizeof(*dst));
-		}
-		mutex_unlock(&sk->ss_ep.cm_mutex);
-	}
-	return addr;
-}
-
 static const char *smbd_dbg_role(const struct smbd_sock *sk)
 {
 	return smbd_is_listener(sk) ? "listener" :
@@ -68,7 +45,7 @@ static int smbd_connections_show(struct seq_file *m, void *v)
 
 	mutex_lock(&smbd_socks_lock);
 	list_for_each_entry(sk, &smbd_socks, ss_all_node) {
-		addr = smbd_dbg_addrs(sk, &src, &dst);
+		addr = smbd_sock_addrs_try(sk, &src, &dst);
 		spin_lock_bh(&sk->ss_lock);
 		st = sk->ss_stats;
 		spin_unlock_bh(&sk->ss_lock);
@@ -120,7 +97,7 @@ static int smbd_conn_state_show(struct seq_file *m, void *v)
 	bool addr;
 	int err;
 
-	addr = smbd_dbg_addrs(sk, &src, &dst);
+	addr = smbd_sock_addrs_try(sk, &src, &dst);
 	spin_lock_bh(&sk->ss_lock);
 	state = sk->ss_state;
 	err = sk->ss_err;

@@ -350,20 +350,9 @@ static int smbd_nl_if_dump(struct sk_buff *skb, struct netlink_callback *cb)
 /* Caller holds smbd_socks_lock: @sk stays. */
 static void smbd_nl_conn_snap(struct smbd_sock *sk, struct smbd_nl_conn *c)
 {
-	struct rdma_addr *ra;
-
 	lockdep_assert_held(&smbd_socks_lock);
 	memset(c, 0, sizeof(*c));
-	/* Never wait: a handler may hold the cm mutex through a connect. */
-	if (mutex_trylock(&sk->ss_ep.cm_mutex)) {
-		if (sk->ss_ep.cm_id) {
-			ra = &sk->ss_ep.cm_id->route.addr;
-			memcpy(&c->local, &ra->src_addr, sizeof(c->local));
-			memcpy(&c->peer, &ra->dst_addr, sizeof(c->peer));
-			c->addr = true;
-		}
-		mutex_unlock(&sk->ss_ep.cm_mutex);
-	}
+	c->addr = smbd_sock_addrs_try(sk, &c->local, &c->peer);
 	spin_lock_bh(&sk->ss_lock);
 	c->state = sk->ss_state;
 	c->err = sk->ss_err;

@@ -1060,6 +1060,8 @@ void smbd_stats_add(struct smbd_sock_stats *to,
 		    const struct smbd_sock_stats *st);
 void smbd_sock_retire(struct smbd_sock *sk);
 bool smbd_retired_get(const char *name, struct smbd_retired *r);
+bool smbd_sock_addrs_try(struct smbd_sock *sk, struct sockaddr_storage *src,
+			 struct sockaddr_storage *dst);
 bool smbd_set_state(struct smbd_sock *sk, enum smbd_state state);
 const char *smbd_state_name(enum smbd_state state);
 void smbd_sock_error(struct smbd_sock *sk, int err);

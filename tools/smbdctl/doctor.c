@@ -195,10 +195,8 @@ static void check_multichannel(void)
 			continue;
 		}
 		if (!global ||
+		    strncmp(s, "server multi channel support", 28) ||
 		    sscanf(s, "%127[^=]= %63s", key, val) != 2)
-			continue;
-		key[strcspn(key, " \t")] = 0;
-		if (strncmp(s, "server multi channel support", 28))
 			continue;
 		found = true;
 		on = !strcasecmp(val, "yes") || !strcasecmp(val, "true") ||
@@ -424,8 +422,9 @@ static void probe_finding(const struct addr *a, const char *why)
 		return;
 	}
 	snprintf(fix, sizeof(fix), "%s", nl_errmsg[0] ? nl_errmsg : strerror(-ret));
-	finding(L_PROBLEM, "connect", NULL, "%s%s does not answer SMB Direct: %s",
-		ip, why, fix);
+	finding(L_PROBLEM, "connect",
+		"see the listener (smbdctl status listeners) and the device (smbdctl status devices) on that address, and dmesg",
+		"%s%s does not answer SMB Direct: %s", ip, why, fix);
 }
 
 /* Each RDMA-capable address: a listener of each class reaching it. */
