@@ -280,12 +280,13 @@ vm_run() {
 }
 
 # The main VM: KUnit, devices, parameters, the transport and its fault,
-# churn, hostile and trace plans. The churn and hostile plans take 5-8
-# minutes each in the guest.
+# churn, hostile and trace plans. The hostile peer serves over rxe (smbd
+# connecting: the RoCE-only cases) and connects over siw; all four of
+# its lanes, with more messages, are tests/soak.sh hostile.
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm "VM run" "${SMBD_VM_TIMEOUT:-2700}" \
-		"smbdtest.plan_timeout=900" "" "" \
+		"smbdtest.plan_timeout=900 smbdtest.hostile_lanes=rxe:server,siw:client" "" "" \
 		smbd.ko kunit/smbd_kunit.ko $test_modules
 else
 	failed "VM tests (no modules were built)"
@@ -303,7 +304,9 @@ fi
 # tests/soak.sh profiles (SMBD_PROFILES=NAME,... picks others; plan-65).
 # Then the SMB pairings
 # (tests/guest/smb/plan-70 to 72): cifs and ksmbd, each stock or on smbd
-# (adapters/), over rxe and siw; the SMB2 client that reaches ksmbd on
+# (adapters/), both on smbd over rxe and siw, cifs on smbd to the stock
+# ksmbd over rxe and the stock cifs to ksmbd on smbd over siw (each
+# pairing over both is tests/soak.sh matrix); the SMB2 client that reaches ksmbd on
 # smbd the Windows way and the bare SMB Direct connects that check its
 # ports (plan-76); then the demo's own plan (scripts/demo.sh), last as it
 # installs our modules in updates/. Without kmemleak: its global lock and
@@ -317,7 +320,7 @@ smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/int
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
-		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.profiles=${SMBD_PROFILES:-irdma-gen1,cxgb4-nodsgl,qedr,mlx4} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.profiles=${SMBD_PROFILES:-irdma-gen1,cxgb4-nodsgl,qedr,mlx4} smbdtest.pair_providers=smbd.stock:rxe,stock.smbd:siw smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
 		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh $(ls tests/guest/smb/plan-7[0126]-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
 		"bulk|profiles|smb|windows" \
 		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules $smb_extra
@@ -325,15 +328,16 @@ fi
 
 # The SMB VM, under kmemleak, for the paths where leaks hide: cifs on
 # smbd against the hostile server (plan-73-hostile-mount.sh), the device
-# removed, dying and its cable pulled under SMB I/O (plan-74; over rxe
-# for 1 s only: the 15 s pull fails the queue pairs as the 1 s one does,
-# and Debian's two kernels run it below), multichannel with a device
-# deleted under a write (plan-75), and smbdctl with the netlink family it
-# reads, each doctor finding provoked (plan-77).
+# removed, dying and its cable pulled for 10 s under SMB I/O (plan-74,
+# over siw: Debian's two kernels run the same rounds over rxe below,
+# with the cable pulled for 15 s), multichannel with a device deleted
+# under a write (plan-75, over rxe), and smbdctl with the netlink family
+# it reads, each doctor finding provoked (plan-77). tests/soak.sh matrix
+# runs plan-74 and plan-75 over both providers with every round.
 if [ -f smbd.ko ] && [ -n "$smb_modules" ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-smb "SMB VM run" "${SMBD_SMB_TIMEOUT:-3600}" \
-		"smbdtest.plan_timeout=1200 smbdtest.cable_downs_rxe=1" \
+		"smbdtest.plan_timeout=1200 smbdtest.removal_providers=siw smbdtest.cable_downs=10 smbdtest.multichannel_providers=rxe" \
 		"$(ls tests/guest/smb/plan-*.sh | grep -v 'plan-7[0126]-' | tr '\n' ' ')" \
 		"hostile-mount|removal|multichannel|smbdctl" \
 		smbd.ko $smb_modules $smb_extra

@@ -31,6 +31,12 @@
 #                          the transport, RDMA and cifs on smbd mounting
 #                          ksmbd on smbd under every profile; about 8
 #                          minutes; the test command runs four).
+#   tests/soak.sh matrix   what the test command runs over one provider,
+#                          over both: the stock peers' pairings (plan-70,
+#                          plan-71), every removal, dying-device and
+#                          cable round (plan-74: 1 and 15 s over rxe, 10
+#                          and 15 s over siw) and multichannel (plan-75),
+#                          under kmemleak (about 25 minutes).
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -47,7 +53,8 @@ first) tdir=tests/interop ;;
 churn) tdir=tests/churn ;;
 hostile) tdir=tests/hostile ;;
 profiles) tdir="tests/kmod tests/mr" ;;
-*) echo "usage: $0 [bulk|first|churn|hostile|profiles]" >&2; exit 2 ;;
+matrix) tdir="" ;;
+*) echo "usage: $0 [bulk|first|churn|hostile|profiles|matrix]" >&2; exit 2 ;;
 esac
 
 bash scripts/setup.sh >"$out/setup.log" 2>&1 || { tail -n 20 "$out/setup.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -59,8 +66,10 @@ build_all() {
 	for d in $tdir; do
 		make -s -C "$d" KDIR="$kcache/build" || return 1
 	done
-	[ "$what" != profiles ] ||
-		bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd
+	case $what in
+	profiles | matrix)
+		bash adapters/build.sh "$kcache/build" out/adapters cifs ksmbd ;;
+	esac
 }
 if ! build_all >"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log"
@@ -102,6 +111,10 @@ elif [ "$what" = profiles ]; then
 		"smbdtest.profiles=${SMBD_PROFILES:-} smbdtest.plan_timeout=2000 smbdtest.kmemleak=off" \
 		tests/guest/bulk/plan-65-profiles.sh tests/kmod/smbd_test.ko \
 		tests/mr/smbd_mr_test.ko out/adapters/cifs.ko out/adapters/ksmbd.ko
+elif [ "$what" = matrix ]; then
+	soak_vm matrix 3600 "smbdtest.plan_timeout=1500" \
+		"tests/guest/smb/plan-70-cifs-smbd.sh tests/guest/smb/plan-71-ksmbd-smbd.sh tests/guest/smb/plan-74-removal.sh tests/guest/smb/plan-75-multichannel.sh" \
+		out/adapters/cifs.ko out/adapters/ksmbd.ko
 else
 	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
 		"smbdtest.bulk=${SMBD_BULK:-16x64M} smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \

@@ -361,8 +361,21 @@ unload_smbd() {
 	result $? "$1/rmmod-smbd" "$(grep '^smbd ' /proc/modules)"
 }
 
-# pairing CLIENT SERVER: each provider of $PAIR_PROVIDERS (default both),
-# then nothing left behind
+# pair_providers: the providers of the pairing $CLIENT.$SERVER, from
+# smbdtest.pair_providers=CLIENT.SERVER:P+P,... (the test command runs
+# the stock peers over one provider each), else $PAIR_PROVIDERS, else both
+pair_providers() {
+	for _e in $(karg smbdtest.pair_providers | tr ',' ' '); do
+		if [ "${_e%%:*}" = "$CLIENT.$SERVER" ]; then
+			echo "${_e#*:}" | tr '+' ' '
+			return
+		fi
+	done
+	echo "${PAIR_PROVIDERS:-rxe siw}"
+}
+
+# pairing CLIENT SERVER: each provider of pair_providers, then nothing
+# left behind
 pairing() {
 	CLIENT=$1 SERVER=$2
 	name=${PAIR_PREFIX:-smb}/cifs-$CLIENT.ksmbd-$SERVER
@@ -376,7 +389,7 @@ pairing() {
 		fi
 	done
 	pair_data
-	for p in ${PAIR_PROVIDERS:-rxe siw}; do
+	for p in $(pair_providers); do
 		case $p in
 		rxe) provider "$name" rxe "$RXE_ADDR" ;;
 		siw) provider "$name" siw "$SIW_ADDR" ;;

@@ -46,6 +46,7 @@
 #   smbdtest.multichannel_mb=N   MiB of the write the removal interrupts
 #                                (32; under TCG siw writes 1-3 MiB/s, and
 #                                the write must end within 60 s)
+#   smbdtest.multichannel_providers=P,...  rxe,siw (the default) or one
 
 # shellcheck source=tests/guest/lib-smbpair.sh
 . /smbd/lib-smbpair.sh
@@ -68,6 +69,8 @@ BACK=60		# seconds after the add for cifs's channel on the device again
 CHANNELS=10	# seconds after the mount for the channels in DebugData
 DATA_MB=16	# the transfer over both channels
 DEL_MB=$(karg smbdtest.multichannel_mb 32)	# the write under the removal
+# the providers, rxe,siw by default (the test command runs one)
+MC_PROVIDERS=$(karg smbdtest.multichannel_providers rxe,siw)
 case $DEL_MB in '' | *[!0-9]* | 0) DEL_MB=32 ;; esac
 CHECK_MB=16	# the transfer after the device is back
 XFER=180	# limit of one O_DIRECT copy of DATA_MB (siw: 1-3 MiB/s)
@@ -628,6 +631,7 @@ for pv in "rxe rxe smbdr0 rxe0 $RXE_ADDR smbdr1 rxe1 $RXE1_ADDR" \
 	"siw siw smbds0 siw0 $SIW_ADDR smbds1 siw1 $SIW1_ADDR"; do
 	# shellcheck disable=SC2086 # the provider's words
 	set -- $pv
+	case ",$MC_PROVIDERS," in *",$1,"*) ;; *) continue ;; esac
 	if [ $TEARDOWN_HUNG = 1 ]; then
 		nok "multichannel/$1/not-run" "the previous provider's teardown hung"
 		continue
