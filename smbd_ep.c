@@ -295,7 +295,7 @@ void smbd_neg_probe_work(struct work_struct *work)
 	 */
 	spin_lock_bh(&sk->ss_lock);
 	if (sk->ss_state == SMBD_NEGOTIATING &&
-	    smbd_post(sk, &wr.wr, NULL, SMBD_POST_LOCKED | SMBD_POST_EXACT))
+	    smbd_post_marker(sk, &wr.wr, SMBD_POST_LOCKED))
 		set_bit(SMBD_NEG_PROBE_UNPOSTED, &sk->ss_neg_trace);
 	spin_unlock_bh(&sk->ss_lock);
 }

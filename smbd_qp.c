@@ -3,9 +3,10 @@
  * smbd: the queue pair's one post path, its gate and its fence
  * (Documentation/smbd.rst, "Posted work").
  *
- * Every work request reaches the device through smbd_post() (the send
- * queue) or smbd_post_recv() (the receive queue): the gate, the fail_post
- * fault point, a device that died and a KUnit suite's fake are there.
+ * Every work request reaches the device through smbd_post() or, for a
+ * marker, smbd_post_marker() (the send queue), or smbd_post_recv() (the
+ * receive queue): the gate, the fail_post fault point, a device that died
+ * and a KUnit suite's fake are there.
  *
  * The gate: threads that the teardown does not exclude by a mutex post
  * only while ss_ep.qp_closed is clear, checked under ss_lock, and count
@@ -91,65 +92,50 @@ static int smbd_qp_post_recv(struct smbd_sock *sk,
 }
 
 /*
- * Post a send chain; unless @how has SMBD_POST_EXACT, the fail_post point
- * may let only its first part go (smbd_fail_post_keep()).
+ * The fail_post point's cut: post the first part of the chain @first
+ * (smbd_fail_post_keep() of its length) with @post and refuse the rest
+ * as a provider out of room does: -ENOMEM with *@bad at the first request
+ * not posted, or @post's own error. Send and receive chains differ only
+ * in their type, hence a macro.
  */
-static int smbd_post_chain(struct smbd_sock *sk, struct ib_send_wr *first,
-			   const struct ib_send_wr **bad, unsigned int how)
-{
-	struct ib_send_wr *wr, *prev = NULL;
-	u32 n = 0, keep;
-	int ret;
+#define smbd_post_cut(post, sk, first, bad) ({				\
+	typeof(first) _first = (first), _wr, _last = NULL;		\
+	typeof(bad) _bad = (bad);					\
+	u32 _n = 0, _keep;						\
+	int _ret = 0;							\
+									\
+	for (_wr = _first; _wr; _wr = _wr->next)			\
+		_n++;							\
+	_keep = smbd_fail_post_keep(_n);				\
+	for (_wr = _first; _wr && _keep--; _wr = _wr->next)		\
+		_last = _wr;						\
+	if (_last) {							\
+		_last->next = NULL;					\
+		_ret = post(sk, _first, _bad);				\
+		_last->next = _wr;					\
+	}								\
+	if (!_ret) {							\
+		*_bad = _wr;						\
+		_ret = -ENOMEM;						\
+	}								\
+	_ret;								\
+})
 
-	if ((how & SMBD_POST_EXACT) || !smbd_should_fail(SMBD_FAIL_POST))
-		return smbd_qp_post(sk, first, bad);
-	for (wr = first; wr; wr = wr->next)
-		n++;
-	keep = smbd_fail_post_keep(n);
-	for (wr = first; wr && keep--; wr = wr->next)
-		prev = wr;
-	if (prev) {
-		prev->next = NULL;
-		ret = smbd_qp_post(sk, first, bad);
-		prev->next = wr;
-		if (ret)
-			return ret;
-	}
-	*bad = wr;
-	return -ENOMEM;
-}
-
-/**
- * smbd_post() - post a chain of send work requests: the one way to the
- *	queue pair's send queue
- * @sk: the socket
- * @first: the chain
- * @bad: set to the first request not posted, on error (@first when the
- *	gate was closed); may be NULL for a chain of one
- * @how: how the caller is kept from the teardown (enum smbd_post_how),
- *	checked here; with %SMBD_POST_EXACT no fault is injected
- *
- * Every send, RDMA Read or Write, registration, invalidation and marker
- * goes through here: the gate, the fail_post fault point, a device that
- * died, a KUnit suite's fake, ib_post_send().
- *
- * Context: process or softirq; %SMBD_POST_LOCKED: caller holds ss_lock;
- * %SMBD_POST_SENDER: caller holds ss_send_mutex; %SMBD_POST_ENTERED:
- * caller is inside the gate.
- * Return: 0, -ENOTCONN (or the connection's error) when the gate is
- * closed, or the post's error; on a post error part of the chain may be
- * on the queue: the caller fences (smbd_qp_fence()) before it frees what
- * it names.
+/*
+ * The gate as @how says, then the send queue; @fault: the fail_post point
+ * may refuse part of the chain.
  */
-int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
-	      const struct ib_send_wr **bad, unsigned int how)
+static int smbd_post_how(struct smbd_sock *sk, struct ib_send_wr *first,
+			 const struct ib_send_wr **bad,
+			 enum smbd_post_how how, bool fault)
 {
 	const struct ib_send_wr *ignored;
+	bool gate = false;
 	int ret;
 
 	if (!bad)
 		bad = &ignored;
-	switch (how & ~SMBD_POST_EXACT) {
+	switch (how) {
 	case SMBD_POST_GATE:
 		spin_lock_bh(&sk->ss_lock);
 		if (sk->ss_ep.qp_closed) {
@@ -160,9 +146,8 @@ int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
 		}
 		sk->ss_ep.posting++;
 		spin_unlock_bh(&sk->ss_lock);
-		ret = smbd_post_chain(sk, first, bad, how);
-		smbd_post_leave(sk);
-		return ret;
+		gate = true;
+		break;
 	case SMBD_POST_LOCKED:
 		lockdep_assert_held(&sk->ss_lock);
 		if (sk->ss_ep.qp_closed) {
@@ -177,15 +162,66 @@ int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
 		WARN_ON_ONCE(!READ_ONCE(sk->ss_ep.posting));
 		break;
 	}
-	return smbd_post_chain(sk, first, bad, how);
+	if (fault && smbd_should_fail(SMBD_FAIL_POST))
+		ret = smbd_post_cut(smbd_qp_post, sk, first, bad);
+	else
+		ret = smbd_qp_post(sk, first, bad);
+	if (gate)
+		smbd_post_leave(sk);
+	return ret;
+}
+
+/**
+ * smbd_post() - post a chain of send work requests: the one way to the
+ *	queue pair's send queue
+ * @sk: the socket
+ * @first: the chain
+ * @bad: set to the first request not posted, on error (@first when the
+ *	gate was closed); may be NULL for a chain of one
+ * @how: how the caller is kept from the teardown, checked here
+ *
+ * Every send, RDMA Read or Write, registration and invalidation goes
+ * through here (a marker through smbd_post_marker()): the gate, the
+ * fail_post fault point, a device that died, a KUnit suite's fake,
+ * ib_post_send().
+ *
+ * Context: process or softirq; %SMBD_POST_LOCKED: caller holds ss_lock;
+ * %SMBD_POST_SENDER: caller holds ss_send_mutex; %SMBD_POST_ENTERED:
+ * caller is inside the gate.
+ * Return: 0, -ENOTCONN (or the connection's error) when the gate is
+ * closed, or the post's error; on a post error part of the chain may be
+ * on the queue: the caller fences (smbd_qp_fence()) before it frees what
+ * it names.
+ */
+int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
+	      const struct ib_send_wr **bad, enum smbd_post_how how)
+{
+	return smbd_post_how(sk, first, bad, how, true);
+}
+
+/**
+ * smbd_post_marker() - post one marker to the send queue, as smbd_post()
+ *	does but never refused by the fail_post point
+ * @sk: the socket
+ * @wr: the marker (the fence's, the negotiation probe's): its completion
+ *	tests nothing of a refusal
+ * @how: as for smbd_post()
+ *
+ * Context: as for smbd_post().
+ * Return: as for smbd_post().
+ */
+int smbd_post_marker(struct smbd_sock *sk, struct ib_send_wr *wr,
+		     enum smbd_post_how how)
+{
+	return smbd_post_how(sk, wr, NULL, how, false);
 }
 
 /**
  * smbd_wc_begin() - the one prologue of every completion handler
  * @cq: the completion queue it came from (its context is the socket)
  * @wc: the completion; its wr_cqe is in a struct smbd_cqe
- * @exact: the completion of a marker posted with %SMBD_POST_EXACT (the
- *	fence's, the negotiation probe's), which no fault is injected into
+ * @exact: the completion of a marker (smbd_post_marker(): the fence's,
+ *	the negotiation probe's), which no fault is injected into
  *
  * Decides the status the handler acts on, the device's or the fail_wc
  * fault point's (a success reported as IB_WC_GENERAL_ERR, as a provider
@@ -221,27 +257,10 @@ enum ib_wc_status smbd_wc_begin(struct ib_cq *cq, struct ib_wc *wc,
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 		   const struct ib_recv_wr **bad)
 {
-	struct ib_recv_wr *wr, *prev = NULL;
-	u32 n = 0, keep;
-	int ret;
-
 	lockdep_assert_held(&sk->ss_lock);
-	if (!smbd_should_fail(SMBD_FAIL_POST))
-		return smbd_qp_post_recv(sk, first, bad);
-	for (wr = first; wr; wr = wr->next)
-		n++;
-	keep = smbd_fail_post_keep(n);
-	for (wr = first; wr && keep--; wr = wr->next)
-		prev = wr;
-	if (prev) {
-		prev->next = NULL;
-		ret = smbd_qp_post_recv(sk, first, bad);
-		prev->next = wr;
-		if (ret)
-			return ret;
-	}
-	*bad = wr;
-	return -ENOMEM;
+	if (smbd_should_fail(SMBD_FAIL_POST))
+		return smbd_post_cut(smbd_qp_post_recv, sk, first, bad);
+	return smbd_qp_post_recv(sk, first, bad);
 }
 
 /*
@@ -289,8 +308,8 @@ static bool smbd_fence_post(struct smbd_sock *sk)
 	else
 		ret = ib_modify_qp(sk->ss_ep.qp, &attr, IB_QP_STATE);
 	if (!ret) {
-		while ((ret = smbd_post(sk, &wr.wr, NULL, SMBD_POST_ENTERED |
-					SMBD_POST_EXACT)) == -ENOMEM &&
+		while ((ret = smbd_post_marker(sk, &wr.wr,
+					       SMBD_POST_ENTERED)) == -ENOMEM &&
 		       --tries)
 			msleep(SMBD_FENCE_RETRY_MS);
 	}

@@ -1171,20 +1171,18 @@ unsigned int smbd_max_negotiating(void);
  *	checked here: a negotiation message, the negotiation probe
  * @SMBD_POST_SENDER: the caller holds ss_send_mutex, which the teardown
  *	takes before it closes the gate: the send engine
- * @SMBD_POST_EXACT: or'ed in: the fail_post fault point leaves the post
- *	alone (the fence's and the probe's markers, which test nothing of a
- *	refusal)
  */
 enum smbd_post_how {
 	SMBD_POST_GATE,
 	SMBD_POST_ENTERED,
 	SMBD_POST_LOCKED,
 	SMBD_POST_SENDER,
-	SMBD_POST_EXACT = 0x10,
 };
 
 int smbd_post(struct smbd_sock *sk, struct ib_send_wr *first,
-	      const struct ib_send_wr **bad, unsigned int how);
+	      const struct ib_send_wr **bad, enum smbd_post_how how);
+int smbd_post_marker(struct smbd_sock *sk, struct ib_send_wr *wr,
+		     enum smbd_post_how how);
 int smbd_post_recv(struct smbd_sock *sk, struct ib_recv_wr *first,
 		   const struct ib_recv_wr **bad);
 void smbd_post_leave(struct smbd_sock *sk);
