@@ -7,10 +7,12 @@
  * transport_rdma.o, with the two files every series shares
  * (adapters/ksmbd-common/): smbd_ksmbd_ports.c listens
  * (ksmbd_rdma_init() and the rest of transport_rdma.h) and hands each
- * negotiated connection to smbd_ksmbd_new_conn() here; smbd_ksmbd_io.c
- * reads, sends and does the RDMA transfers. Here a connection becomes a
- * ksmbd connection with its handler thread (ksmbd_conn_handler_loop), as
- * over ksmbd's TCP transport, and ends. Everything else is smbd's:
+ * negotiated connection to smbd_ksmbd_new_conn() in smbd_ksmbd_io.c,
+ * which makes it a ksmbd connection with its handler thread
+ * (ksmbd_conn_handler_loop), as over ksmbd's TCP transport, and reads,
+ * sends and does the RDMA transfers. Here is what differs by series:
+ * the transport's operations, how a new connection is published to
+ * ksmbd, and how it ends. Everything else is smbd's:
  * negotiation, credits, segmentation and reassembly, keep-alive, RDMA
  * read and write.
  *
@@ -48,7 +50,6 @@
 
 #define SUBMOD_NAME	"smbd"
 
-#include <linux/kthread.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -76,29 +77,7 @@ static LIST_HEAD(smbd_ksmbd_conns);
  */
 static struct ksmbd_transport_ops smbd_ksmbd_transport_ops __ro_after_init;
 
-/* ---- connections ---- */
-
-/*
- * ksmbd's view of the peer's address (6.1's conn_list is a plain list:
- * no hash to set; ksmbd_conn_alloc() listed the connection already).
- */
-static void smbd_ksmbd_set_peer(struct ksmbd_conn *conn)
-{
-	const struct sockaddr_storage *a = &conn->peer_addr;
-
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
-
-		conn->inet_addr = sin->sin_addr.s_addr;
-	}
-#if IS_ENABLED(CONFIG_IPV6)
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
-
-		memcpy(conn->inet6_addr, &sin6->sin6_addr, 16);
-	}
-#endif
-}
+/* ---- connections (made in smbd_ksmbd_io.c) ---- */
 
 /*
  * Free a transport with its socket and the handler's (or the accept
@@ -117,72 +96,36 @@ static void smbd_ksmbd_free(struct smbd_ksmbd_conn *c)
 	kfree(c);
 }
 
-/*
- * Give up a connection whose handler thread never ran: undo what the
- * handler would have, then free it as its ->disconnect would.
+/**
+ * smbd_ksmbd_attach() - give a new transport its operations
+ * @c: the transport
+ *
+ * Lists it on smbd_ksmbd_conns for smbd_ksmbd_conns_stop().
+ * ksmbd_conn_alloc() listed the connection on conn_list before it had a
+ * transport: harmless, as only stop_sessions() looks at the transports
+ * on conn_list, and never while an accept thread runs.
+ *
+ * Context: the listener's accept thread; takes smbd_ksmbd_conns_lock.
  */
-static void smbd_ksmbd_drop(struct ksmbd_conn *conn)
+void smbd_ksmbd_attach(struct smbd_ksmbd_conn *c)
 {
-	if (IS_ENABLED(CONFIG_UNICODE))
-		utf8_unload(conn->um);
-	unload_nls(conn->local_nls);
-	smbd_ksmbd_free(smbd_ksmbd(conn->transport));
-}
-
-/*
- * [MS-SMBD] 3.1.7.2: the upper layer hears of a new connection. smbd
- * has negotiated it already; ksmbd gets a connection and its thread.
- */
-void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
-{
-	struct smbd_ksmbd_conn *c;
-	struct task_struct *handler;
-	struct ksmbd_conn *conn;
-	int ret;
-
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	conn = c ? ksmbd_conn_alloc() : NULL;
-	if (!conn) {
-		kfree(c);
-		smbd_sock_release(sk);
-		return;
-	}
-	c->sk = sk;
-	init_waitqueue_head(&c->wait);
-	atomic_set(&c->events, 0);
-	smbd_sock_set_ops(sk, &smbd_ksmbd_sock_ops, c);
-	c->transport.conn = conn;
 	c->transport.ops = &smbd_ksmbd_transport_ops;
-	/*
-	 * ksmbd_conn_alloc() listed the connection without a transport:
-	 * harmless, as only stop_sessions() looks at the transports on
-	 * conn_list, and never while an accept thread runs.
-	 */
-	conn->transport = &c->transport;
 	spin_lock(&smbd_ksmbd_conns_lock);
 	list_add_tail(&c->node, &smbd_ksmbd_conns);
 	spin_unlock(&smbd_ksmbd_conns_lock);
+}
 
-	/* Tree connects check "hosts allow" against it. */
-	ret = smbd_sock_getname(sk, &conn->peer_addr, true);
-	if (ret) {
-		pr_info_ratelimited("no peer address for a new connection: %d\n",
-				    ret);
-		smbd_ksmbd_drop(conn);
-		return;
-	}
-	smbd_ksmbd_set_peer(conn);
-	ksmbd_debug(RDMA, "SMB Direct connection from %pISpc\n",
-		    &conn->peer_addr);
-
-	/* From here on the connection is the handler thread's. */
-	handler = kthread_run(ksmbd_conn_handler_loop, conn, "ksmbd:r%u",
-			      port);
-	if (IS_ERR(handler)) {
-		pr_err("cannot start a connection thread: %ld\n",
-		       PTR_ERR(handler));
-		smbd_ksmbd_drop(conn);
-	}
+/**
+ * smbd_ksmbd_publish() - nothing left to publish on 6.1
+ * @conn: the connection, its peer's address set
+ *
+ * 6.1's conn_list is a plain list, and ksmbd_conn_alloc() put the
+ * connection on it.
+ *
+ * Context: the listener's accept thread.
+ */
+void smbd_ksmbd_publish(struct ksmbd_conn *conn)
+{
 }
 
 /* ---- transport operations (the rest: smbd_ksmbd_io.c) ---- */

@@ -2,10 +2,11 @@
 /*
  * smbd_ksmbd.h: between the ksmbd adapter's files. Two are the same for
  * every kernel series (adapters/ksmbd-common/): smbd_ksmbd_ports.c
- * listens, smbd_ksmbd_io.c moves a connection's data. One is the
- * series' own (adapters/ksmbd/ for 6.12, adapters/ksmbd-6.1/):
- * smbd_ksmbd.c makes and ends ksmbd connections, where 6.1's and 6.12's
- * ksmbd differ. Include after ksmbd's own headers.
+ * listens, smbd_ksmbd_io.c makes a ksmbd connection of what it
+ * accepts and moves the connection's data. One is the series' own
+ * (adapters/ksmbd/ for 6.12, adapters/ksmbd-6.1/): smbd_ksmbd.c
+ * publishes and ends ksmbd connections, where 6.1's and 6.12's ksmbd
+ * differ. Include after ksmbd's own headers.
  */
 #ifndef _SMBD_KSMBD_H
 #define _SMBD_KSMBD_H
@@ -41,8 +42,7 @@ static inline struct smbd_ksmbd_conn *smbd_ksmbd(struct ksmbd_transport *t)
 	return container_of(t, struct smbd_ksmbd_conn, transport);
 }
 
-/* smbd_ksmbd_io.c: the socket's upcalls, and the transport operations. */
-extern const struct smbd_sock_ops smbd_ksmbd_sock_ops;
+/* smbd_ksmbd_io.c: the transport operations every series shares. */
 int smbd_ksmbd_read(struct ksmbd_transport *t, char *buf, unsigned int size,
 		    int max_retries);
 int smbd_ksmbd_writev(struct ksmbd_transport *t, struct kvec *iov, int niov,
@@ -55,11 +55,23 @@ int smbd_ksmbd_rdma_write(struct ksmbd_transport *t, void *buf,
 			  unsigned int desc_len);
 
 /*
- * smbd_ksmbd.c: [MS-SMBD] 3.1.7.2, the upper layer hears of a new
+ * smbd_ksmbd_io.c: [MS-SMBD] 3.1.7.2, the upper layer hears of a new
  * connection @sk, accepted on @port, whose owner it becomes.
  * Context: the listener's accept thread; sleeps.
  */
 void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port);
+
+/*
+ * smbd_ksmbd.c, the series' part of smbd_ksmbd_new_conn():
+ * smbd_ksmbd_attach() gives the new transport @c (its ksmbd connection
+ * made, its socket's upcalls set) the series' operations, before anything
+ * can end it through them; smbd_ksmbd_publish() makes the connection,
+ * its peer's address known, findable as the series' ksmbd expects,
+ * before its handler thread starts.
+ * Context: the listener's accept thread; sleeps.
+ */
+void smbd_ksmbd_attach(struct smbd_ksmbd_conn *c);
+void smbd_ksmbd_publish(struct ksmbd_conn *conn);
 
 /*
  * smbd_ksmbd.c: the end of ksmbd_rdma_stop_listening(), for the

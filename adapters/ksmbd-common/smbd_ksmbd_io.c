@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * smbd_ksmbd_io: the data of the kernel SMB server's SMB Direct
- * connections on smbd.ko, the same for every kernel series: the reads,
- * sends and RDMA transfers of ksmbd's transport operations, which the
- * series' smbd_ksmbd.c puts in its operations table next to its own
- * ->disconnect (and, on 6.12, ->shutdown and ->free_transport).
+ * smbd_ksmbd_io: the kernel SMB server's SMB Direct connections on
+ * smbd.ko, the same for every kernel series: a ksmbd connection and its
+ * handler thread made of each accepted socket (smbd_ksmbd_new_conn(),
+ * with the series' smbd_ksmbd_attach() and smbd_ksmbd_publish()), and
+ * the reads, sends and RDMA transfers of ksmbd's transport operations,
+ * which the series' smbd_ksmbd.c puts in its operations table next to
+ * its own ->disconnect (and, on 6.12, ->shutdown and ->free_transport).
  *
  * Reading: the handler thread reads without blocking in smbd and sleeps
  * on its own wait queue, woken by smbd's upcalls and when the connection
@@ -15,6 +17,7 @@
 
 #define SUBMOD_NAME	"smbd"
 
+#include <linux/kthread.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
@@ -59,10 +62,93 @@ static void smbd_ksmbd_kick(struct smbd_sock *sk)
 		wake_up(&c->wait);
 }
 
-const struct smbd_sock_ops smbd_ksmbd_sock_ops = {
+static const struct smbd_sock_ops smbd_ksmbd_sock_ops = {
 	.data_ready = smbd_ksmbd_kick,
 	.state_change = smbd_ksmbd_kick,
 };
+
+/* ---- connections ---- */
+
+/* ksmbd's view of the peer's address ("hosts allow", sessions). */
+static void smbd_ksmbd_set_peer(struct ksmbd_conn *conn)
+{
+	const struct sockaddr_storage *a = &conn->peer_addr;
+
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
+
+		conn->inet_addr = sin->sin_addr.s_addr;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
+
+		memcpy(conn->inet6_addr, &sin6->sin6_addr, 16);
+	}
+#endif
+}
+
+/*
+ * Give up a connection whose handler thread never ran: undo what the
+ * handler would have, then end it as the handler's last act would (the
+ * series' ->disconnect).
+ */
+static void smbd_ksmbd_drop(struct ksmbd_conn *conn)
+{
+	if (IS_ENABLED(CONFIG_UNICODE))
+		utf8_unload(conn->um);
+	unload_nls(conn->local_nls);
+	conn->transport->ops->disconnect(conn->transport);
+}
+
+/*
+ * [MS-SMBD] 3.1.7.2: the upper layer hears of a new connection. smbd
+ * has negotiated it already; ksmbd gets a connection and its thread.
+ */
+void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
+{
+	struct smbd_ksmbd_conn *c;
+	struct task_struct *handler;
+	struct ksmbd_conn *conn;
+	int ret;
+
+	c = kzalloc(sizeof(*c), KSMBD_DEFAULT_GFP);
+	conn = c ? ksmbd_conn_alloc() : NULL;
+	if (!conn) {
+		kfree(c);
+		smbd_sock_release(sk);
+		return;
+	}
+	c->sk = sk;
+	init_waitqueue_head(&c->wait);
+	atomic_set(&c->events, 0);
+	smbd_sock_set_ops(sk, &smbd_ksmbd_sock_ops, c);
+	c->transport.conn = conn;
+	conn->transport = &c->transport;
+	smbd_ksmbd_attach(c);
+
+	/* Tree connects check "hosts allow" against it. */
+	ret = smbd_sock_getname(sk, &conn->peer_addr, true);
+	if (ret) {
+		pr_info_ratelimited("no peer address for a new connection: %d\n",
+				    ret);
+		smbd_ksmbd_drop(conn);
+		return;
+	}
+	smbd_ksmbd_set_peer(conn);
+	smbd_ksmbd_publish(conn);
+	ksmbd_debug(RDMA, "SMB Direct connection from %pISpc\n",
+		    &conn->peer_addr);
+
+	/* From here on the connection is the handler thread's. */
+	handler = kthread_run(ksmbd_conn_handler_loop, conn, "ksmbd:r%u",
+			      port);
+	if (IS_ERR(handler)) {
+		pr_err("cannot start a connection thread: %ld\n",
+		       PTR_ERR(handler));
+		smbd_ksmbd_drop(conn);
+	}
+}
 
 /**
  * smbd_ksmbd_read() - read from the byte stream ksmbd expects

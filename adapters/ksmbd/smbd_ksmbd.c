@@ -7,10 +7,12 @@
  * transport_rdma.o, with the two files every series shares
  * (adapters/ksmbd-common/): smbd_ksmbd_ports.c listens
  * (ksmbd_rdma_init() and the rest of transport_rdma.h) and hands each
- * negotiated connection to smbd_ksmbd_new_conn() here; smbd_ksmbd_io.c
- * reads, sends and does the RDMA transfers. Here a connection becomes a
- * ksmbd connection with its handler thread (ksmbd_conn_handler_loop), as
- * over ksmbd's TCP transport, and ends. Everything else is smbd's:
+ * negotiated connection to smbd_ksmbd_new_conn() in smbd_ksmbd_io.c,
+ * which makes it a ksmbd connection with its handler thread
+ * (ksmbd_conn_handler_loop), as over ksmbd's TCP transport, and reads,
+ * sends and does the RDMA transfers. Here is what differs by series:
+ * the transport's operations, how a new connection is published to
+ * ksmbd, and how it ends. Everything else is smbd's:
  * negotiation, credits, segmentation and reassembly, keep-alive, RDMA
  * read and write.
  *
@@ -33,7 +35,6 @@
 
 #define SUBMOD_NAME	"smbd"
 
-#include <linux/kthread.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -52,92 +53,39 @@
 
 static const struct ksmbd_transport_ops smbd_ksmbd_transport_ops;
 
-/* ---- connections ---- */
+/* ---- connections (made in smbd_ksmbd_io.c) ---- */
 
-/* ksmbd's view of the peer: its address and the hash of conn_list. */
-static void smbd_ksmbd_set_peer(struct ksmbd_conn *conn)
-{
-	const struct sockaddr_storage *a = &conn->peer_addr;
-
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)a;
-
-		conn->inet_addr = sin->sin_addr.s_addr;
-		conn->inet_hash = ipv4_addr_hash(sin->sin_addr.s_addr);
-	}
-#if IS_ENABLED(CONFIG_IPV6)
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)a;
-
-		memcpy(conn->inet6_addr, &sin6->sin6_addr, 16);
-		conn->inet_hash = ipv6_addr_hash(&sin6->sin6_addr);
-	}
-#endif
-}
-
-/*
- * Give up a connection whose handler thread never ran: undo what the
- * handler would have, then ksmbd's own teardown (which frees the
- * transport and the socket through ->free_transport).
+/**
+ * smbd_ksmbd_attach() - give a new transport its operations
+ * @c: the transport
+ *
+ * Context: the listener's accept thread.
  */
-static void smbd_ksmbd_drop(struct ksmbd_conn *conn)
+void smbd_ksmbd_attach(struct smbd_ksmbd_conn *c)
 {
-	if (IS_ENABLED(CONFIG_UNICODE))
-		utf8_unload(conn->um);
-	unload_nls(conn->local_nls);
-	smbd_sock_shutdown(smbd_ksmbd(conn->transport)->sk);
-	ksmbd_conn_free(conn);
-}
-
-/*
- * [MS-SMBD] 3.1.7.2: the upper layer hears of a new connection. smbd
- * has negotiated it already; ksmbd gets a connection and its thread.
- */
-void smbd_ksmbd_new_conn(struct smbd_sock *sk, u16 port)
-{
-	struct smbd_ksmbd_conn *c;
-	struct task_struct *handler;
-	struct ksmbd_conn *conn;
-	int ret;
-
-	c = kzalloc(sizeof(*c), KSMBD_DEFAULT_GFP);
-	conn = c ? ksmbd_conn_alloc() : NULL;
-	if (!conn) {
-		kfree(c);
-		smbd_sock_release(sk);
-		return;
-	}
-	c->sk = sk;
-	init_waitqueue_head(&c->wait);
-	atomic_set(&c->events, 0);
-	smbd_sock_set_ops(sk, &smbd_ksmbd_sock_ops, c);
-	c->transport.conn = conn;
 	c->transport.ops = &smbd_ksmbd_transport_ops;
-	conn->transport = &c->transport;
+}
 
-	/* Tree connects check "hosts allow" against it. */
-	ret = smbd_sock_getname(sk, &conn->peer_addr, true);
-	if (ret) {
-		pr_info_ratelimited("no peer address for a new connection: %d\n",
-				    ret);
-		smbd_ksmbd_drop(conn);
-		return;
-	}
-	smbd_ksmbd_set_peer(conn);
+/**
+ * smbd_ksmbd_publish() - list a new connection on conn_list
+ * @conn: the connection, its peer's address set
+ *
+ * 6.12's conn_list is a hash by the peer's address.
+ *
+ * Context: the listener's accept thread; takes conn_list_lock.
+ */
+void smbd_ksmbd_publish(struct ksmbd_conn *conn)
+{
+	if (conn->peer_addr.ss_family == AF_INET)
+		conn->inet_hash = ipv4_addr_hash(conn->inet_addr);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (conn->peer_addr.ss_family == AF_INET6)
+		conn->inet_hash =
+			ipv6_addr_hash((const struct in6_addr *)conn->inet6_addr);
+#endif
 	down_write(&conn_list_lock);
 	hash_add(conn_list, &conn->hlist, conn->inet_hash);
 	up_write(&conn_list_lock);
-	ksmbd_debug(RDMA, "SMB Direct connection from %pISpc\n",
-		    &conn->peer_addr);
-
-	/* From here on the connection is the handler thread's. */
-	handler = kthread_run(ksmbd_conn_handler_loop, conn, "ksmbd:r%u",
-			      port);
-	if (IS_ERR(handler)) {
-		pr_err("cannot start a connection thread: %ld\n",
-		       PTR_ERR(handler));
-		smbd_ksmbd_drop(conn);
-	}
 }
 
 /* ---- transport operations (the rest: smbd_ksmbd_io.c) ---- */
