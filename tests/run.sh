@@ -282,11 +282,13 @@ vm_run() {
 # The main VM: KUnit, devices, parameters, the transport and its fault,
 # churn, hostile and trace plans. The hostile peer serves over rxe (smbd
 # connecting: the RoCE-only cases) and connects over siw; all four of
-# its lanes, with more messages, are tests/soak.sh hostile.
+# its lanes, with more messages, are tests/soak.sh hostile. The stock
+# test bed (plan-30) runs over rxe; tests/soak.sh matrix runs it over
+# both.
 if [ -f smbd.ko ] && [ -f kunit/smbd_kunit.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm "VM run" "${SMBD_VM_TIMEOUT:-2700}" \
-		"smbdtest.plan_timeout=900 smbdtest.hostile_lanes=rxe:server,siw:client" "" "" \
+		"smbdtest.plan_timeout=900 smbdtest.hostile_lanes=rxe:server,siw:client smbdtest.stock_providers=rxe" "" "" \
 		smbd.ko kunit/smbd_kunit.ko $test_modules
 else
 	failed "VM tests (no modules were built)"
@@ -304,9 +306,11 @@ fi
 # tests/soak.sh profiles (SMBD_PROFILES=NAME,... picks others; plan-65).
 # Then the SMB pairings
 # (tests/guest/smb/plan-70 to 72): cifs and ksmbd, each stock or on smbd
-# (adapters/), both on smbd over rxe and siw, cifs on smbd to the stock
-# ksmbd over rxe and the stock cifs to ksmbd on smbd over siw (each
-# pairing over both is tests/soak.sh matrix); the SMB2 client that reaches ksmbd on
+# (adapters/), cifs on smbd to the stock ksmbd over rxe, the stock cifs
+# to ksmbd on smbd over siw, and both on smbd (signed and sealed mounts
+# too) over siw: the demo below and the SMB VM's plans mount both on smbd
+# over rxe (each pairing over both providers is tests/soak.sh matrix);
+# the SMB2 client that reaches ksmbd on
 # smbd the Windows way and the bare SMB Direct connects that check its
 # ports (plan-76); then the demo's own plan (scripts/demo.sh), last as it
 # installs our modules in updates/. Without kmemleak: its global lock and
@@ -320,7 +324,7 @@ smb_extra=$(ls tests/hostile/smbd_hostile.ko tests/smb2c/smbd_smb2c.ko tests/int
 if [ -f smbd.ko ] && [ -f tests/kmod/smbd_test.ko ]; then
 	# shellcheck disable=SC2086 # a list of paths
 	vm_run vm-bulk "bulk VM run" "${SMBD_BULK_TIMEOUT:-4800}" \
-		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.profiles=${SMBD_PROFILES:-irdma-gen1,cxgb4-nodsgl,qedr,mlx4} smbdtest.pair_providers=smbd.stock:rxe,stock.smbd:siw smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
+		"smbdtest.bulk=${SMBD_BULK:-16x16M} smbdtest.profiles=${SMBD_PROFILES:-irdma-gen1,cxgb4-nodsgl,qedr,mlx4} smbdtest.pair_providers=smbd.stock:rxe,stock.smbd:siw,smbd.smbd:siw smbdtest.plan_timeout=4700 smbdtest.kmemleak=off" \
 		"tests/guest/bulk/plan-60-bulk.sh tests/guest/bulk/plan-65-profiles.sh $(ls tests/guest/smb/plan-7[0126]-*.sh | tr '\n' ' ') tests/guest/demo/plan-demo.sh" \
 		"bulk|profiles|smb|windows" \
 		smbd.ko tests/kmod/smbd_test.ko $(ls tests/mr/smbd_mr_test.ko 2>/dev/null) $smb_modules $smb_extra

@@ -32,11 +32,12 @@
 #                          ksmbd on smbd under every profile; about 8
 #                          minutes; the test command runs four).
 #   tests/soak.sh matrix   what the test command runs over one provider,
-#                          over both: the stock peers' pairings (plan-70,
-#                          plan-71), every removal, dying-device and
-#                          cable round (plan-74: 1 and 15 s over rxe, 10
-#                          and 15 s over siw) and multichannel (plan-75),
-#                          under kmemleak (about 25 minutes).
+#                          over both: the stock test bed (plan-30), the
+#                          pairings (plan-70 to 72, signed and sealed
+#                          mounts included), every removal, dying-device
+#                          and cable round (plan-74: 1 and 15 s over rxe,
+#                          10 and 15 s over siw) and multichannel
+#                          (plan-75), under kmemleak (about 30 minutes).
 #
 # Ends with "N passed, N failed" like tests/run.sh. Logs go to out/soak/.
 set -uo pipefail
@@ -112,8 +113,8 @@ elif [ "$what" = profiles ]; then
 		tests/guest/bulk/plan-65-profiles.sh tests/kmod/smbd_test.ko \
 		tests/mr/smbd_mr_test.ko out/adapters/cifs.ko out/adapters/ksmbd.ko
 elif [ "$what" = matrix ]; then
-	soak_vm matrix 3600 "smbdtest.plan_timeout=1500" \
-		"tests/guest/smb/plan-70-cifs-smbd.sh tests/guest/smb/plan-71-ksmbd-smbd.sh tests/guest/smb/plan-74-removal.sh tests/guest/smb/plan-75-multichannel.sh" \
+	soak_vm matrix 4200 "smbdtest.plan_timeout=1500" \
+		"tests/guest/plan-30-stock-smbd.sh tests/guest/smb/plan-70-cifs-smbd.sh tests/guest/smb/plan-71-ksmbd-smbd.sh tests/guest/smb/plan-72-both-smbd.sh tests/guest/smb/plan-74-removal.sh tests/guest/smb/plan-75-multichannel.sh" \
 		out/adapters/cifs.ko out/adapters/ksmbd.ko
 else
 	soak_vm bulk "${SMBD_BULK_TIMEOUT:-4800}" \
