@@ -142,17 +142,6 @@ void smbd_cifs_info(struct smbd_cifs_conn *c, const struct smbd_sock_info *si)
 	info->mr_type = IB_MR_TYPE_MEM_REG;
 }
 
-static void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it)
-{
-	if (!iov_iter_count(it))
-		return;
-	if (pt->n < ARRAY_SIZE(pt->it))
-		pt->it[pt->n++] = *it;
-	else
-		pt->copy = true;
-	pt->len += iov_iter_count(it);
-}
-
 /*
  * The pages of @rqst (rqst_page_get_length() tells each one's part) as
  * bvecs into @bv, which has room for rq_npages, or only counted when @bv
@@ -208,29 +197,12 @@ static int smbd_cifs_add_pages(struct smbd_cifs_parts *pt,
 	return 0;
 }
 
-/* The SMB2 part of @rqst's kvecs: a 4-byte RFC 1002 length is not sent. */
-static void smbd_cifs_kvecs(struct TCP_Server_Info *server,
-			    struct smb_rqst *rqst, struct iov_iter *it)
-{
-	struct kvec *iov = rqst->rq_iov;
-	unsigned int i, nvec = rqst->rq_nvec;
-	size_t len = 0;
-
-	if (!is_smb1(server) && nvec >= 2 && iov[0].iov_len == 4) {
-		iov++;
-		nvec--;
-	}
-	for (i = 0; i < nvec; i++)
-		len += iov[i].iov_len;
-	iov_iter_kvec(it, ITER_SOURCE, iov, nvec, len);
-}
-
 /*
- * Rare: more parts than smbd joins, or more pages than the conn's bvecs
- * hold. The message in one buffer of @len bytes, or an error pointer.
+ * smbd_cifs.h. Rare: more parts than smbd joins, or more pages than the
+ * conn's bvecs hold.
  */
-static void *smbd_cifs_copy(struct TCP_Server_Info *server, size_t len,
-			    struct smb_rqst *rqst, int num_rqst)
+void *smbd_cifs_copy(struct TCP_Server_Info *server, size_t len,
+		     struct smb_rqst *rqst, int num_rqst)
 {
 	unsigned int j, plen, off;
 	size_t n, done = 0;
@@ -264,90 +236,27 @@ fault:
 	return ERR_PTR(-EFAULT);
 }
 
-/**
- * smbd_send() - send one SMB2 message (a compound chain is one message)
- * @server: the cifs server
- * @num_rqst: requests in @rqst
- * @rqst: the requests: kvecs, then data pages; not changed
- *
- * All requests go as one upper-layer message: smbd segments it by
- * MaxSendSize and keeps its segments together ([MS-SMBD] 3.1.5.4). The
- * data pages of a message over SMBD_SEND_COPY_MAX are sent from where
- * they are, without a copy, and the call waits for the device; a smaller
- * message is copied and the call returns once it is posted.
- *
- * Context: process, with the server mutex held; sleeps for Send Credits.
- * Return: 0; -EAGAIN while there is no connection; -EINTR if a signal
- * came before anything was sent; -EMSGSIZE above MaxFragmentedSendSize;
- * -EINVAL for a page part beyond its page; -ENOMEM when a message that
- * must be copied finds no memory (nothing was sent for these);
- * -ECONNABORTED when the connection is lost or a signal cut the message,
- * which cifs answers with a reconnect.
- */
-int smbd_send(struct TCP_Server_Info *server, int num_rqst,
-	      struct smb_rqst *rqst)
+/* smbd_cifs.h: the kvecs, then the data pages, of each request. */
+int smbd_cifs_build(struct TCP_Server_Info *server, struct smbd_cifs_conn *c,
+		    struct smb_rqst *rqst, int num_rqst)
 {
-	struct smbd_cifs_parts *pt;
-	struct smbd_cifs_conn *c;
-	struct smbd_sock *sk;
+	struct smbd_cifs_parts *pt = &c->parts;
 	struct iov_iter it;
-	ssize_t n = 0;
-	unsigned int i;
-	struct kvec kv;
-	int ret;
+	int i, ret;
 
-	if (!server->smbd_conn)
-		return -EAGAIN;
-	c = smbd_cifs(server->smbd_conn);
-	sk = smbd_cifs_sk(c);
-	if (!sk)
-		return -EAGAIN;
-	pt = &c->parts;
 	pt->n = 0;
 	pt->len = 0;
 	pt->bv_n = 0;
 	pt->copy = false;
-	for (i = 0; i < (unsigned int)num_rqst; i++) {
+	for (i = 0; i < num_rqst; i++) {
 		smbd_cifs_kvecs(server, &rqst[i], &it);
 		smbd_cifs_add(pt, &it);
 		ret = smbd_cifs_add_pages(pt, &rqst[i]);
 		if (ret)
 			return ret;
 	}
-	if (!pt->len)
-		return 0;
-	if (pt->len > (size_t)c->info.max_fragmented_send_size)
-		return -EMSGSIZE;
-
-	if (pt->copy) {
-		kv.iov_base = smbd_cifs_copy(server, pt->len, rqst, num_rqst);
-		if (IS_ERR(kv.iov_base))
-			return PTR_ERR(kv.iov_base);
-		kv.iov_len = pt->len;
-		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
-		i = 0;
-		n = smbd_sock_send(sk, &it, smbd_send_copy_flag(pt->len));
-		kvfree(kv.iov_base);
-	} else {
-		/* Small messages are copied: no wait under srv_mutex. */
-		unsigned int last = smbd_send_copy_flag(pt->len);
-
-		for (i = 0; i < pt->n; i++) {
-			n = smbd_sock_send(sk, &pt->it[i],
-					   i + 1 < pt->n ? SMBD_SEND_MORE : last);
-			if (n < 0)
-				break;
-		}
-	}
-	if (n >= 0 && (size_t)n == pt->len)
-		return 0;
-	/* Nothing recorded or sent yet: cifs may simply try again. */
-	if (n == -ERESTARTSYS && i == 0)
-		return -EINTR;
-	/* Lost, or cut short by a signal: the peer cannot parse what follows. */
-	smbd_cifs_set_status(&c->info, SMBD_CIFS_DOWN);
-	smbd_sock_shutdown(sk);
-	return -ECONNABORTED;
+	return pt->len > (size_t)c->info.max_fragmented_send_size ?
+	       -EMSGSIZE : 0;
 }
 
 /**
@@ -387,13 +296,10 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 		.rq_pagesz = PAGE_SIZE,
 		.rq_tailsz = tailsz,
 	};
-	struct smbd_cifs_conn *c = smbd_cifs(info);
-	struct smbd_buf_desc d;
 	struct smbd_cifs_mr *m;
 	struct iov_iter it;
 	unsigned int n;
 	ssize_t len;
-	int ret;
 
 	if (!r.rq_npages || offset < 0 || tailsz < 0)
 		return NULL;
@@ -401,31 +307,12 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 	if (!m)
 		return NULL;
 	len = smbd_cifs_bvecs(&r, m->bv, &n);
-	m->link = smbd_cifs_link_get(c);
-	ret = len > 0 ? -ENOTCONN : -EINVAL;
-	if (len > 0 && m->link) {
-		iov_iter_bvec(&it, writing ? ITER_DEST : ITER_SOURCE, m->bv, n,
-			      len);
-		ret = smbd_register(m->link->sk, &it, writing ?
-				    SMBD_REG_PEER_WRITES : SMBD_REG_PEER_READS,
-				    &d, 1, &m->reg);
-	}
-	if (ret != 1) {
-		cifs_dbg(VFS, "smbd: registering %zd bytes in %d pages failed: %d\n",
-			 len, num_pages, ret);
-		if (m->link)
-			smbd_cifs_link_put(m->link);
+	if (len <= 0) {
+		cifs_dbg(VFS, "smbd: %d pages to register make %zd bytes\n",
+			 num_pages, len);
 		kvfree(m);
 		return NULL;
 	}
-	m->view.iova = d.offset;
-	m->view.rkey = d.token;
-	m->view.length = d.length;
-	m->mr.mr = &m->view;
-	m->mr.conn = info;
-	m->mr.state = MR_REGISTERED;
-	m->mr.dir = writing ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-	m->mr.need_invalidate = need_invalidate;
-	atomic_inc(&info->mr_used_count);
-	return &m->mr;
+	iov_iter_bvec(&it, writing ? ITER_DEST : ITER_SOURCE, m->bv, n, len);
+	return smbd_cifs_register(info, m, &it, writing, need_invalidate);
 }

@@ -2,11 +2,12 @@
 /*
  * smbd_cifs.h: between the cifs adapter's files. One is the same for
  * every kernel series (adapters/cifs-common/smbd_cifs_conn.c): the
- * connection across reconnects, its links, receiving, and the end of a
- * registration. One is the series' own (adapters/cifs/ for 6.12,
- * adapters/cifs-6.1/), smbd_cifs.c: what cifs reads of a connection,
- * sending and registering, where 6.1's cifs hands pages and 6.12's an
- * iov_iter. Include after cifs's own headers and <smbd.h>.
+ * connection across reconnects, its links, receiving, sending a message
+ * once its parts are known, and the end of a registration. One is the
+ * series' own (adapters/cifs/ for 6.12, adapters/cifs-6.1/), smbd_cifs.c:
+ * what cifs reads of a connection, a message's data parts and copy, and
+ * registering, where 6.1's cifs hands pages and 6.12's an iov_iter.
+ * Include after cifs's own headers and <smbd.h>.
  */
 #ifndef _SMBD_CIFS_H
 #define _SMBD_CIFS_H
@@ -19,8 +20,7 @@
 /**
  * struct smbd_cifs_parts - one SMB Direct message, as smbd_send() builds it
  * @it: its parts, for smbd_sock_send() with %SMBD_SEND_MORE
- * @n: parts of the message (6.12: beyond @it when it has more than
- *	%SMBD_MORE_MAX; 6.1: in @it)
+ * @n: parts of the message in @it
  * @len: the message's bytes
  * @bv: 6.1 only: the bvecs behind the page parts of @it; they stay until
  *	the last part is sent
@@ -28,7 +28,7 @@
  * @bv_max: 6.1 only: room in @bv, enough for any message up to
  *	MaxFragmentedSendSize and a bound of the adapter's, made of at
  *	most %SMBD_MORE_MAX parts
- * @copy: 6.1 only: the message does not fit @it or @bv: send it from one
+ * @copy: the message does not fit @it (or, 6.1, @bv): send it from one
  *	copy
  */
 struct smbd_cifs_parts {
@@ -114,11 +114,31 @@ static inline struct smbd_sock *smbd_cifs_sk(struct smbd_cifs_conn *c)
 /* smbd_cifs_conn.c */
 struct smbd_cifs_link *smbd_cifs_link_get(struct smbd_cifs_conn *c);
 void smbd_cifs_link_put(struct smbd_cifs_link *l);
+void smbd_cifs_kvecs(struct TCP_Server_Info *server, struct smb_rqst *rqst,
+		     struct iov_iter *it);
+void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it);
+/*
+ * The end of the series' smbd_register_mr(): @it in @m (zeroed and
+ * kvfree()able) on @info's current connection, with only the access the
+ * I/O needs; @m is freed on failure.
+ */
+struct smbd_mr *smbd_cifs_register(struct smbd_connection *info,
+				   struct smbd_cifs_mr *m, struct iov_iter *it,
+				   bool writing, bool need_invalidate);
 
 /* the series' smbd_cifs.c */
 void smbd_cifs_set_status(struct smbd_connection *info,
 			  enum smbd_cifs_status st);
 int smbd_cifs_check(struct smbd_cifs_conn *c, const struct smbd_sock_info *si);
 void smbd_cifs_info(struct smbd_cifs_conn *c, const struct smbd_sock_info *si);
+/*
+ * smbd_send(), under the server mutex: @rqst as @c's parts (-EMSGSIZE
+ * above MaxFragmentedSendSize); when they are marked for a copy, the
+ * message in one kvmalloc()ed buffer of @len bytes, or an error pointer.
+ */
+int smbd_cifs_build(struct TCP_Server_Info *server, struct smbd_cifs_conn *c,
+		    struct smb_rqst *rqst, int num_rqst);
+void *smbd_cifs_copy(struct TCP_Server_Info *server, size_t len,
+		     struct smb_rqst *rqst, int num_rqst);
 
 #endif /* _SMBD_CIFS_H */

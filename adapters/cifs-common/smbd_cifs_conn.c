@@ -338,6 +338,127 @@ int smbd_reconnect(struct TCP_Server_Info *server)
 	return server->smbd_conn ? 0 : -ENOENT;
 }
 
+/* The SMB2 part of @rqst's kvecs: a 4-byte RFC 1002 length is not sent. */
+void smbd_cifs_kvecs(struct TCP_Server_Info *server, struct smb_rqst *rqst,
+		     struct iov_iter *it)
+{
+	struct kvec *iov = rqst->rq_iov;
+	unsigned int i, nvec = rqst->rq_nvec;
+	size_t len = 0;
+
+	if (!is_smb1(server) && nvec >= 2 && iov[0].iov_len == 4) {
+		iov++;
+		nvec--;
+	}
+	for (i = 0; i < nvec; i++)
+		len += iov[i].iov_len;
+	iov_iter_kvec(it, ITER_SOURCE, iov, nvec, len);
+}
+
+/*
+ * @it as the next part of @pt's message; past %SMBD_MORE_MAX parts the
+ * message is marked to go from one copy.
+ */
+void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it)
+{
+	if (!iov_iter_count(it))
+		return;
+	if (pt->n < ARRAY_SIZE(pt->it))
+		pt->it[pt->n++] = *it;
+	else
+		pt->copy = true;
+	pt->len += iov_iter_count(it);
+}
+
+/*
+ * @c's message as smbd_cifs_build() made it, or from @copy
+ * (all of it in one buffer, which this frees) when it is marked so.
+ * Small messages are copied by smbd: no wait under the server mutex.
+ * Return: 0 when all of it went; -EINTR when a signal came before
+ * anything was sent (cifs may simply try again); -ECONNABORTED when the
+ * connection is lost or a signal cut the message, after which the peer
+ * cannot parse what follows: the connection is shut down for cifs's
+ * reconnect.
+ */
+static int smbd_cifs_send_msg(struct smbd_cifs_conn *c,
+			      struct smbd_sock *sk, void *copy)
+{
+	struct smbd_cifs_parts *pt = &c->parts;
+	unsigned int last = smbd_send_copy_flag(pt->len);
+	unsigned int i = 0;
+	struct iov_iter it;
+	struct kvec kv;
+	ssize_t n = 0;
+
+	if (copy) {
+		kv.iov_base = copy;
+		kv.iov_len = pt->len;
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
+		n = smbd_sock_send(sk, &it, last);
+		kvfree(copy);
+	} else {
+		for (i = 0; i < pt->n; i++) {
+			n = smbd_sock_send(sk, &pt->it[i],
+					   i + 1 < pt->n ? SMBD_SEND_MORE : last);
+			if (n < 0)
+				break;
+		}
+	}
+	if (n >= 0 && (size_t)n == pt->len)
+		return 0;
+	if (n == -ERESTARTSYS && i == 0)
+		return -EINTR;
+	smbd_cifs_set_status(&c->info, SMBD_CIFS_DOWN);
+	smbd_sock_shutdown(sk);
+	return -ECONNABORTED;
+}
+
+/**
+ * smbd_send() - send one SMB2 message (a compound chain is one message)
+ * @server: the cifs server
+ * @num_rqst: requests in @rqst
+ * @rqst: the requests: kvecs, then data (6.12: an iterator; 6.1:
+ *	pages); neither is consumed or changed
+ *
+ * All requests go as one upper-layer message: smbd segments it by
+ * MaxSendSize and keeps its segments together ([MS-SMBD] 3.1.5.4). The
+ * data of a message over SMBD_SEND_COPY_MAX is sent from where it is,
+ * without a copy, and the call waits for the device; a smaller message
+ * is copied and the call returns once it is posted.
+ *
+ * Context: process, with the server mutex held; sleeps for Send Credits.
+ * Return: 0; -EAGAIN while there is no connection; -EINTR if a signal
+ * came before anything was sent; -EMSGSIZE above MaxFragmentedSendSize;
+ * -EINVAL (6.1) for a page part beyond its page; -ENOMEM when a message
+ * that must be copied finds no memory (nothing was sent for these);
+ * -ECONNABORTED when the connection is lost or a signal cut the message,
+ * which cifs answers with a reconnect.
+ */
+int smbd_send(struct TCP_Server_Info *server, int num_rqst,
+	      struct smb_rqst *rqst)
+{
+	struct smbd_cifs_conn *c;
+	struct smbd_sock *sk;
+	void *buf = NULL;
+	int ret;
+
+	if (!server->smbd_conn)
+		return -EAGAIN;
+	c = smbd_cifs(server->smbd_conn);
+	sk = smbd_cifs_sk(c);
+	if (!sk)
+		return -EAGAIN;
+	ret = smbd_cifs_build(server, c, rqst, num_rqst);
+	if (ret || !c->parts.len)
+		return ret;
+	if (c->parts.copy) {
+		buf = smbd_cifs_copy(server, c->parts.len, rqst, num_rqst);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+	}
+	return smbd_cifs_send_msg(c, sk, buf);
+}
+
 /**
  * smbd_recv() - read from the byte stream cifs expects
  * @info: the connection
@@ -368,6 +489,40 @@ int smbd_recv(struct smbd_connection *info, struct msghdr *msg)
 	else
 		smbd_cifs_refresh(c);
 	return n;
+}
+
+/* smbd_cifs.h: the end of smbd_register_mr(). */
+struct smbd_mr *smbd_cifs_register(struct smbd_connection *info,
+				   struct smbd_cifs_mr *m, struct iov_iter *it,
+				   bool writing, bool need_invalidate)
+{
+	size_t len = iov_iter_count(it);
+	struct smbd_buf_desc d;
+	int ret;
+
+	m->link = smbd_cifs_link_get(smbd_cifs(info));
+	ret = m->link ? smbd_register(m->link->sk, it, writing ?
+				      SMBD_REG_PEER_WRITES :
+				      SMBD_REG_PEER_READS, &d, 1, &m->reg) :
+			-ENOTCONN;
+	if (ret != 1) {
+		cifs_dbg(VFS, "smbd: registering %zu bytes failed: %d\n", len,
+			 ret);
+		if (m->link)
+			smbd_cifs_link_put(m->link);
+		kvfree(m);
+		return NULL;
+	}
+	m->view.iova = d.offset;
+	m->view.rkey = d.token;
+	m->view.length = d.length;
+	m->mr.mr = &m->view;
+	m->mr.conn = info;
+	m->mr.state = MR_REGISTERED;
+	m->mr.dir = writing ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	m->mr.need_invalidate = need_invalidate;
+	atomic_inc(&info->mr_used_count);
+	return &m->mr;
 }
 
 /**

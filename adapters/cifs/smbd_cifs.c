@@ -85,133 +85,55 @@ void smbd_cifs_info(struct smbd_cifs_conn *c, const struct smbd_sock_info *si)
 	c->info.mr_type = IB_MR_TYPE_MEM_REG;
 }
 
-static void smbd_cifs_add(struct smbd_cifs_parts *pt, const struct iov_iter *it)
+/* smbd_cifs.h. Rare: more parts than smbd joins. */
+void *smbd_cifs_copy(struct TCP_Server_Info *server, size_t len,
+		     struct smb_rqst *rqst, int num_rqst)
 {
-	if (!iov_iter_count(it))
-		return;
-	if (pt->n < ARRAY_SIZE(pt->it))
-		pt->it[pt->n] = *it;
-	pt->n++;
-	pt->len += iov_iter_count(it);
-}
-
-/* The SMB2 part of @rqst's kvecs: a 4-byte RFC 1002 length is not sent. */
-static void smbd_cifs_kvecs(struct TCP_Server_Info *server,
-			    struct smb_rqst *rqst, struct iov_iter *it)
-{
-	struct kvec *iov = rqst->rq_iov;
-	unsigned int i, nvec = rqst->rq_nvec;
-	size_t len = 0;
-
-	if (!is_smb1(server) && nvec >= 2 && iov[0].iov_len == 4) {
-		iov++;
-		nvec--;
-	}
-	for (i = 0; i < nvec; i++)
-		len += iov[i].iov_len;
-	iov_iter_kvec(it, ITER_SOURCE, iov, nvec, len);
-}
-
-/* Rare: more parts than smbd joins. Send the message from one copy. */
-static ssize_t smbd_cifs_send_copy(struct TCP_Server_Info *server,
-				   struct smbd_sock *sk, size_t len,
-				   struct smb_rqst *rqst, int num_rqst)
-{
-	struct iov_iter from, it;
-	size_t done = 0;
-	struct kvec kv;
-	ssize_t n;
+	struct iov_iter it;
+	size_t n, done = 0;
 	void *buf;
 	int i;
 
 	buf = kvmalloc(len, GFP_KERNEL);
 	if (!buf)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < num_rqst; i++) {
 		smbd_cifs_kvecs(server, &rqst[i], &it);
-		done += copy_from_iter(buf + done, iov_iter_count(&it), &it);
+		n = iov_iter_count(&it);
+		if (n > len - done)
+			goto fault;
+		done += copy_from_iter(buf + done, n, &it);
 		it = rqst[i].rq_iter;
-		done += copy_from_iter(buf + done, iov_iter_count(&it), &it);
+		n = iov_iter_count(&it);
+		if (n > len - done)
+			goto fault;
+		done += copy_from_iter(buf + done, n, &it);
 	}
-	kv.iov_base = buf;
-	kv.iov_len = done;
-	iov_iter_kvec(&from, ITER_SOURCE, &kv, 1, done);
-	n = done == len ? smbd_sock_send(sk, &from,
-					 smbd_send_copy_flag(len)) : -EFAULT;
+	if (done == len)
+		return buf;
+fault:
 	kvfree(buf);
-	return n;
+	return ERR_PTR(-EFAULT);
 }
 
-/**
- * smbd_send() - send one SMB2 message (a compound chain is one message)
- * @server: the cifs server
- * @num_rqst: requests in @rqst
- * @rqst: the requests; their kvecs and data iterators are not consumed
- *
- * All requests go as one upper-layer message: smbd segments it by
- * MaxSendSize and keeps its segments together ([MS-SMBD] 3.1.5.4). The
- * data pages of a message over SMBD_SEND_COPY_MAX are sent from where
- * they are, without a copy, and the call waits for the device; a smaller
- * message is copied and the call returns once it is posted.
- *
- * Context: process, with the server mutex held; sleeps for Send Credits.
- * Return: 0; -EAGAIN while there is no connection; -EINTR if a signal
- * came before anything was sent; -EMSGSIZE above MaxFragmentedSendSize;
- * -ECONNABORTED when the connection is lost or a signal cut the message,
- * which cifs answers with a reconnect.
- */
-int smbd_send(struct TCP_Server_Info *server, int num_rqst,
-	      struct smb_rqst *rqst)
+/* smbd_cifs.h: the kvecs, then the data iterator, of each request. */
+int smbd_cifs_build(struct TCP_Server_Info *server, struct smbd_cifs_conn *c,
+		    struct smb_rqst *rqst, int num_rqst)
 {
-	struct smbd_cifs_parts *pt;
-	struct smbd_cifs_conn *c;
-	struct smbd_sock *sk;
+	struct smbd_cifs_parts *pt = &c->parts;
 	struct iov_iter it;
-	ssize_t n = 0;
-	unsigned int i;
+	int i;
 
-	if (!server->smbd_conn)
-		return -EAGAIN;
-	c = smbd_cifs(server->smbd_conn);
-	sk = smbd_cifs_sk(c);
-	if (!sk)
-		return -EAGAIN;
-	pt = &c->parts;
 	pt->n = 0;
 	pt->len = 0;
-	for (i = 0; i < (unsigned int)num_rqst; i++) {
+	pt->copy = false;
+	for (i = 0; i < num_rqst; i++) {
 		smbd_cifs_kvecs(server, &rqst[i], &it);
 		smbd_cifs_add(pt, &it);
 		smbd_cifs_add(pt, &rqst[i].rq_iter);
 	}
-	if (!pt->len)
-		return 0;
-	if (pt->len > c->info.socket.parameters.max_fragmented_send_size)
-		return -EMSGSIZE;
-
-	if (pt->n > ARRAY_SIZE(pt->it)) {
-		i = 0;
-		n = smbd_cifs_send_copy(server, sk, pt->len, rqst, num_rqst);
-	} else {
-		/* Small messages are copied: no wait under srv_mutex. */
-		unsigned int last = smbd_send_copy_flag(pt->len);
-
-		for (i = 0; i < pt->n; i++) {
-			n = smbd_sock_send(sk, &pt->it[i],
-					   i + 1 < pt->n ? SMBD_SEND_MORE : last);
-			if (n < 0)
-				break;
-		}
-	}
-	if (n >= 0 && (size_t)n == pt->len)
-		return 0;
-	/* Nothing recorded or sent yet: cifs may simply try again. */
-	if (n == -ERESTARTSYS && i == 0)
-		return -EINTR;
-	/* Lost, or cut short by a signal: the peer cannot parse what follows. */
-	smbd_cifs_set_status(&c->info, SMBD_CIFS_DOWN);
-	smbd_sock_shutdown(sk);
-	return -ECONNABORTED;
+	return pt->len > c->info.socket.parameters.max_fragmented_send_size ?
+	       -EMSGSIZE : 0;
 }
 
 /**
@@ -237,36 +159,11 @@ struct smbd_mr *smbd_register_mr(struct smbd_connection *info,
 				 struct iov_iter *iter, bool writing,
 				 bool need_invalidate)
 {
-	struct smbd_cifs_conn *c = smbd_cifs(info);
-	struct smbd_buf_desc d;
-	struct smbd_cifs_mr *m;
 	struct iov_iter it = *iter;
-	int ret;
+	struct smbd_cifs_mr *m;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return NULL;
-	m->link = smbd_cifs_link_get(c);
-	ret = m->link ? smbd_register(m->link->sk, &it, writing ?
-				      SMBD_REG_PEER_WRITES :
-				      SMBD_REG_PEER_READS, &d, 1, &m->reg) :
-			-ENOTCONN;
-	if (ret != 1) {
-		cifs_dbg(VFS, "smbd: registering %zu bytes failed: %d\n",
-			 iov_iter_count(iter), ret);
-		if (m->link)
-			smbd_cifs_link_put(m->link);
-		kfree(m);
-		return NULL;
-	}
-	m->view.iova = d.offset;
-	m->view.rkey = d.token;
-	m->view.length = d.length;
-	m->mr.mr = &m->view;
-	m->mr.conn = info;
-	m->mr.state = MR_REGISTERED;
-	m->mr.dir = writing ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-	m->mr.need_invalidate = need_invalidate;
-	atomic_inc(&info->mr_used_count);
-	return &m->mr;
+	return smbd_cifs_register(info, m, &it, writing, need_invalidate);
 }
