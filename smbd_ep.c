@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/irq_poll.h>
 #include <linux/mutex.h>
@@ -598,6 +599,21 @@ static void smbd_qp_event_work(struct work_struct *work)
 }
 
 /*
+ * The longest scatter entry an RDMA Read or Write gives @ibdev: what its
+ * DMA device maps as one segment, and (through a bounce buffer, as
+ * swiotlb or Xen's would) in one mapping. A soft device (rxe, siw)
+ * reaches memory by its kernel address: no limit. At least a page.
+ */
+static u32 smbd_ep_seg_max(struct ib_device *ibdev)
+{
+	size_t max = ib_dma_max_seg_size(ibdev);
+
+	if (!ib_uses_virt_dma(ibdev))
+		max = min(max, dma_max_mapping_size(ibdev->dma_device));
+	return max_t(size_t, rounddown(max, PAGE_SIZE), PAGE_SIZE);
+}
+
+/*
  * Everything sized from the device: queue depths from max_qp_wr, the
  * read depths from max_qp_rd_atom/max_qp_init_rd_atom ([MS-SMBD] 6).
  * @mrs: room for an MR pool. Returns the gather entries a send request
@@ -828,6 +844,8 @@ static int smbd_ep_init(struct smbd_sock *sk, struct rdma_cm_id *id,
 	 */
 	sk->ss_ep.tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
 				 PAGE_SIZE : U32_MAX;
+	if (!fake)
+		sk->ss_ep.rw_seg_max = smbd_ep_seg_max(ibdev);
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
 	if (!ret && mrs)
 		ret = smbd_mr_alloc(sk);

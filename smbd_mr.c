@@ -246,7 +246,8 @@ static size_t smbd_reg_fill(struct smbd_reg *reg, struct iov_iter *it)
 
 	reg->reg_nents = 0;
 	sg_init_table(reg->reg_sgl,
-		      smbd_sg_entries(it, reg->reg_max_pages));
+		      smbd_sg_entries(it, iov_iter_count(it),
+				      reg->reg_max_pages));
 	while (iov_iter_count(it) && reg->reg_nents < reg->reg_max_pages) {
 		ret = iov_iter_extract_pages(it, &pp, iov_iter_count(it),
 					     min_t(u32, ARRAY_SIZE(pages),

@@ -28,16 +28,19 @@
  */
 #define SMBD_RW_SEGS		16
 
-/* Fill @sgl with @len bytes of @it; returns the entries used. */
+/*
+ * Fill @sgl with @len bytes of @it, pages that follow each other joined
+ * up to @seg_max bytes an entry (smbd_sg_add()); returns the entries used.
+ */
 static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
-		      u32 max)
+		      u32 max, u32 seg_max)
 {
 	struct page *pages[16], **pp = pages;
 	size_t off, got, n;
 	u32 nents = 0, k;
 	ssize_t ret;
 
-	sg_init_table(sgl, smbd_sg_entries(it, max));
+	sg_init_table(sgl, smbd_sg_entries(it, len, max));
 	while (len && nents < max) {
 		ret = iov_iter_extract_pages(it, &pp, len,
 					     min_t(u32, ARRAY_SIZE(pages),
@@ -48,7 +51,8 @@ static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
 		len -= got;
 		for (k = 0; got; k++) {
 			n = min_t(size_t, got, PAGE_SIZE - off);
-			sg_set_page(&sgl[nents++], pages[k], n, off);
+			nents = smbd_sg_add(sgl, nents, pages[k], off, n,
+					    seg_max);
 			got -= n;
 			off = 0;
 		}
@@ -163,7 +167,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 
 	for (i = 0; i < n; i++) {
 		ret = smbd_rw_sg(it, pc[i].length, sl[i].sgl,
-				 SMBD_RW_SLOT_PAGES);
+				 SMBD_RW_SLOT_PAGES, sk->ss_ep.rw_seg_max);
 		if (ret < 0)
 			break;
 		sl[i].nents = ret;

@@ -641,6 +641,9 @@ struct smbd_cq_grave;
  * @rw_chunk: bytes one rdma_rw context moves (smbd_rw_chunk_bytes())
  * @rw_read_chunk: bytes one moves into our memory, an RDMA Read
  *	(smbd_rw_read_chunk_bytes())
+ * @rw_seg_max: bytes one scatter entry of an RDMA Read or Write may hold
+ *	when it joins pages that follow each other in memory (what the
+ *	device maps as one segment; 0 on a fake: a page per entry)
  * @tx_sig_bytes: sends this big are signalled
  * @initiator_depth: RDMA reads we may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
@@ -702,6 +705,7 @@ struct smbd_ep {
 	u32 frmr_pages;
 	u32 rw_chunk;
 	u32 rw_read_chunk;
+	u32 rw_seg_max;
 	u8 initiator_depth;
 	u8 responder_resources;
 	u32 resend_ms;
@@ -1391,16 +1395,49 @@ static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)
 }
 
 /*
- * How many entries of a scatter list of @max a walk over @it can fill:
- * the pages @it spans, which iov_iter_npages() caps at @max. Initialising
- * only those keeps a 4 KiB I/O from clearing a list sized for the largest
- * one (sg_init_table() showed in the 4 KiB profiles).
+ * How many entries of a scatter list of @max the next @len bytes of @it
+ * fill: the pages they span, which iov_iter_npages() caps at @max (or
+ * @max where it cannot tell, a kvec before 6.2). Initialising only those
+ * keeps a 4 KiB I/O from clearing a list sized for the largest one, and a
+ * 256 KiB piece of a 1 MiB transfer from clearing the whole transfer's
+ * (sg_init_table() showed in the 4 KiB and 1 MiB profiles).
  */
-static inline u32 smbd_sg_entries(const struct iov_iter *it, u32 max)
+static inline u32 smbd_sg_entries(const struct iov_iter *it, size_t len,
+				  u32 max)
 {
-	u32 n = iov_iter_npages(it, max);
+	struct iov_iter part = *it;
+	u32 n;
 
+	iov_iter_truncate(&part, len);
+	n = iov_iter_npages(&part, max);
 	return n ?: max;
+}
+
+/*
+ * Put @len bytes at @off of @page after the @nents entries of @sgl: into
+ * the last one where the page follows it in physical memory and the entry
+ * stays within @seg_max bytes, else into a new one. Returns the entries
+ * in use. A buffer that is contiguous (a kmalloc()ed one, say) then goes
+ * to the device as a few long gather entries, not one per page: an RDMA
+ * Write of 256 KiB is one work request instead of ceil(64 / max_sge).
+ */
+static inline u32 smbd_sg_add(struct scatterlist *sgl, u32 nents,
+			      struct page *page, u32 off, u32 len, u32 seg_max)
+{
+	if (nents) {
+		struct scatterlist *last = &sgl[nents - 1];
+		u32 end = last->offset + last->length;
+
+		if (!off && PAGE_ALIGNED(end) &&
+		    (u64)last->length + len <= seg_max &&
+		    page_to_pfn(sg_page(last)) + end / PAGE_SIZE ==
+		    page_to_pfn(page)) {
+			last->length += len;
+			return nents;
+		}
+	}
+	sg_set_page(&sgl[nents], page, len, off);
+	return nents + 1;
 }
 
 #endif /* _SMBD_INTERNAL_H */

@@ -2,11 +2,16 @@
 /*
  * KUnit: device limits (smbd_profile.c). What debugfs smbd/dev_profile
  * accepts, how a profile caps a device's record, the least smbd needs of
- * a device and the rdma_rw sizes taken from its limits. The transport's
- * run under each profile is smbd_conn's conn_profile.
+ * a device, the rdma_rw sizes taken from its limits and the gather
+ * entries of a transfer's pieces. The transport's run under each profile
+ * is smbd_conn's conn_profile.
  */
 #include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
+#include <linux/uio.h>
 
 #include "smbd_internal.h"
 
@@ -277,12 +282,98 @@ static void profile_rw_sizes(struct kunit *test)
 			SMBD_RW_CTXS * (DIV_ROUND_UP(17, 4) + 3));
 }
 
+/*
+ * The entries a piece of a transfer initialises: its own pages, not the
+ * rest of the transfer's. The addresses are only counted, never read.
+ */
+static void profile_sg_entries(struct kunit *test)
+{
+	struct kvec kv = { .iov_base = (void *)(16 * PAGE_SIZE),
+			   .iov_len = SZ_1M };
+	struct iov_iter it;
+
+	if (PAGE_SIZE != 4096)
+		kunit_skip(test, "written for 4 KiB pages");
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, kv.iov_len);
+	if (!iov_iter_npages(&it, INT_MAX))
+		kunit_skip(test, "this kernel does not count a kvec's pages");
+	/* A 256 KiB piece of a 1 MiB buffer, page-aligned, then not. */
+	KUNIT_EXPECT_EQ(test, smbd_sg_entries(&it, SMBD_RW_CHUNK,
+					      SMBD_RW_SLOT_PAGES),
+			SMBD_RW_CHUNK / PAGE_SIZE);
+	iov_iter_advance(&it, 100);
+	KUNIT_EXPECT_EQ(test, smbd_sg_entries(&it, SMBD_RW_CHUNK,
+					      SMBD_RW_SLOT_PAGES),
+			SMBD_RW_CHUNK / PAGE_SIZE + 1);
+	/* One 4 KiB I/O; the list's size caps a longer piece. */
+	KUNIT_EXPECT_EQ(test, smbd_sg_entries(&it, 4096, SMBD_RW_SLOT_PAGES),
+			4096 / PAGE_SIZE + 1);
+	KUNIT_EXPECT_EQ(test, smbd_sg_entries(&it, SZ_1M, 17), 17);
+	/* The piece's count leaves the iterator where it was. */
+	KUNIT_EXPECT_EQ(test, iov_iter_count(&it), SZ_1M - 100);
+	/* What is left is shorter than the piece: the rest's pages. */
+	iov_iter_advance(&it, SZ_1M - 100 - 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, smbd_sg_entries(&it, SMBD_RW_CHUNK,
+					      SMBD_RW_SLOT_PAGES), 2);
+}
+
+/*
+ * Pages that follow each other in memory join into one gather entry, up
+ * to the device's segment; anything else starts a new one.
+ */
+static void profile_sg_join(struct kunit *test)
+{
+	struct scatterlist sgl[4];
+	struct page *p;
+	u32 n;
+
+	p = alloc_pages(GFP_KERNEL, 2);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	n = smbd_sg_add(sgl, 0, p, 100, PAGE_SIZE - 100, U32_MAX);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, U32_MAX);
+	n = smbd_sg_add(sgl, n, p + 2, 0, 10, U32_MAX);
+	KUNIT_EXPECT_EQ(test, n, 1);
+	KUNIT_EXPECT_PTR_EQ(test, sg_page(&sgl[0]), p);
+	KUNIT_EXPECT_EQ(test, sgl[0].offset, 100);
+	KUNIT_EXPECT_EQ(test, sgl[0].length, 2 * PAGE_SIZE - 90);
+	/* The last entry ends inside a page: nothing joins it. */
+	n = smbd_sg_add(sgl, n, p + 3, 0, PAGE_SIZE, U32_MAX);
+	KUNIT_EXPECT_EQ(test, n, 2);
+
+	/* A page further on, or one with an offset, starts an entry. */
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, U32_MAX);
+	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, U32_MAX);
+	n = smbd_sg_add(sgl, n, p + 3, 8, 8, U32_MAX);
+	KUNIT_EXPECT_EQ(test, n, 3);
+	KUNIT_EXPECT_EQ(test, sgl[0].length, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, sgl[1].length, PAGE_SIZE);
+
+	/* The segment limit; 0 (a fake device) joins nothing. */
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, 2 * PAGE_SIZE);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, 2 * PAGE_SIZE);
+	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, sgl[0].length, 2 * PAGE_SIZE);
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, 0);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, 0);
+	KUNIT_EXPECT_EQ(test, n, 2);
+
+	__free_pages(p, 2);
+}
+
 static struct kunit_case smbd_profile_cases[] = {
 	KUNIT_CASE(profile_parse),
 	KUNIT_CASE(profile_apply),
 	KUNIT_CASE(profile_table),
 	KUNIT_CASE(profile_dev_short),
 	KUNIT_CASE(profile_rw_sizes),
+	KUNIT_CASE(profile_sg_entries),
+	KUNIT_CASE(profile_sg_join),
 	{}
 };
 
