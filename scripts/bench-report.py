@@ -553,7 +553,8 @@ def cost_lines(figs, prov):
                 "smbd/stock", "stock%", "smbd%")] + L + [
         "(a cpu-clock profile with call chains; each sample is charged to the first",
         " SMB Direct function on its stack, the core kernel's functions it calls",
-        " included, the provider's, ib_core's, cifs's and ksmbd's own and interrupts not;",
+        " included (ib_core's and rdma_cm's, built in), the provider's, cifs's and",
+        " ksmbd's own and interrupts not;",
         " client: smbd's in smbd.stock, server: in stock.smbd, both: smbd.smbd against",
         " stock.stock; code: less the switches of threads that slept in the transport;",
         " stock% and smbd%: shares of the busy time)", ""]

@@ -15,10 +15,12 @@
 # component's function charges the sample to it. The kernel's own
 # functions on the way (memcpy, the allocator, locks, wake-ups, DMA
 # mapping) are passed over, so a transport is charged what it calls into
-# the core kernel. Any other module (the provider, ib_core, rdma_cm, the
-# rest of cifs or ksmbd), user space, and an interrupt, softirq or worker
-# entry stop the walk: that time is not the transport's, even when the
-# interrupt came while a transport function ran.
+# the core kernel; ib_core and rdma_cm are built into the bench kernels,
+# so theirs are too (rdma_rw, MR mapping). Any other module (the
+# provider, the rest of cifs or ksmbd), user space, and an interrupt,
+# softirq or worker entry stop the walk: that time is not the
+# transport's, even when the interrupt came while a transport function
+# ran.
 #
 # Output: one line per component with samples,
 #   cost COMPONENT SAMPLES
