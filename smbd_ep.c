@@ -599,18 +599,23 @@ static void smbd_qp_event_work(struct work_struct *work)
 }
 
 /*
- * The longest scatter entry an RDMA Read or Write gives @ibdev: what its
- * DMA device maps as one segment, and (through a bounce buffer, as
- * swiotlb or Xen's would) in one mapping. A soft device (rxe, siw)
- * reaches memory by its kernel address: no limit. At least a page.
+ * How far a scatter entry of an RDMA Read or Write for @ibdev may grow:
+ * what its DMA device maps as one segment, in bytes and within its
+ * segment boundary, and (through a bounce buffer, as swiotlb or Xen's
+ * would) in one mapping; at least a page. A soft device (rxe, siw)
+ * reaches memory by its kernel address: no limit.
  */
-static u32 smbd_ep_seg_max(struct ib_device *ibdev)
+static void smbd_ep_seg_limit(struct ib_device *ibdev,
+			      struct smbd_sg_limit *lim)
 {
 	size_t max = ib_dma_max_seg_size(ibdev);
 
-	if (!ib_uses_virt_dma(ibdev))
+	lim->boundary = ULONG_MAX;
+	if (!ib_uses_virt_dma(ibdev)) {
 		max = min(max, dma_max_mapping_size(ibdev->dma_device));
-	return max_t(size_t, rounddown(max, PAGE_SIZE), PAGE_SIZE);
+		lim->boundary = dma_get_seg_boundary(ibdev->dma_device);
+	}
+	lim->max = max_t(size_t, rounddown(max, PAGE_SIZE), PAGE_SIZE);
 }
 
 /*
@@ -845,7 +850,7 @@ static int smbd_ep_init(struct smbd_sock *sk, struct rdma_cm_id *id,
 	sk->ss_ep.tx_sig_bytes = ibdev->ops.driver_id == RDMA_DRIVER_SIW ?
 				 PAGE_SIZE : U32_MAX;
 	if (!fake)
-		sk->ss_ep.rw_seg_max = smbd_ep_seg_max(ibdev);
+		smbd_ep_seg_limit(ibdev, &sk->ss_ep.rw_seg);
 	ret = smbd_xfer_alloc(sk, smbd_recv_done, smbd_send_done);
 	if (!ret && mrs)
 		ret = smbd_mr_alloc(sk);

@@ -30,10 +30,10 @@
 
 /*
  * Fill @sgl with @len bytes of @it, pages that follow each other joined
- * up to @seg_max bytes an entry (smbd_sg_add()); returns the entries used.
+ * within @lim (smbd_sg_add()); returns the entries used.
  */
 static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
-		      u32 max, u32 seg_max)
+		      u32 max, const struct smbd_sg_limit *lim)
 {
 	struct page *pages[16], **pp = pages;
 	size_t off, got, n;
@@ -51,8 +51,7 @@ static int smbd_rw_sg(struct iov_iter *it, size_t len, struct scatterlist *sgl,
 		len -= got;
 		for (k = 0; got; k++) {
 			n = min_t(size_t, got, PAGE_SIZE - off);
-			nents = smbd_sg_add(sgl, nents, pages[k], off, n,
-					    seg_max);
+			nents = smbd_sg_add(sgl, nents, pages[k], off, n, lim);
 			got -= n;
 			off = 0;
 		}
@@ -167,7 +166,7 @@ static int smbd_rw_chain(struct smbd_sock *sk, struct smbd_op *op,
 
 	for (i = 0; i < n; i++) {
 		ret = smbd_rw_sg(it, pc[i].length, sl[i].sgl,
-				 SMBD_RW_SLOT_PAGES, sk->ss_ep.rw_seg_max);
+				 SMBD_RW_SLOT_PAGES, &sk->ss_ep.rw_seg);
 		if (ret < 0)
 			break;
 		sl[i].nents = ret;

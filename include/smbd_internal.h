@@ -606,6 +606,17 @@ struct smbd_fake_ep {
 	bool mrs;
 };
 
+/**
+ * struct smbd_sg_limit - how far a gather entry may grow (smbd_sg_add())
+ * @max: bytes in one entry; 0: a page an entry
+ * @boundary: a mask of the addresses no entry crosses, as
+ *	dma_get_seg_boundary() gives it (ULONG_MAX: none)
+ */
+struct smbd_sg_limit {
+	u32 max;
+	unsigned long boundary;
+};
+
 struct smbd_cq_grave;
 
 /**
@@ -641,9 +652,9 @@ struct smbd_cq_grave;
  * @rw_chunk: bytes one rdma_rw context moves (smbd_rw_chunk_bytes())
  * @rw_read_chunk: bytes one moves into our memory, an RDMA Read
  *	(smbd_rw_read_chunk_bytes())
- * @rw_seg_max: bytes one scatter entry of an RDMA Read or Write may hold
- *	when it joins pages that follow each other in memory (what the
- *	device maps as one segment; 0 on a fake: a page per entry)
+ * @rw_seg: how far one scatter entry of an RDMA Read or Write may grow
+ *	when it joins pages that follow each other in memory: what the
+ *	device maps as one segment (0 bytes on a fake: a page per entry)
  * @tx_sig_bytes: sends this big are signalled
  * @initiator_depth: RDMA reads we may issue at once (ORD)
  * @responder_resources: RDMA reads the peer may issue at once (IRD)
@@ -705,7 +716,7 @@ struct smbd_ep {
 	u32 frmr_pages;
 	u32 rw_chunk;
 	u32 rw_read_chunk;
-	u32 rw_seg_max;
+	struct smbd_sg_limit rw_seg;
 	u8 initiator_depth;
 	u8 responder_resources;
 	u32 resend_ms;
@@ -1397,7 +1408,7 @@ static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)
 /*
  * How many entries of a scatter list of @max the next @len bytes of @it
  * fill: the pages they span, which iov_iter_npages() caps at @max (or
- * @max where it cannot tell, a kvec before 6.2). Initialising only those
+ * @max where it cannot tell). Initialising only those
  * keeps a 4 KiB I/O from clearing a list sized for the largest one, and a
  * 256 KiB piece of a 1 MiB transfer from clearing the whole transfer's
  * (sg_init_table() showed in the 4 KiB and 1 MiB profiles).
@@ -1416,20 +1427,25 @@ static inline u32 smbd_sg_entries(const struct iov_iter *it, size_t len,
 /*
  * Put @len bytes at @off of @page after the @nents entries of @sgl: into
  * the last one where the page follows it in physical memory and the entry
- * stays within @seg_max bytes, else into a new one. Returns the entries
- * in use. A buffer that is contiguous (a kmalloc()ed one, say) then goes
- * to the device as a few long gather entries, not one per page: an RDMA
- * Write of 256 KiB is one work request instead of ceil(64 / max_sge).
+ * stays within @lim (its bytes, and its boundary: an entry crossing it
+ * would be one segment the device cannot take), else into a new one.
+ * Returns the entries in use. A buffer that is contiguous (a kmalloc()ed
+ * one, say) then goes to the device as a few long gather entries, not one
+ * per page: an RDMA Write of 256 KiB is one work request instead of
+ * ceil(64 / max_sge).
  */
 static inline u32 smbd_sg_add(struct scatterlist *sgl, u32 nents,
-			      struct page *page, u32 off, u32 len, u32 seg_max)
+			      struct page *page, u32 off, u32 len,
+			      const struct smbd_sg_limit *lim)
 {
 	if (nents) {
 		struct scatterlist *last = &sgl[nents - 1];
 		u32 end = last->offset + last->length;
+		u64 grown = (u64)last->length + len;
+		u64 start = page_to_phys(sg_page(last)) + last->offset;
 
-		if (!off && PAGE_ALIGNED(end) &&
-		    (u64)last->length + len <= seg_max &&
+		if (!off && PAGE_ALIGNED(end) && grown <= lim->max &&
+		    !((start ^ (start + grown - 1)) & ~(u64)lim->boundary) &&
 		    page_to_pfn(sg_page(last)) + end / PAGE_SIZE ==
 		    page_to_pfn(page)) {
 			last->length += len;

@@ -318,50 +318,70 @@ static void profile_sg_entries(struct kunit *test)
 }
 
 /*
- * Pages that follow each other in memory join into one gather entry, up
- * to the device's segment; anything else starts a new one.
+ * Pages that follow each other in memory join into one gather entry,
+ * within the device's segment (its bytes and its boundary); anything
+ * else starts a new one.
  */
 static void profile_sg_join(struct kunit *test)
 {
+	const struct smbd_sg_limit any = { .max = U32_MAX,
+					   .boundary = ULONG_MAX };
+	const struct smbd_sg_limit two = { .max = 2 * PAGE_SIZE,
+					   .boundary = ULONG_MAX };
+	const struct smbd_sg_limit none = { .boundary = ULONG_MAX };
+	const struct smbd_sg_limit line = { .max = U32_MAX,
+					    .boundary = 2 * PAGE_SIZE - 1 };
 	struct scatterlist sgl[4];
 	struct page *p;
 	u32 n;
 
+	/* Four pages, physically contiguous and aligned on four. */
 	p = alloc_pages(GFP_KERNEL, 2);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 
 	sg_init_table(sgl, ARRAY_SIZE(sgl));
-	n = smbd_sg_add(sgl, 0, p, 100, PAGE_SIZE - 100, U32_MAX);
-	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, U32_MAX);
-	n = smbd_sg_add(sgl, n, p + 2, 0, 10, U32_MAX);
+	n = smbd_sg_add(sgl, 0, p, 100, PAGE_SIZE - 100, &any);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, &any);
+	n = smbd_sg_add(sgl, n, p + 2, 0, 10, &any);
 	KUNIT_EXPECT_EQ(test, n, 1);
 	KUNIT_EXPECT_PTR_EQ(test, sg_page(&sgl[0]), p);
 	KUNIT_EXPECT_EQ(test, sgl[0].offset, 100);
 	KUNIT_EXPECT_EQ(test, sgl[0].length, 2 * PAGE_SIZE - 90);
 	/* The last entry ends inside a page: nothing joins it. */
-	n = smbd_sg_add(sgl, n, p + 3, 0, PAGE_SIZE, U32_MAX);
+	n = smbd_sg_add(sgl, n, p + 3, 0, PAGE_SIZE, &any);
 	KUNIT_EXPECT_EQ(test, n, 2);
 
 	/* A page further on, or one with an offset, starts an entry. */
 	sg_init_table(sgl, ARRAY_SIZE(sgl));
-	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, U32_MAX);
-	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, U32_MAX);
-	n = smbd_sg_add(sgl, n, p + 3, 8, 8, U32_MAX);
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, &any);
+	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, &any);
+	n = smbd_sg_add(sgl, n, p + 3, 8, 8, &any);
 	KUNIT_EXPECT_EQ(test, n, 3);
 	KUNIT_EXPECT_EQ(test, sgl[0].length, PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, sgl[1].length, PAGE_SIZE);
 
-	/* The segment limit; 0 (a fake device) joins nothing. */
+	/* The segment's bytes; none (a fake device) joins nothing. */
 	sg_init_table(sgl, ARRAY_SIZE(sgl));
-	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, 2 * PAGE_SIZE);
-	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, 2 * PAGE_SIZE);
-	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, 2 * PAGE_SIZE);
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, &two);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, &two);
+	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, &two);
 	KUNIT_EXPECT_EQ(test, n, 2);
 	KUNIT_EXPECT_EQ(test, sgl[0].length, 2 * PAGE_SIZE);
 	sg_init_table(sgl, ARRAY_SIZE(sgl));
-	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, 0);
-	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, 0);
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, &none);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, &none);
 	KUNIT_EXPECT_EQ(test, n, 2);
+
+	/* The segment's boundary, every two pages here: p + 2 starts one. */
+	sg_init_table(sgl, ARRAY_SIZE(sgl));
+	n = smbd_sg_add(sgl, 0, p, 0, PAGE_SIZE, &line);
+	n = smbd_sg_add(sgl, n, p + 1, 0, PAGE_SIZE, &line);
+	n = smbd_sg_add(sgl, n, p + 2, 0, PAGE_SIZE, &line);
+	n = smbd_sg_add(sgl, n, p + 3, 0, PAGE_SIZE, &line);
+	KUNIT_EXPECT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, sgl[0].length, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_PTR_EQ(test, sg_page(&sgl[1]), p + 2);
+	KUNIT_EXPECT_EQ(test, sgl[1].length, 2 * PAGE_SIZE);
 
 	__free_pages(p, 2);
 }
