@@ -66,40 +66,64 @@ SMB_DEBUGDATA=/proc/fs/cifs/DebugData
 
 SMBD_CONNS=/sys/kernel/debug/smbd/connections
 
-# smbd_sum ROLE FIELD: FIELD summed over smbd's connections of ROLE
-# (initiator, responder, or any); FIELD is "registered" (MRs), "reads" or
-# "writes" (RDMA operations), "read-bytes" or "write-bytes" (their bytes)
-# or "sent-bytes" (message bytes sent). Printed whole (%.0f: busybox
-# awk's %d stops at 2^31).
+# smbd_sum ROLE FIELD [each]: FIELD summed over smbd's connections of
+# ROLE (initiator, responder, or any); FIELD is "registered" (MRs),
+# "reads" or "writes" (RDMA operations), "read-bytes" or "write-bytes"
+# (their bytes) or "sent-bytes" (message bytes sent). Printed whole
+# (%.0f: busybox awk's %d stops at 2^31). With "each": a line
+# "conn=ID VALUE" per connection instead (its ids are never reused).
 smbd_sum() {
-	awk -v role="$1" -v f="$2" '
-		/^[a-z]/ { on = (role == "any" || $1 == role) }
-		on && $1 == "mr:" && f == "registered" { n += $3 }
-		on && $1 == "rdma:" && f == "reads" { n += $3 }
-		on && $1 == "rdma:" && f == "read-bytes" { n += substr($4, 2) }
-		on && $1 == "rdma:" && f == "writes" { n += $7 }
-		on && $1 == "rdma:" && f == "write-bytes" { n += substr($8, 2) }
-		on && $1 == "rdma:" && f == "posted-writes" { n += $11 }
-		on && $1 == "msgs:" && f == "sent-bytes" { n += $13 }
-		END { printf "%.0f\n", n }' "$SMBD_CONNS" 2>/dev/null
+	awk -v role="$1" -v f="$2" -v each="${3:-}" '
+		/^[a-z]/ { on = (role == "any" || $1 == role); id = $3 }
+		on && $1 == "mr:" && f == "registered" { v[id] += $3 }
+		on && $1 == "rdma:" && f == "reads" { v[id] += $3 }
+		on && $1 == "rdma:" && f == "read-bytes" { v[id] += substr($4, 2) }
+		on && $1 == "rdma:" && f == "writes" { v[id] += $7 }
+		on && $1 == "rdma:" && f == "write-bytes" { v[id] += substr($8, 2) }
+		on && $1 == "rdma:" && f == "posted-writes" { v[id] += $11 }
+		on && $1 == "msgs:" && f == "sent-bytes" { v[id] += $13 }
+		END {
+			for (i in v) {
+				if (each != "")
+					printf "%s %.0f\n", i, v[i]
+				n += v[i]
+			}
+			if (each == "")
+				printf "%.0f\n", n
+		}' "$SMBD_CONNS" 2>/dev/null
 }
 
 # rdma_mark, then rdma_since: RDMA_REG, RDMA_RD, RDMA_WR and RDMA_WP say
 # what went by RDMA between the two (MRs registered by smbd's initiators,
 # RDMA reads and writes by its responders, and of the writes those posted
-# from a copy without a wait)
+# from a copy without a wait). Counted by connection: what each one there
+# at the end did since the mark (all of it, for one opened since). A
+# connection that went away in between (an earlier mount's, which cifs
+# may tear down after its umount returned) takes nothing off.
+RDMA_MARK=/tmp/smbd-rdma-mark
 rdma_mark() {
-	_rm_reg=$(smbd_sum initiator registered)
-	_rm_rd=$(smbd_sum responder reads)
-	_rm_wr=$(smbd_sum responder writes)
-	_rm_wp=$(smbd_sum responder posted-writes)
+	: > "$RDMA_MARK"
+	for _f in "initiator registered" "responder reads" \
+		  "responder writes" "responder posted-writes"; do
+		# shellcheck disable=SC2086 # ROLE FIELD
+		smbd_sum $_f each | sed "s/^/${_f#* } /" >> "$RDMA_MARK"
+	done
+}
+# rdma_delta ROLE FIELD: FIELD's growth since rdma_mark
+rdma_delta() {
+	{ cat "$RDMA_MARK"; echo "--"; smbd_sum "$1" "$2" each; } |
+		awk -v f="$2" '
+			$0 == "--" { now = 1; next }
+			!now { if ($1 == f) was[$2] = $3; next }
+			{ n += $2 - was[$1] }
+			END { printf "%.0f\n", n }'
 }
 # shellcheck disable=SC2034 # the callers read them
 rdma_since() {
-	RDMA_REG=$(($(smbd_sum initiator registered) - _rm_reg))
-	RDMA_RD=$(($(smbd_sum responder reads) - _rm_rd))
-	RDMA_WR=$(($(smbd_sum responder writes) - _rm_wr))
-	RDMA_WP=$(($(smbd_sum responder posted-writes) - _rm_wp))
+	RDMA_REG=$(rdma_delta initiator registered)
+	RDMA_RD=$(rdma_delta responder reads)
+	RDMA_WR=$(rdma_delta responder writes)
+	RDMA_WP=$(rdma_delta responder posted-writes)
 }
 
 smb_log() { echo "    smb: $*"; }
