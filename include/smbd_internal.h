@@ -14,6 +14,7 @@
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/pfn.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -1408,10 +1409,10 @@ static inline u32 smbd_wr_bytes(const struct ib_send_wr *wr)
 /*
  * How many entries of a scatter list of @max the next @len bytes of @it
  * fill: the pages they span, which iov_iter_npages() caps at @max (or
- * @max where it cannot tell). Initialising only those
- * keeps a 4 KiB I/O from clearing a list sized for the largest one, and a
- * 256 KiB piece of a 1 MiB transfer from clearing the whole transfer's
- * (sg_init_table() showed in the 4 KiB and 1 MiB profiles).
+ * @max where it cannot tell). Initialising only those keeps a 4 KiB I/O
+ * from clearing a list sized for the largest one, and a 256 KiB piece of
+ * a 1 MiB transfer from clearing the whole transfer's (sg_init_table()
+ * showed in the 4 KiB and 1 MiB profiles).
  */
 static inline u32 smbd_sg_entries(const struct iov_iter *it, size_t len,
 				  u32 max)
@@ -1440,14 +1441,14 @@ static inline u32 smbd_sg_add(struct scatterlist *sgl, u32 nents,
 {
 	if (nents) {
 		struct scatterlist *last = &sgl[nents - 1];
+		unsigned long pfn = page_to_pfn(sg_page(last));
 		u32 end = last->offset + last->length;
 		u64 grown = (u64)last->length + len;
-		u64 start = page_to_phys(sg_page(last)) + last->offset;
+		u64 start = PFN_PHYS(pfn) + last->offset;
 
 		if (!off && PAGE_ALIGNED(end) && grown <= lim->max &&
 		    !((start ^ (start + grown - 1)) & ~(u64)lim->boundary) &&
-		    page_to_pfn(sg_page(last)) + end / PAGE_SIZE ==
-		    page_to_pfn(page)) {
+		    pfn + end / PAGE_SIZE == page_to_pfn(page)) {
 			last->length += len;
 			return nents;
 		}
