@@ -83,6 +83,32 @@ in_list() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 cpus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 100 }'; }
 bench() { echo "SMBD-BENCH: $*"; }
+
+# thread_ticks: "TID COMM TICKS" of every thread, TICKS its user and
+# system time in 1/100 s (a comm's blanks become _)
+thread_ticks() {
+	cat /proc/[0-9]*/task/[0-9]*/stat 2>/dev/null |
+		awk '{
+			n = split($0, a, ") "); split(a[n], f, " ")
+			c = substr($0, index($0, "(") + 1)
+			c = substr(c, 1, length(c) - length(a[n]) - 2)
+			gsub(/ /, "_", c)
+			print $1, c, f[12] + f[13]
+		}'
+}
+
+# thread_top BEFORE AFTER: the threads that ran between two thread_ticks,
+# summed by name (a number in it made #: kworker/1:2 is kworker/#:#),
+# the busiest first, as "NAME TICKS ..."; a thread gone by then (fio's
+# own) is not counted
+thread_top() {
+	awk 'NR == FNR { t[$1] = $3; next }
+		{ d = $3 - t[$1]; c = $2; gsub(/[0-9]+/, "#", c)
+		  if ($2 ~ /^siw_tx/) c = $2
+		  if (d > 0) s[c] += d }
+		END { for (c in s) print s[c], c }' "$1" "$2" |
+		sort -rn | head -n 8 | awk '{ printf "%s %s ", $2, $1 }'
+}
 problem() { echo "SMBD-BENCH-ERROR: $*"; }
 
 addr_of() { case $1 in rxe) echo "$RXE_ADDR" ;; siw) echo "$SIW_ADDR" ;; esac; }
@@ -235,6 +261,7 @@ fio_args() {
 # job on the mount, reported in GROUP (smb); the figure is MB/s for 1 MiB
 # jobs and IO/s for 4 KiB ones
 fio_run() {
+	thread_ticks > /tmp/threads0
 	_c0=$(ticks) _t0=$(uptime_s)
 	if [ "${8:-0}" = 1 ]; then
 		/usr/bin/perf record -a -e cpu-clock -F 499 -o /tmp/perf.data -q -- \
@@ -246,6 +273,10 @@ fio_run() {
 		--output-format=json --output=/tmp/fio.json > /tmp/fio.err 2>&1
 	_rc=$?
 	_t1=$(uptime_s) _c1=$(ticks)
+	thread_ticks > /tmp/threads1
+	# Which threads the run's time went to (a slow round against a fast
+	# one: siw's transmit thread of each CPU is named apart).
+	echo "SMBD-BENCH-INFO: $1 threads $2 $3 rep $7: $(thread_top /tmp/threads0 /tmp/threads1)"
 	if [ "${8:-0}" = 1 ]; then
 		wait "$_ppid"
 		echo "SMBD-BENCH-PROFILE-BEGIN provider=$1 pair=$2 test=$3"
