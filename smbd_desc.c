@@ -14,6 +14,7 @@
  * end exactly at 2^64 but not go past it.
  */
 
+#include <asm/page.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
@@ -187,24 +188,37 @@ EXPORT_SYMBOL_IF_KUNIT(smbd_desc_slice);
  * @i: the segment to start in
  * @off: bytes of @seg[@i] already moved
  * @chunk: the most bytes one piece (one rdma_rw context) moves
+ * @lead: %SMBD_LEAD_NONE, or where in its page our buffer is at the first
+ *	piece (below %PAGE_SIZE; the buffer's pages follow one another, as a
+ *	single kvec's do): each piece then ends where the pages of @chunk
+ *	bytes from its page's start end, so that one registration of that
+ *	many pages maps it (an iWARP read), and a buffer that starts on a
+ *	page moves in pieces of @chunk
  * @pc: filled with the pieces: address, token and length each
  * @max: most pieces to give
  *
  * The pieces follow one another through the segments, each within one
- * segment, all but a segment's last exactly @chunk bytes.
+ * segment, all but a segment's last exactly @chunk bytes (less the lead
+ * of their start in its page).
  *
  * Context: any.
  * Return: the number of pieces (0 when @i is past the last segment).
  */
 u32 smbd_desc_pieces(const struct smbd_buf_desc *seg, u32 nseg, u32 i,
-		     u32 off, u32 chunk, struct smbd_buf_desc *pc, u32 max)
+		     u32 off, u32 chunk, u32 lead, struct smbd_buf_desc *pc,
+		     u32 max)
 {
 	u32 n;
 
 	for (n = 0; n < max && i < nseg; n++) {
+		/* Never an empty piece: a lead is below a page, a chunk not. */
+		u32 room = lead < chunk ? chunk - lead : chunk;
+
 		pc[n].offset = seg[i].offset + off;
 		pc[n].token = seg[i].token;
-		pc[n].length = min(seg[i].length - off, chunk);
+		pc[n].length = min(seg[i].length - off, room);
+		if (lead != SMBD_LEAD_NONE)
+			lead = (lead + pc[n].length) & (PAGE_SIZE - 1);
 		off += pc[n].length;
 		if (off == seg[i].length) {
 			i++;

@@ -379,8 +379,24 @@ struct smbd_rw_xfer {
 	size_t done;				/* bytes moved so far */
 	u32 max_rw;				/* MaxReadWriteSize */
 	u32 chunk;				/* bytes per rdma_rw context */
+	u32 page_chunk;				/* from a page's start, or 0 */
 	enum dma_data_direction dir;
 };
+
+/*
+ * Where in its page @it is, when its pages follow one another (a single
+ * kvec or bvec); SMBD_LEAD_NONE otherwise.
+ */
+static u32 smbd_rw_lead(const struct iov_iter *it)
+{
+	if (it->nr_segs != 1)
+		return SMBD_LEAD_NONE;
+	if (iov_iter_is_kvec(it))
+		return offset_in_page(it->kvec->iov_base + it->iov_offset);
+	if (iov_iter_is_bvec(it))
+		return offset_in_page(it->bvec->bv_offset + it->iov_offset);
+	return SMBD_LEAD_NONE;
+}
 
 /*
  * The next window of the peer's buffer, from where the transfer is, into
@@ -431,7 +447,7 @@ static int smbd_rw_move(struct smbd_sock *sk, struct iov_iter *it,
 {
 	struct smbd_buf_desc pc[SMBD_RW_CTXS];
 	struct smbd_buf_desc *seg = sc->seg;
-	u32 i = 0, segoff = 0, n, got;
+	u32 i = 0, segoff = 0, n, got, lead;
 	struct smbd_op *op;
 	int nseg, ret = 0;
 
@@ -452,7 +468,17 @@ static int smbd_rw_move(struct smbd_sock *sk, struct iov_iter *it,
 			i = 0;
 			segoff = 0;
 		}
-		n = smbd_desc_pieces(seg, nseg, i, segoff, x->chunk, pc, nslot);
+		/*
+		 * An iWARP read lands in a registration of the chunk's pages
+		 * plus one: a buffer whose pages follow one another moves
+		 * as much as they hold from where it starts in its page
+		 * (1 MiB from a page's start is one read, not two).
+		 */
+		lead = x->page_chunk ? smbd_rw_lead(it) : SMBD_LEAD_NONE;
+		n = smbd_desc_pieces(seg, nseg, i, segoff,
+				     lead == SMBD_LEAD_NONE ? x->chunk :
+							      x->page_chunk,
+				     lead, pc, nslot);
 		got = smbd_rw_ctx_get(sk, n);
 		if (!got) {
 			ret = READ_ONCE(sk->ss_err) ?: -ENOTCONN;
@@ -503,6 +529,9 @@ static ssize_t smbd_rdma_rw(struct smbd_sock *sk, struct iov_iter *it,
 	/* Sized with the queue pair (smbd_ep_size()), never 0 then. */
 	x.chunk = dir == DMA_FROM_DEVICE ? sk->ss_ep.rw_read_chunk :
 					   sk->ss_ep.rw_chunk;
+	/* What one registration maps from a page's start (its pages). */
+	if (dir == DMA_FROM_DEVICE && sk->ss_ep.iwarp && x.chunk)
+		x.page_chunk = x.chunk + PAGE_SIZE;
 	if (WARN_ON_ONCE(!x.chunk)) {
 		ret = -ENOTCONN;
 		goto out;

@@ -431,8 +431,14 @@ bool smbd_ka_on_link_up(struct smbd_keepalive *ka, u32 resend_ms);
  */
 int smbd_desc_slice(const struct smbd_buf_desc *d, u32 n, u64 offset, u64 len,
 		    u32 max_rw, struct smbd_buf_desc *out, u32 max_out);
-/* smbd_desc_pieces() cuts those segments into the pieces of one chain. */
+/*
+ * smbd_desc_pieces() cuts those segments into the pieces of one chain;
+ * with a lead other than %SMBD_LEAD_NONE, each piece is as long as the
+ * chunk's pages hold from where in its page our buffer is.
+ */
+#define SMBD_LEAD_NONE	U32_MAX
 u32 smbd_desc_pieces(const struct smbd_buf_desc *seg, u32 nseg, u32 i,
-		     u32 off, u32 chunk, struct smbd_buf_desc *pc, u32 max);
+		     u32 off, u32 chunk, u32 lead, struct smbd_buf_desc *pc,
+		     u32 max);
 
 #endif /* _SMBD_PROTO_H */

@@ -4,8 +4,10 @@
  * array (RW-04) and slicing it for one RDMA read or write ([MS-SMBD]
  * 3.1.4.5, 3.1.4.6; RW-01, RW-02, RW-04).
  */
+#include <asm/page.h>
 #include <kunit/test.h>
 #include <linux/limits.h>
+#include <linux/math.h>
 #include <linux/string.h>
 
 #include "smbd_proto.h"
@@ -392,7 +394,7 @@ static void smbd_desc_pieces_walk(struct kunit *test)
 		total = 0;
 		while (i < ARRAY_SIZE(seg)) {
 			n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), i, off, chunk,
-					     pc, max);
+					     SMBD_LEAD_NONE, pc, max);
 			KUNIT_ASSERT_GT(test, n, 0);
 			KUNIT_ASSERT_LE(test, n, max);
 			for (k = 0; k < n; k++) {
@@ -416,14 +418,74 @@ static void smbd_desc_pieces_walk(struct kunit *test)
 		}
 		KUNIT_EXPECT_EQ(test, total, 900);
 		KUNIT_EXPECT_EQ(test, smbd_desc_pieces(seg, ARRAY_SIZE(seg), i, 0,
-						       chunk, pc, max), 0);
+						       chunk, SMBD_LEAD_NONE,
+						       pc, max), 0);
 	}
 	/* 600 at 256: 256, 256, 88; then 256; then 44. */
-	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk, pc, 4);
+	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk, SMBD_LEAD_NONE,
+			     pc, 4);
 	KUNIT_ASSERT_EQ(test, n, 4);
 	KUNIT_EXPECT_EQ(test, pc[2].length, 88);
 	KUNIT_EXPECT_EQ(test, pc[2].offset, 0x10000 + 512);
 	KUNIT_EXPECT_EQ(test, pc[3].offset, 0x90000);
+}
+
+/*
+ * smbd_desc_pieces() with a lead (an iWARP read into a buffer whose pages
+ * follow one another): each piece spans at most the chunk's pages from
+ * where it starts in its page, a buffer that starts on a page moves a
+ * whole chunk per piece, and a piece cut short by a segment's end leaves
+ * the next one its lead. The pages a piece spans are counted the way a
+ * registration maps them.
+ */
+static void smbd_desc_pieces_lead(struct kunit *test)
+{
+	const u32 chunk = 4 * PAGE_SIZE;
+	struct smbd_buf_desc seg[] = {
+		{ .offset = 0x100000, .token = 1, .length = 10 * PAGE_SIZE },
+		{ .offset = 0x900000, .token = 2, .length = 5000 },
+		{ .offset = 0x500000, .token = 3, .length = 3 * PAGE_SIZE },
+	};
+	static const u32 leads[] = { 0, 1, 100, PAGE_SIZE - 1 };
+	struct smbd_buf_desc pc[8];
+	u32 l, k, n, lead, total, pieces;
+
+	for (l = 0; l < ARRAY_SIZE(leads); l++) {
+		n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk,
+				     leads[l], pc, ARRAY_SIZE(pc));
+		KUNIT_ASSERT_LE(test, n, ARRAY_SIZE(pc));
+		lead = leads[l];
+		total = 0;
+		for (k = 0; k < n; k++) {
+			pieces = DIV_ROUND_UP(lead + pc[k].length, PAGE_SIZE);
+			KUNIT_EXPECT_LE(test, pieces, 4);
+			KUNIT_EXPECT_GT(test, pc[k].length, 0);
+			total += pc[k].length;
+			lead = (lead + pc[k].length) % PAGE_SIZE;
+		}
+		KUNIT_EXPECT_EQ(test, total, 13 * PAGE_SIZE + 5000);
+	}
+	/* From a page's start: 4, 4 and 2 pages, then 5000, then 3 pages. */
+	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk, 0, pc,
+			     ARRAY_SIZE(pc));
+	KUNIT_ASSERT_EQ(test, n, 5);
+	KUNIT_EXPECT_EQ(test, pc[0].length, chunk);
+	KUNIT_EXPECT_EQ(test, pc[1].length, chunk);
+	KUNIT_EXPECT_EQ(test, pc[2].length, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, pc[3].length, 5000);
+	/* 5000 bytes in, the last segment's 3 pages span 4: one piece. */
+	KUNIT_EXPECT_EQ(test, pc[4].length, 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, pc[4].offset, 0x500000);
+	/* From 100 bytes in: the first piece stops where its 4 pages end. */
+	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk, 100, pc, 2);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, pc[0].length, chunk - 100);
+	KUNIT_EXPECT_EQ(test, pc[1].length, chunk);
+	KUNIT_EXPECT_EQ(test, pc[1].offset, 0x100000 + chunk - 100);
+	/* Without a lead, pieces of the chunk whatever the buffer. */
+	n = smbd_desc_pieces(seg, ARRAY_SIZE(seg), 0, 0, chunk - PAGE_SIZE,
+			     SMBD_LEAD_NONE, pc, 1);
+	KUNIT_EXPECT_EQ(test, pc[0].length, chunk - PAGE_SIZE);
 }
 
 static struct kunit_case smbd_desc_cases[] = {
@@ -434,6 +496,7 @@ static struct kunit_case smbd_desc_cases[] = {
 	KUNIT_CASE_PARAM(smbd_desc_slice_cases, slice_gen_params),
 	KUNIT_CASE(smbd_desc_slice_every_range),
 	KUNIT_CASE(smbd_desc_pieces_walk),
+	KUNIT_CASE(smbd_desc_pieces_lead),
 	{}
 };
 
