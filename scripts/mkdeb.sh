@@ -136,10 +136,19 @@ for d in /lib/modules/*; do
 		continue
 	fi
 	echo "smbd-dkms: building smbd, cifs and ksmbd for \$k"
-	if ! dkms install -m smbd -v \$v -k "\$k"; then
-		echo "smbd-dkms: \$k: build failed (/var/lib/dkms/smbd/\$v/build/make.log)" >&2
-		rc=1
+	if dkms install -m smbd -v \$v -k "\$k"; then
+		continue
 	fi
+	# cifs and ksmbd are built from linux-source of the kernel's
+	# release: Debian may ship a newer source than an installed
+	# kernel (its headers' metapackage lagging), and then that kernel
+	# is skipped, as one without headers is, not the package.
+	if grep -q 'the source is' /var/lib/dkms/smbd/\$v/build/make.log 2>/dev/null; then
+		echo "smbd-dkms: \$k: the installed linux-source is of another release (\$(grep -o 'the source is [0-9.]*' /var/lib/dkms/smbd/\$v/build/make.log | tail -n 1)); skipped until the two match"
+		continue
+	fi
+	echo "smbd-dkms: \$k: build failed (/var/lib/dkms/smbd/\$v/build/make.log)" >&2
+	rc=1
 done
 exit \$rc
 EOF
