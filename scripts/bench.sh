@@ -27,6 +27,9 @@
 #   SMBD_BENCH_JOBS (only these fio jobs, e.g. "randread_4k_qd1")
 #   SMBD_BENCH_SCALE_MAX (256: the scale part fills one listener up to
 #   this many connections)
+#   SMBD_BENCH_COST_OFFSETS (1: the cost part's first round also prints the
+#   instructions of smbd.ko its samples landed on; scripts/bench-lines.sh
+#   turns them into source lines)
 #   SMBD_BENCH_KERNEL (bench; plain: the bench kernel without the fixes
 #   to the stock code, as users build it from Debian's source)
 #   SMBD_BENCH_SRC (a tree, e.g. a worktree of an older commit: its
@@ -62,6 +65,7 @@ bench | plain) kc=$(bash "$top/tests/vm/build-kernel.sh" "${SMBD_BENCH_KERNEL:-b
 *) echo "bench: SMBD_BENCH_KERNEL is bench or plain" >&2; exit 2 ;;
 esac
 echo "bench: kernel $kc"
+echo "$kc" > "$out/kernel-dir"
 
 # Build in a copy: the tree's own modules are for the test kernel.
 src=$out/src
@@ -123,6 +127,7 @@ append+=" smbdbench.kernel=${SMBD_BENCH_KERNEL:-bench}"
 [ -n "${SMBD_BENCH_SMBD:-}" ] && append+=" smbdbench.smbd=$(arg "$SMBD_BENCH_SMBD")"
 [ -n "${SMBD_BENCH_SCALE_MAX:-}" ] && append+=" smbdbench.scale_max=$SMBD_BENCH_SCALE_MAX"
 [ -n "${SMBD_BENCH_JOBS:-}" ] && append+=" smbdbench.jobs=$(arg "$SMBD_BENCH_JOBS")"
+[ -n "${SMBD_BENCH_COST_OFFSETS:-}" ] && append+=" smbdbench.cost_offsets=$SMBD_BENCH_COST_OFFSETS"
 echo "bench: booting the VM (log: $out/bench.log)"
 SMBD_VM_APPEND="$append" SMBD_VM_LABEL=bench-vm \
 	bash "$top/tests/vm/vm-run.sh" "$kc" "$initrd" "$out/bench.log" 14400 3>&1 ||

@@ -49,7 +49,10 @@
 # smbdbench.profile=0|1 (1: a perf profile of the SMB runs of
 # stock.stock and smbd.smbd), smbdbench.smbd="max_send_size=8192,..."
 # (smbd.ko's module parameters), smbdbench.jobs="randread_4k_qd1 ..." (only
-# these SMB and cost jobs), smbdbench.scale_max=N; "+" stands for a space in the lists.
+# these SMB and cost jobs), smbdbench.scale_max=N, smbdbench.cost_offsets=1
+# (the cost part's first round also prints where in smbd.ko's functions
+# its samples fell: SMBD-BENCH-COST-OFF, for scripts/bench-lines.sh);
+# "+" stands for a space in the lists.
 
 # shellcheck source=tests/guest/lib-smb.sh
 . /smbd/lib-smb.sh
@@ -67,6 +70,7 @@ PROFILE=$(barg profile 1)
 SMBD_ARGS=$(barg smbd | tr ',' ' ')
 ONLY_JOBS=$(barg jobs)
 SCALE_MAX=$(barg scale_max 256)
+COST_OFFSETS=$(barg cost_offsets 0)
 
 RDMA=/usr/bin/rdma
 MNT=/mnt/bench
@@ -331,6 +335,14 @@ cost_run() {
 			sed "s/^cost top /SMBD-BENCH-COST-TOP: provider=$1 pair=$2 test=$3 /"
 		grep '^cost leaf' /tmp/cost.out | sort -k5 -nr | head -n 12 |
 			sed "s/^cost leaf /SMBD-BENCH-COST-LEAF: provider=$1 pair=$2 test=$3 /"
+	fi
+	# The instructions of smbd.ko the samples landed on, by count.
+	if [ "$7" = 1 ] && [ "$COST_OFFSETS" = 1 ]; then
+		/usr/bin/perf script -G -i /tmp/cost.data -F ip,sym,symoff,dso 2>/dev/null |
+			awk '$NF ~ /[[\/]smbd(\.ko[.a-z]*)?\]?\)$/ ||
+			     $2 ~ /^smbd_(cifs|ksmbd)_/ { n[$2]++ }
+			     END { for (s in n) print n[s], s }' | sort -nr | head -n 40 |
+			sed "s/^/SMBD-BENCH-COST-OFF: provider=$1 pair=$2 test=$3 /"
 	fi
 	rm -f /tmp/cost.data
 }
