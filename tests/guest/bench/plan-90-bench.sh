@@ -335,14 +335,14 @@ cost_run() {
 			sed "s/^cost top /SMBD-BENCH-COST-TOP: provider=$1 pair=$2 test=$3 /"
 		grep '^cost leaf' /tmp/cost.out | sort -k5 -nr | head -n 12 |
 			sed "s/^cost leaf /SMBD-BENCH-COST-LEAF: provider=$1 pair=$2 test=$3 /"
-	fi
-	# The instructions of smbd.ko the samples landed on, by count.
-	if [ "$7" = 1 ] && [ "$COST_OFFSETS" = 1 ]; then
-		/usr/bin/perf script -G -i /tmp/cost.data -F ip,sym,symoff,dso 2>/dev/null |
-			awk '$NF ~ /[[\/]smbd(\.ko[.a-z]*)?\]?\)$/ ||
-			     $2 ~ /^smbd_(cifs|ksmbd)_/ { n[$2]++ }
-			     END { for (s in n) print n[s], s }' | sort -nr | head -n 40 |
-			sed "s/^/SMBD-BENCH-COST-OFF: provider=$1 pair=$2 test=$3 /"
+		# The instructions of smbd.ko the samples landed on, by count.
+		if [ "$COST_OFFSETS" = 1 ]; then
+			/usr/bin/perf script -G -i /tmp/cost.data -F ip,sym,symoff,dso 2>/dev/null |
+				awk '$NF ~ /[[\/]smbd(\.ko[.a-z]*)?\]?\)$/ ||
+				     $2 ~ /^smbd_(cifs|ksmbd)_/ { n[$2]++ }
+				     END { for (s in n) print n[s], s }' | sort -nr | head -n 40 |
+				sed "s/^/SMBD-BENCH-COST-OFF: provider=$1 pair=$2 test=$3 /"
+		fi
 	fi
 	rm -f /tmp/cost.data
 }
