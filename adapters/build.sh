@@ -112,7 +112,7 @@ fi
 # to the stock code of NAME outside its SMB Direct object (each explained
 # in its file)
 build() {
-	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p total watcher ours
+	local name=$1 dir=$2 mod=$3 adapter=$4 b log rc=0 p total watcher ours objs
 	shift 4
 	b=$out/$name-build
 	rm -rf "$b"
@@ -148,15 +148,18 @@ build() {
 		KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
 		-j"$(nproc)" modules >"$log" 2>&1 || rc=$?
 	kill $watcher 2>/dev/null || true
-	# W=1 and sparse for our files alone: rebuild them with both.
+	# W=1 and sparse for our files alone: rebuild them with both, in
+	# one pass of kbuild (a pass per file cost its start-up each time).
+	objs=""
 	for p in $ours; do
-		[ $rc = 0 ] || break
 		rm -f "$b/fs/smb/$dir/${p%.c}.o"
-		make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" W=1 \
-			$(command -v sparse >/dev/null && echo C=1) \
-			KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
-			"${p%.c}.o" >>"$log" 2>&1 || rc=$?
+		objs+=" ${p%.c}.o"
 	done
+	# shellcheck disable=SC2086 # a list of targets
+	[ $rc != 0 ] || make -C "$kdir" M="$b/fs/smb/$dir" SMBD_TOP="$top" W=1 \
+		$(command -v sparse >/dev/null && echo C=1) \
+		KBUILD_EXTRA_SYMBOLS="$top/Module.symvers" \
+		-j"$(nproc)" $objs >>"$log" 2>&1 || rc=$?
 	if [ $rc != 0 ] || grep -E "(${ours// /|}):[0-9]+:[0-9]+: (warning|error)" "$log" >/dev/null; then
 		grep -E -A3 'warning|error' "$log" | head -n 60 >&2
 		echo "adapters: building $mod failed (log: $log)" >&2
