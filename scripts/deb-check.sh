@@ -12,6 +12,8 @@
 # "N passed, N failed":
 #  - dpkg -i installs it, and its postinst builds smbd, cifs and ksmbd
 #    with DKMS for every kernel given; smbdctl and its man page are there;
+#  - a kernel whose headers are of another release than linux-source
+#    (6.12.0-smbdfake, headers made up here) is skipped, nothing built;
 #  - for each kernel: the three modules are in updates/dkms, and
 #    modprobe takes DKMS's cifs and ksmbd, with smbd, over the kernel's;
 #  - dpkg --purge removes them all, and DKMS's and the package's files
@@ -55,6 +57,12 @@ for s in "$@"; do
 	[ ! -d "/lib/modules/$rel" ] || lower+=:/lib/modules/$rel
 	mounts+="mount -t overlay overlay -o lowerdir=$lower,upperdir=$t/ku-$rel,workdir=$t/kw-$rel $t/m$lm/$rel && "
 done
+# A 6.12 kernel's headers of a release no linux-source-6.12 is: the
+# postinst must skip it before DKMS builds anything (a build would fail).
+fake=6.12.0-smbdfake
+mkdir -p "$t/u$lm/$fake/build/include/config"
+echo '# headers of no real kernel (scripts/deb-check.sh)' > "$t/u$lm/$fake/build/Makefile"
+echo 6.12.0 > "$t/u$lm/$fake/build/include/config/kernel.release"
 
 # What runs in the scratch root: each step's verdict as a word in
 # /deb-out/verdicts, read back below.
@@ -63,8 +71,13 @@ cat > "$t/u/deb-steps.sh" <<EOF
 v=/deb-out/verdicts
 say() { echo "\$1 \$2" >> \$v; }
 echo "== dpkg -i"
-dpkg -i /smbd-dkms.deb; say install \$?
+dpkg -i /smbd-dkms.deb > /deb-out/install.log 2>&1; say install \$?
+cat /deb-out/install.log
 dkms status -m smbd
+grep -q "^smbd-dkms: $fake: the installed linux-source-6.12 is .*skipped until the two match" /deb-out/install.log &&
+	! grep -q "building smbd, cifs and ksmbd for $fake" /deb-out/install.log &&
+	[ ! -e /var/lib/dkms/smbd/$pkgver/$fake ]
+say fake \$?
 echo "== smbdctl"
 /usr/sbin/smbdctl -V
 [ "\$(/usr/sbin/smbdctl -V)" = "smbdctl $pkgver" ] &&
@@ -121,6 +134,7 @@ grep -E ': (modprobe|no |left)|Error|error:' "$out/deb-check.log" | head -n 40
 
 verdict() { awk -v k="$1" '$1 == k { print $2 }' "$t/u/deb-out/verdicts" 2>/dev/null; }
 tally "$(verdict install)" "smbd-dkms: dpkg -i installs it, DKMS builds for ${rels[*]}"
+tally "$(verdict fake)" "smbd-dkms: $fake (headers of another release than linux-source-6.12) skipped, nothing built"
 tally "$(verdict tool)" "smbd-dkms: smbdctl $pkgver and its man page installed"
 for rel in "${rels[@]}"; do
 	tally "$(verdict "built-$rel")" "smbd-dkms: smbd, cifs and ksmbd in $rel's updates/dkms, preferred by modprobe"

@@ -135,14 +135,34 @@ for d in /lib/modules/*; do
 		echo "smbd-dkms: \$k: no headers (apt install linux-headers-\$k), skipped"
 		continue
 	fi
+	# cifs and ksmbd are built from linux-source of the kernel's
+	# release: Debian may ship a newer source than an installed kernel
+	# (its headers' metapackage lagging). Such a kernel is skipped, as
+	# one without headers is, before anything is built for it.
+	series=\$(echo "\$k" | cut -d. -f1,2)
+	src=""
+	if ls /usr/src/linux-source-\$series.tar.* >/dev/null 2>&1; then
+		src=\$(dpkg-query -W -f='\${Version}' linux-source-\$series 2>/dev/null || true)
+		src=\${src%%-*}
+	fi
+	if [ -z "\$src" ]; then
+		echo "smbd-dkms: \$k: no linux-source-\$series (apt install linux-source-\$series), skipped"
+		continue
+	fi
+	rel=\$(cat "\$d/build/include/config/kernel.release" 2>/dev/null || true)
+	case \$rel in
+	"\$src"|"\$src"[!0-9]*) ;;
+	*)
+		echo "smbd-dkms: \$k: the installed linux-source-\$series is \$src, the kernel \${rel:-of no known release}; skipped until the two match"
+		continue
+		;;
+	esac
 	echo "smbd-dkms: building smbd, cifs and ksmbd for \$k"
 	if dkms install -m smbd -v \$v -k "\$k"; then
 		continue
 	fi
-	# cifs and ksmbd are built from linux-source of the kernel's
-	# release: Debian may ship a newer source than an installed
-	# kernel (its headers' metapackage lagging), and then that kernel
-	# is skipped, as one without headers is, not the package.
+	# the same mismatch, seen by adapters/build.sh (a source
+	# replaced between the check above and the build)
 	if grep -q 'the source is' /var/lib/dkms/smbd/\$v/build/make.log 2>/dev/null; then
 		echo "smbd-dkms: \$k: the installed linux-source is of another release (\$(grep -o 'the source is [0-9.]*' /var/lib/dkms/smbd/\$v/build/make.log | tail -n 1)); skipped until the two match"
 		continue
