@@ -137,6 +137,14 @@ finish() {
 	local line="$pass passed, $fail failed"
 
 	[ $skip -gt 0 ] && line+=", $skip skipped"
+	# Where the VMs' time went (tests/vm/vm-progress.py's NAME.log.times).
+	if compgen -G "$out/*.log.times" >/dev/null; then
+		echo "== the VMs' longest stretches (s, VM, plan, the result or end they led to):"
+		for f in "$out"/*.log.times; do
+			n=${f##*/}
+			sed "s|^\([0-9]*\) |\1 ${n%.log.times} |" "$f"
+		done | sort -rn | head -n 12 | sed 's/^/  /'
+	fi
 	if [ -s "$out/report-heads.log" ]; then
 		echo "== kernel reports (their first lines; the whole ones are above):"
 		cat "$out/report-heads.log"

@@ -6,6 +6,10 @@
 # and a line every minute inside a long plan (with the benchmark's latest
 # result); the demo's section headers as they come.
 #   tests/vm/vm-progress.py LOGFILE PID [LABEL]
+# At the end, LOGFILE.times: each check with the seconds from the result
+# before it (or its plan's start) to its own, the longest first, and each
+# plan's tail after its last result: where the run's time goes, to the
+# second (the log is read once a second when idle).
 # Stops when process PID (the VM) is gone and the log is read to its end.
 # Writes to standard output; tests/vm/vm-run.sh points it at fd 3.
 
@@ -38,6 +42,8 @@ def main(path, pid, label):
     deeper = {}     # KTAP: indent -> a deeper result since the last here
     bench = [0, ""]  # results, the latest one
     buf = b""
+    times = []      # (seconds since the result before, plan, check)
+    last_mark = t0
 
     def say(msg):
         m, s = divmod(int(time.monotonic() - t0), 60)
@@ -73,6 +79,9 @@ def main(path, pid, label):
                 line = raw.decode("utf-8", "replace").rstrip("\r")
                 m = TEST.search(line)
                 if m:
+                    now = time.monotonic()
+                    times.append((now - last_mark, plan or "-", m.group(2)))
+                    last_mark = now
                     counts[m.group(1)] += 1
                     if m.group(1) == "not ok":
                         say("not ok %s" % m.group(2))
@@ -103,7 +112,7 @@ def main(path, pid, label):
                 if m.group(1) == "begin":
                     plan, plan_t = m.group(2), time.monotonic()
                     plan_counts = dict(counts)
-                    last_beat = plan_t
+                    last_beat = last_mark = plan_t
                     say("%s begins" % plan)
                 else:
                     d_ok = counts["ok"] - plan_counts["ok"]
@@ -111,7 +120,20 @@ def main(path, pid, label):
                     say("%s ends (rc %s, %d s): %d passed, %d failed; %s"
                         % (m.group(2), m.group(3), time.monotonic() - plan_t,
                            d_ok, d_nok, so_far()))
+                    now = time.monotonic()
+                    times.append((now - last_mark, m.group(2),
+                                  "(after its last result)"))
+                    last_mark = now
                     plan = None
+    if plan:
+        times.append((time.monotonic() - last_mark, plan,
+                      "(unfinished when the VM ended)"))
+    try:
+        with open(path + ".times", "w") as f:
+            for t, p, name in sorted(times, key=lambda x: -x[0]):
+                f.write("%.0f %s %s\n" % (t, p, name))
+    except OSError:
+        pass
     return 0
 
 
