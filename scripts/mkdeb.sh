@@ -7,8 +7,8 @@
 # builds: smbd.ko, and cifs.ko and ksmbd.ko on smbd from the kernel
 # series' linux-source), and maintainer scripts that build and install
 # them with DKMS for every installed kernel of the series smbd supports
-# (6.1 and 6.12) whose headers are installed, and remove them with the
-# package. Kernels installed later get them from dkms's own kernel hooks
+# (6.1 and 6.12) whose headers, and linux-source of the same release, are
+# installed, and remove them with the package. Kernels installed later get them from dkms's own kernel hooks
 # (dkms.conf: AUTOINSTALL). It also carries smbdctl(8), compiled here
 # (so the package is of this machine's architecture, not "all"), and its
 # man page. Prints the path of the package.
@@ -105,9 +105,10 @@ Description: SMB Direct (SMB2 over RDMA) for the kernel's SMB client and server 
  .
  DKMS builds smbd.ko, and cifs.ko and ksmbd.ko from the kernel series'
  linux-source (6.1 or 6.12) with their SMB Direct object replaced by
- smbd's, for every installed kernel of these series whose headers are
- installed. They go to updates/dkms, which modprobe prefers over the
- kernel's own cifs and ksmbd.
+ smbd's, for every installed kernel of these series whose headers, and
+ linux-source of the same release, are installed. They go to
+ updates/dkms, which modprobe prefers over the kernel's own cifs and
+ ksmbd.
  .
  smbdctl(8) shows the devices, listeners and connections with their
  counters, and its doctor says why SMB Direct is or is not used.
@@ -116,7 +117,8 @@ EOF
 cat > "$r/DEBIAN/postinst" <<EOF
 #!/bin/sh
 # smbd-dkms: build and install smbd, cifs and ksmbd with DKMS for every
-# installed kernel of a series smbd supports (6.1, 6.12) with headers.
+# installed kernel of a series smbd supports (6.1, 6.12) with headers and
+# that series' linux-source of the kernel's release.
 set -e
 v=$ver
 [ "\$1" = configure ] || exit 0
