@@ -61,7 +61,7 @@ took() {
 check() {
 	local name=$1 log t0
 	shift
-	log=$out/host-$((pass + fail + 1)).log
+	log=$out/${check_tag:-host}-$((pass + fail + 1)).log
 	t0=$(date +%s)
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
@@ -164,60 +164,102 @@ if ! bash scripts/setup.sh >"$out/setup.log" 2>&1; then
 	failed "setup (installing packages)"
 	finish
 fi
+# The host checks that need neither the test kernel nor each other's
+# results, run while the test kernel builds: the builds against Debian's
+# headers, the Debian package with its DKMS builds for Debian's two
+# kernels, and checkpatch. A kernel build leaves one core idle while it
+# unpacks the source and links, and so does the package's install
+# (unpacking, dpkg, DKMS's steps): together they take less time than
+# one after the other. Their lines are shown, and counted, once the
+# kernel is built. Neither builds in the other's tree.
+# The stock kernels' directories, for their VMs below: $out/stock-dirs.
+early_checks() {
+	local check_tag=early
+	pass=0
+	fail=0
+	skip=0
+	failed_names=()
+	debian=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
+	debian61=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.1.0-*-amd64' |
+		grep -E -- '-[0-9]+-amd64$' | sort -V | tail -n 1)
+	check "build against Debian headers ${debian##*/} (W=1, no warnings)" \
+		build "$debian"
+	check "build against Debian headers ${debian61##*/} (W=1, no warnings)" \
+		build "$debian61"
+	# The Debian package, installed and removed in a scratch root with
+	# Debian's two kernels' modules (tests/vm/stock-kernel.sh): DKMS builds
+	# smbd, cifs and ksmbd for both (adapters/build.sh, which fails on an
+	# adapter's W=1 or sparse warning), and its modules go to the stock-kernel
+	# VMs below, through $deb_mods.
+	local stock_dirs=()
+	for series in 6.12 6.1; do
+		if d=$(bash tests/vm/stock-kernel.sh $series 2>>"$out/stock-kernel.log"); then
+			stock_dirs+=("$d")
+		else
+			tail -n 20 "$out/stock-kernel.log"
+			failed "Debian's stock $series kernel (download and unpack)"
+		fi
+	done
+	t0=$(date +%s)
+	if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
+		pass=$((pass + 1))
+		echo "ok - scripts/mkdeb.sh builds ${deb##*/}"
+		# Debian's package checker: no error and no warning.
+		check "lintian: ${deb##*/} has no error or warning" \
+			lintian --fail-on error,warning "$deb"
+		[ ${#stock_dirs[@]} = 0 ] ||
+			bash scripts/deb-check.sh "$deb" "$deb_mods" "${stock_dirs[@]}" \
+				>"$out/deb-summary.log" 2>&1
+		cp "$deb_mods/deb-check.log" "$out/" 2>/dev/null
+		grep -E '^(ok|not ok) ' "$out/deb-summary.log"
+		add_counts "$out/deb-summary.log" "Debian package"
+		echo "Debian package checks took $(took "$t0")"
+	else
+		cat "$out/mkdeb.log"
+		failed "scripts/mkdeb.sh builds the Debian package"
+	fi
+	check "checkpatch --strict clean" scripts/checkpatch.sh
+	printf '%s\n' "${stock_dirs[@]}" >"$out/stock-dirs"
+	if [ "$skip" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+}
+# The Debian package's modules are kept outside the tree: a "make clean"
+# (build() above) deletes every .ko under it, out/ included.
+deb_mods=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb-mods.XXXXXX")
+early_pid=""
+# In a process group of its own: a run stopped half-way stops its makes,
+# DKMS builds and downloads too.
+trap 'rm -rf "$deb_mods"; [ -z "$early_pid" ] || kill -TERM -- -"$early_pid" 2>/dev/null' EXIT
+set -m
+early_checks >"$out/early.log" 2>&1 </dev/null &
+early_pid=$!
+set +m
+
 # Its progress (a line every 30 s while it builds) shows, and is logged.
 t0=$(date +%s)
+kernel_ok=1
 if ! kcache=$(bash tests/vm/build-kernel.sh 2> >(tee "$out/kernel.log" >&2)); then
 	tail -n 40 "$out/kernel.log"
+	kernel_ok=0
+else
+	echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s; this step $(took "$t0"))"
+fi
+t0=$(date +%s)
+wait "$early_pid"
+early_pid=""
+grep -v -E '^[0-9]+ passed, [0-9]+ failed' "$out/early.log"
+echo "the host checks run alongside the kernel build ended $(took "$t0") after it"
+add_counts "$out/early.log" "host checks"
+mapfile -t stock_dirs < <(grep . "$out/stock-dirs" 2>/dev/null)
+if [ $kernel_ok = 0 ]; then
 	failed "test kernel build"
 	finish
 fi
-echo "test kernel: $kcache (built in $(cat "$kcache/build-seconds") s; this step $(took "$t0"))"
-
-debian=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n 1)
-debian61=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.1.0-*-amd64' |
-	grep -E -- '-[0-9]+-amd64$' | sort -V | tail -n 1)
-check "build against Debian headers ${debian##*/} (W=1, no warnings)" \
-	build "$debian"
-check "build against Debian headers ${debian61##*/} (W=1, no warnings)" \
-	build "$debian61"
 # The SMB consumers on smbd.
 adapter_parts="cifs ksmbd"
-# The Debian package, installed and removed in a scratch root with
-# Debian's two kernels' modules (tests/vm/stock-kernel.sh): DKMS builds
-# smbd, cifs and ksmbd for both (adapters/build.sh, which fails on an
-# adapter's W=1 or sparse warning), and its modules go to the stock-kernel
-# VMs below.
-# Its modules are kept outside the tree: a "make clean" (build() below)
-# deletes every .ko under it, out/ included.
-deb_mods=$(mktemp -d "${TMPDIR:-/tmp}/smbd-deb-mods.XXXXXX")
-trap 'rm -rf "$deb_mods"' EXIT
-stock_dirs=()
-for series in 6.12 6.1; do
-	if d=$(bash tests/vm/stock-kernel.sh $series 2>>"$out/stock-kernel.log"); then
-		stock_dirs+=("$d")
-	else
-		tail -n 20 "$out/stock-kernel.log"
-		failed "Debian's stock $series kernel (download and unpack)"
-	fi
-done
-t0=$(date +%s)
-if deb=$(bash scripts/mkdeb.sh "$out/deb-pkg" 2>"$out/mkdeb.log"); then
-	pass=$((pass + 1))
-	echo "ok - scripts/mkdeb.sh builds ${deb##*/}"
-	# Debian's package checker: no error and no warning.
-	check "lintian: ${deb##*/} has no error or warning" \
-		lintian --fail-on error,warning "$deb"
-	[ ${#stock_dirs[@]} = 0 ] ||
-		bash scripts/deb-check.sh "$deb" "$deb_mods" "${stock_dirs[@]}" \
-			>"$out/deb-summary.log" 2>&1
-	cp "$deb_mods/deb-check.log" "$out/" 2>/dev/null
-	grep -E '^(ok|not ok) ' "$out/deb-summary.log"
-	add_counts "$out/deb-summary.log" "Debian package"
-	echo "Debian package checks took $(took "$t0")"
-else
-	cat "$out/mkdeb.log"
-	failed "scripts/mkdeb.sh builds the Debian package"
-fi
 check "build against the test kernel with sparse (W=1, C=2, no warnings)" \
 	build "$kcache/build" C=2
 check "smbd's files call each other one way only (no cycle; the pure ones nothing outside)" \
@@ -225,7 +267,6 @@ check "smbd's files call each other one way only (no cycle; the pure ones nothin
 # shellcheck disable=SC2086 # a list of words
 check "build ${adapter_parts// /.ko and }.ko on smbd against the test kernel" \
 	bash adapters/build.sh "$kcache/build" out/adapters $adapter_parts
-check "checkpatch --strict clean" scripts/checkpatch.sh
 # kernel-doc (the test kernel's scripts/kernel-doc): every kernel-doc
 # block of smbd's sources, headers and KUnit suites complete.
 check_kerneldoc() {
